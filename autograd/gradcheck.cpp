@@ -1,0 +1,117 @@
+#include "autograd/gradcheck.h"
+
+#include <cmath>
+#include <sstream>
+
+#include "autograd/grad_mode.h"
+#include "autograd/ops.h"
+#include "tensor/factory.h"
+#include "tensor/kernels.h"
+
+namespace ember {
+
+namespace {
+
+// Address of the flat (row-major) element j of a strided tensor.
+double* element(const Tensor& t, int64_t j) {
+  int64_t off = 0;
+  for (int64_t d = t.dim() - 1; d >= 0; --d) {
+    off += (j % t.shape()[d]) * t.stride()[d];
+    j /= t.shape()[d];
+  }
+  return t.data_ptr<double>() + off;
+}
+
+std::vector<double> eval_flat(const GradFn& fn, const std::vector<Tensor>& inputs) {
+  NoGradGuard no_grad;
+  return fn(inputs).to_vector<double>();
+}
+
+std::string index_str(int64_t j, const Shape& s) {
+  Shape idx(s.size());
+  for (size_t d = s.size(); d-- > 0;) {
+    idx[d] = j % s[d];
+    j /= s[d];
+  }
+  return shape_str(idx);
+}
+
+}  // namespace
+
+GradcheckResult gradcheck(const GradFn& fn, const std::vector<Tensor>& inputs, const GradcheckOptions& opt) {
+  std::vector<size_t> checked_inputs;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const Tensor& x = inputs[k];
+    if (!x.defined() || !x.is_floating_point() || !x.requires_grad()) continue;
+    EMBER_CHECK(x.dtype() == kFloat64, "gradcheck",
+                "input " << k << " of shape " << shape_str(x.shape()) << " is " << dtype_name(x.dtype())
+                         << "; gradcheck needs float64 inputs");
+    EMBER_CHECK(x.is_leaf(), "gradcheck", "input " << k << " of shape " << shape_str(x.shape()) << " must be a leaf");
+    for (int64_t d = 0; d < x.dim(); ++d) {
+      EMBER_CHECK(!(x.stride()[d] == 0 && x.shape()[d] > 1), "gradcheck",
+                  "input " << k << " of shape " << shape_str(x.shape()) << " and strides " << shape_str(x.stride())
+                           << " has overlapping memory (stride 0 at dim " << d
+                           << "): perturbing one element would move several; pass a clone()");
+    }
+    checked_inputs.push_back(k);
+  }
+
+  // Output shape and the analytic Jacobian: one backward per output element.
+  Tensor out0 = fn(inputs);
+  EMBER_CHECK(out0.dtype() == kFloat64, "gradcheck",
+              "the function must return a float64 tensor, got " << dtype_name(out0.dtype()) << " of shape "
+                                                                << shape_str(out0.shape()));
+  const int64_t n_out = out0.numel();
+  std::vector<std::vector<double>> analytic(inputs.size());  // [input][i * n_in + j]
+  for (size_t k : checked_inputs) analytic[k].assign(static_cast<size_t>(n_out * inputs[k].numel()), 0.0);
+  for (int64_t i = 0; i < n_out; ++i) {
+    for (size_t k : checked_inputs) inputs[k].set_grad(Tensor());
+    Tensor out = fn(inputs);
+    if (!out.requires_grad()) break;  // output does not depend on any input: analytic Jacobian is 0
+    Tensor seed = zeros(out.shape(), kFloat64);
+    seed.data_ptr<double>()[i] = 1.0;
+    out.backward(seed);
+    for (size_t k : checked_inputs) {
+      Tensor g = inputs[k].grad();
+      if (!g.defined()) continue;
+      std::vector<double> gv = g.to_vector<double>();
+      std::copy(gv.begin(), gv.end(), analytic[k].begin() + i * inputs[k].numel());
+    }
+  }
+  for (size_t k : checked_inputs) inputs[k].set_grad(Tensor());
+
+  GradcheckResult res;
+  std::ostringstream report;
+  for (size_t k : checked_inputs) {
+    const Tensor& x = inputs[k];
+    for (int64_t j = 0; j < x.numel(); ++j) {
+      double* p = element(x, j);
+      const double orig = *p;
+      *p = orig + opt.eps;
+      std::vector<double> fp = eval_flat(fn, inputs);
+      *p = orig - opt.eps;
+      std::vector<double> fm = eval_flat(fn, inputs);
+      *p = orig;
+      for (int64_t i = 0; i < n_out; ++i) {
+        double numeric = (fp[i] - fm[i]) / (2 * opt.eps);
+        double a = analytic[k][i * x.numel() + j];
+        double err = std::abs(a - numeric);
+        double rel = err / std::max(std::abs(numeric), 1e-12);
+        ++res.checked;
+        res.max_abs_err = std::max(res.max_abs_err, err);
+        if (err > 1e-12) res.max_rel_err = std::max(res.max_rel_err, rel);
+        bool close = err <= opt.atol + opt.rtol * std::abs(numeric);
+        if ((!close || std::isnan(a) != std::isnan(numeric)) && res.ok) {
+          res.ok = false;
+          report << "gradcheck failed for input " << k << " of shape " << shape_str(x.shape()) << " at element "
+                 << index_str(j, x.shape()) << ", output element " << i << ": analytic " << a << " vs numeric "
+                 << numeric << " (abs err " << err << ")";
+        }
+      }
+    }
+  }
+  res.report = res.ok ? "ok" : report.str();
+  return res;
+}
+
+}  // namespace ember

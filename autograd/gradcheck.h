@@ -1,0 +1,47 @@
+// gradcheck: compares the gradients that backward() computes with numerical
+// derivatives (central differences), element by element.
+//
+// For every floating input that requires grad, the full Jacobian d out / d in
+// is built twice: numerically, J[i][j] = (f(x + eps e_j) - f(x - eps e_j))_i / 2eps,
+// and analytically, one backward() per output element i with a one-hot
+// grad_output. They must agree within atol + rtol * |numeric|.
+// Inputs must be float64 (float32 central differences are too noisy).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "tensor/tensor.h"
+
+namespace ember {
+
+struct GradcheckOptions {
+  double eps = 1e-6;  // PyTorch's defaults
+  double atol = 1e-5;
+  double rtol = 1e-3;
+};
+
+struct GradcheckResult {
+  bool ok = true;
+  double max_abs_err = 0;   // over all Jacobian entries
+  double max_rel_err = 0;
+  int64_t checked = 0;      // Jacobian entries compared
+  std::string report;       // on failure: input, element, analytic, numeric
+  explicit operator bool() const { return ok; }
+};
+
+using GradFn = std::function<Tensor(const std::vector<Tensor>&)>;
+
+// Throws ember::Error for unusable inputs (float32 requiring grad, overlapping
+// memory such as expand views, a non-floating output).
+GradcheckResult gradcheck(const GradFn& fn, const std::vector<Tensor>& inputs, const GradcheckOptions& options = {});
+
+}  // namespace ember
+
+// In GoogleTest: EXPECT_GRADCHECK(fn, inputs) prints the report on failure.
+#define EXPECT_GRADCHECK(fn, ...)                            \
+  do {                                                       \
+    ::ember::GradcheckResult r_ = ::ember::gradcheck(fn, __VA_ARGS__); \
+    EXPECT_TRUE(r_.ok) << r_.report;                         \
+  } while (0)

@@ -1,0 +1,121 @@
+// The differentiable operations: what users call. Each one checks its
+// arguments, computes with tensor/kernels.h, and — when grad mode is on and an
+// input requires grad — records a backward node. The implementations live in
+// autograd/ops/<family>.cpp, each op's backward right below its forward.
+#pragma once
+
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "tensor/tensor.h"
+
+namespace ember {
+
+// ---- views (autograd/ops/view.cpp) ----
+Tensor reshape(const Tensor& x, const Shape& shape);  // a view when strides allow, else a copy
+Tensor view(const Tensor& x, const Shape& shape);     // always a view; error if impossible
+Tensor transpose(const Tensor& x, int64_t d0, int64_t d1);
+Tensor permute(const Tensor& x, const Shape& dims);
+Tensor unsqueeze(const Tensor& x, int64_t d);
+Tensor squeeze(const Tensor& x);             // all size-1 dims
+Tensor squeeze(const Tensor& x, int64_t d);  // that dim if it has size 1
+Tensor expand(const Tensor& x, const Shape& shape);  // -1 keeps a size; new dims get stride 0
+Tensor narrow(const Tensor& x, int64_t d, int64_t start, int64_t length);
+Tensor slice(const Tensor& x, int64_t d, int64_t start, int64_t end, int64_t step = 1);
+Tensor select(const Tensor& x, int64_t d, int64_t index);
+Tensor flatten(const Tensor& x, int64_t start = 0, int64_t end = -1);
+Tensor contiguous(const Tensor& x);
+Tensor clone(const Tensor& x);
+Tensor to(const Tensor& x, DType dt);  // differentiable between float32 and float64
+
+// ---- joining (autograd/ops/join.cpp) ----
+Tensor cat(const std::vector<Tensor>& xs, int64_t d = 0);
+Tensor stack(const std::vector<Tensor>& xs, int64_t d = 0);
+
+// ---- elementwise (autograd/ops/elementwise.cpp, unary.cpp) ----
+Tensor add(const Tensor& a, const Tensor& b);
+Tensor sub(const Tensor& a, const Tensor& b);
+Tensor mul(const Tensor& a, const Tensor& b);
+Tensor div(const Tensor& a, const Tensor& b);
+Tensor pow(const Tensor& a, const Tensor& b);
+Tensor pow(const Tensor& a, double e);
+Tensor maximum(const Tensor& a, const Tensor& b);
+Tensor minimum(const Tensor& a, const Tensor& b);
+Tensor operator+(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a, const Tensor& b);
+Tensor operator*(const Tensor& a, const Tensor& b);
+Tensor operator/(const Tensor& a, const Tensor& b);
+Tensor operator+(const Tensor& a, double s);
+Tensor operator-(const Tensor& a, double s);
+Tensor operator*(const Tensor& a, double s);
+Tensor operator/(const Tensor& a, double s);
+Tensor operator+(double s, const Tensor& a);
+Tensor operator-(double s, const Tensor& a);
+Tensor operator*(double s, const Tensor& a);
+Tensor operator/(double s, const Tensor& a);
+Tensor operator-(const Tensor& a);
+
+Tensor neg(const Tensor& x);
+Tensor exp(const Tensor& x);
+Tensor log(const Tensor& x);
+Tensor sqrt(const Tensor& x);
+Tensor rsqrt(const Tensor& x);
+Tensor abs(const Tensor& x);
+Tensor sin(const Tensor& x);
+Tensor cos(const Tensor& x);
+Tensor tanh(const Tensor& x);
+Tensor sigmoid(const Tensor& x);
+Tensor relu(const Tensor& x);
+enum class GeluApprox { None, Tanh };
+Tensor gelu(const Tensor& x, GeluApprox approx = GeluApprox::None);
+Tensor clamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi);
+
+// Comparisons return bool tensors and are not differentiable.
+Tensor eq(const Tensor& a, const Tensor& b);
+Tensor ne(const Tensor& a, const Tensor& b);
+Tensor lt(const Tensor& a, const Tensor& b);
+Tensor le(const Tensor& a, const Tensor& b);
+Tensor gt(const Tensor& a, const Tensor& b);
+Tensor ge(const Tensor& a, const Tensor& b);
+Tensor eq(const Tensor& a, double s);
+Tensor ne(const Tensor& a, double s);
+Tensor lt(const Tensor& a, double s);
+Tensor le(const Tensor& a, double s);
+Tensor gt(const Tensor& a, double s);
+Tensor ge(const Tensor& a, double s);
+
+// ---- selection (autograd/ops/select.cpp) ----
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+Tensor masked_fill(const Tensor& x, const Tensor& mask, double value);
+Tensor tril(const Tensor& x, int64_t k = 0);
+Tensor triu(const Tensor& x, int64_t k = 0);
+
+// ---- reductions (autograd/ops/reduce.cpp) ----
+Tensor sum(const Tensor& x);
+Tensor sum(const Tensor& x, const Shape& dims, bool keepdim = false);
+Tensor mean(const Tensor& x);
+Tensor mean(const Tensor& x, const Shape& dims, bool keepdim = false);
+// Sample variance by default (correction = 1, like PyTorch).
+Tensor var(const Tensor& x, const Shape& dims = {}, int64_t correction = 1, bool keepdim = false);
+Tensor norm(const Tensor& x, double p = 2.0, const Shape& dims = {}, bool keepdim = false);
+Tensor max(const Tensor& x);  // scalar
+Tensor min(const Tensor& x);
+std::pair<Tensor, Tensor> max(const Tensor& x, int64_t d, bool keepdim = false);  // values, indices
+std::pair<Tensor, Tensor> min(const Tensor& x, int64_t d, bool keepdim = false);
+Tensor argmax(const Tensor& x);  // index into the flattened tensor
+Tensor argmax(const Tensor& x, int64_t d, bool keepdim = false);
+Tensor softmax(const Tensor& x, int64_t d);
+Tensor log_softmax(const Tensor& x, int64_t d);
+
+// ---- matmul (autograd/ops/matmul.cpp), PyTorch semantics ----
+Tensor matmul(const Tensor& a, const Tensor& b);
+
+// ---- indexing (autograd/ops/index.cpp); ids are int64 and bounds-checked ----
+Tensor index_select(const Tensor& x, int64_t d, const Tensor& ids);
+Tensor gather(const Tensor& x, int64_t d, const Tensor& ids);
+Tensor one_hot(const Tensor& ids, int64_t num_classes = -1);  // int64
+// In place: x.narrow(d, ids[i], 1) += src.narrow(d, i, 1); repeated ids accumulate.
+Tensor& index_add_(Tensor& x, int64_t d, const Tensor& ids, const Tensor& src);
+
+}  // namespace ember

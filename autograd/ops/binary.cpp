@@ -1,0 +1,220 @@
+// Binary elementwise ops with broadcasting. Each backward returns gradients
+// of the *broadcast* shape; the engine sums them back to each input's shape
+// (kernel::sum_to), so no rule here has to think about broadcasting.
+#include "autograd/node.h"
+#include "autograd/ops.h"
+#include "tensor/factory.h"
+#include "tensor/kernels.h"
+
+namespace ember {
+
+using kernel::Binary;
+
+// ---- add / sub ----
+struct AddBackward;
+Tensor add(const Tensor& a, const Tensor& b) {
+  Tensor out = kernel::binary(Binary::Add, a, b);
+  record<AddBackward>(out, {a, b}, 1.0);
+  return out;
+}
+Tensor sub(const Tensor& a, const Tensor& b) {
+  Tensor out = kernel::binary(Binary::Sub, a, b);
+  record<AddBackward>(out, {a, b}, -1.0);
+  return out;
+}
+// d(a + alpha*b) = (g, alpha*g)
+struct AddBackward final : Node {
+  EMBER_NODE_NAME(AddBackward)
+  double alpha;
+  explicit AddBackward(double al) : alpha(al) {}
+  std::vector<Tensor> apply(const Tensor& g) override { return {g, alpha == 1.0 ? g : g * alpha}; }
+};
+
+// ---- mul ----
+struct MulBackward;
+Tensor mul(const Tensor& a, const Tensor& b) {
+  Tensor out = kernel::binary(Binary::Mul, a, b);
+  record<MulBackward>(out, {a, b}, a.requires_grad() ? b : Tensor(), b.requires_grad() ? a : Tensor());
+  return out;
+}
+// d(a*b) = (g*b, g*a); each factor is saved only if the other needs it.
+struct MulBackward final : Node {
+  EMBER_NODE_NAME(MulBackward)
+  SavedTensor b, a;
+  MulBackward(const Tensor& b_, const Tensor& a_) : b(b_), a(a_) {}
+  std::vector<SavedTensor*> saved() override { return {&a, &b}; }
+  std::vector<Tensor> apply(const Tensor& g) override {
+    return {b.defined() ? g * b.get(*this) : Tensor(), a.defined() ? g * a.get(*this) : Tensor()};
+  }
+};
+
+// ---- div ----
+struct DivBackward;
+Tensor div(const Tensor& a, const Tensor& b) {
+  Tensor out = kernel::binary(Binary::Div, a, b);
+  record<DivBackward>(out, {a, b}, a, b);
+  return out;
+}
+// d(a/b) = (g/b, -g*a/b^2)
+struct DivBackward final : Node {
+  EMBER_NODE_NAME(DivBackward)
+  SavedTensor a, b;
+  DivBackward(const Tensor& a_, const Tensor& b_) : a(a_), b(b_) {}
+  std::vector<SavedTensor*> saved() override { return {&a, &b}; }
+  std::vector<Tensor> apply(const Tensor& g) override {
+    const Tensor& B = b.get(*this);
+    return {g / B, -g * a.get(*this) / (B * B)};
+  }
+};
+
+// ---- pow ----
+struct PowBackward;
+Tensor pow(const Tensor& a, const Tensor& b) {
+  Tensor out = kernel::binary(Binary::Pow, a, b);
+  record<PowBackward>(out, {a, b}, a, b, out);
+  return out;
+}
+// d(a^b) = (g * b * a^(b-1), g * a^b * log(a))
+struct PowBackward final : Node {
+  EMBER_NODE_NAME(PowBackward)
+  SavedTensor a, b, out;
+  PowBackward(const Tensor& a_, const Tensor& b_, const Tensor& o) : a(a_), b(b_), out(o) {}
+  std::vector<SavedTensor*> saved() override { return {&a, &b, &out}; }
+  std::vector<Tensor> apply(const Tensor& g) override {
+    const Tensor &A = a.get(*this), &B = b.get(*this);
+    return {g * B * pow(A, B - 1.0), g * out.get(*this) * log(A)};
+  }
+};
+
+// ---- maximum / minimum: the gradient goes to the larger (smaller) input; ties split it ----
+struct MaximumBackward;
+Tensor maximum(const Tensor& a, const Tensor& b) {
+  Tensor out = kernel::binary(Binary::Maximum, a, b);
+  record<MaximumBackward>(out, {a, b}, a, b, true);
+  return out;
+}
+Tensor minimum(const Tensor& a, const Tensor& b) {
+  Tensor out = kernel::binary(Binary::Minimum, a, b);
+  record<MaximumBackward>(out, {a, b}, a, b, false);
+  return out;
+}
+struct MaximumBackward final : Node {
+  EMBER_NODE_NAME(MaximumBackward)
+  SavedTensor a, b;
+  bool is_max;
+  MaximumBackward(const Tensor& a_, const Tensor& b_, bool m) : a(a_), b(b_), is_max(m) {}
+  std::vector<SavedTensor*> saved() override { return {&a, &b}; }
+  std::vector<Tensor> apply(const Tensor& g) override {
+    const Tensor &A = a.get(*this), &B = b.get(*this);
+    // weight of a: 1 where a wins, 0.5 on ties, 0 where b wins
+    auto c = [&](double v) { return scalar_tensor(v, g.dtype()); };
+    Tensor wa = where(is_max ? gt(A, B) : lt(A, B), c(1.0), where(eq(A, B), c(0.5), c(0.0)));
+    return {g * wa, g * (1.0 - wa)};
+  }
+};
+
+// ---- operators and scalar forms ----
+Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
+Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
+Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
+Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
+Tensor operator-(const Tensor& a) { return neg(a); }
+
+struct AddScalarBackward;
+Tensor operator+(const Tensor& a, double s) {
+  Tensor out = kernel::binary_scalar(Binary::Add, a, s);
+  record<AddScalarBackward>(out, {a});
+  return out;
+}
+Tensor operator-(const Tensor& a, double s) {
+  Tensor out = kernel::binary_scalar(Binary::Sub, a, s);
+  record<AddScalarBackward>(out, {a});
+  return out;
+}
+Tensor operator+(double s, const Tensor& a) { return a + s; }
+struct AddScalarBackward final : Node {
+  EMBER_NODE_NAME(AddScalarBackward)
+  std::vector<Tensor> apply(const Tensor& g) override { return {g}; }
+};
+
+struct MulScalarBackward;
+Tensor operator*(const Tensor& a, double s) {
+  Tensor out = kernel::binary_scalar(Binary::Mul, a, s);
+  record<MulScalarBackward>(out, {a}, s);
+  return out;
+}
+Tensor operator*(double s, const Tensor& a) { return a * s; }
+Tensor operator-(double s, const Tensor& a) {
+  Tensor out = kernel::binary_scalar(Binary::Sub, a, s, /*scalar_first=*/true);
+  record<MulScalarBackward>(out, {a}, -1.0);
+  return out;
+}
+// d(s*a) = s*g
+struct MulScalarBackward final : Node {
+  EMBER_NODE_NAME(MulScalarBackward)
+  double s;
+  explicit MulScalarBackward(double v) : s(v) {}
+  std::vector<Tensor> apply(const Tensor& g) override { return {kernel::binary_scalar(Binary::Mul, g, s)}; }
+};
+
+struct DivScalarBackward;
+Tensor operator/(const Tensor& a, double s) {
+  Tensor out = kernel::binary_scalar(Binary::Div, a, s);
+  record<DivScalarBackward>(out, {a}, s);
+  return out;
+}
+// d(a/s) = g/s
+struct DivScalarBackward final : Node {
+  EMBER_NODE_NAME(DivScalarBackward)
+  double s;
+  explicit DivScalarBackward(double v) : s(v) {}
+  std::vector<Tensor> apply(const Tensor& g) override { return {kernel::binary_scalar(Binary::Div, g, s)}; }
+};
+
+struct RDivScalarBackward;
+Tensor operator/(double s, const Tensor& a) {
+  Tensor out = kernel::binary_scalar(Binary::Div, a, s, /*scalar_first=*/true);
+  record<RDivScalarBackward>(out, {a}, a, out);
+  return out;
+}
+// d(s/a) = -g * (s/a) / a
+struct RDivScalarBackward final : Node {
+  EMBER_NODE_NAME(RDivScalarBackward)
+  SavedTensor a, out;
+  RDivScalarBackward(const Tensor& a_, const Tensor& o) : a(a_), out(o) {}
+  std::vector<SavedTensor*> saved() override { return {&a, &out}; }
+  std::vector<Tensor> apply(const Tensor& g) override { return {-g * out.get(*this) / a.get(*this)}; }
+};
+
+struct PowScalarBackward;
+Tensor pow(const Tensor& a, double e) {
+  Tensor out = kernel::binary_scalar(Binary::Pow, a, e);
+  record<PowScalarBackward>(out, {a}, a, e);
+  return out;
+}
+// d(a^e) = g * e * a^(e-1)
+struct PowScalarBackward final : Node {
+  EMBER_NODE_NAME(PowScalarBackward)
+  SavedTensor a;
+  double e;
+  PowScalarBackward(const Tensor& a_, double v) : a(a_), e(v) {}
+  std::vector<SavedTensor*> saved() override { return {&a}; }
+  std::vector<Tensor> apply(const Tensor& g) override {
+    if (e == 2.0) return {g * a.get(*this) * 2.0};
+    return {g * e * pow(a.get(*this), e - 1.0)};
+  }
+};
+
+// ---- comparisons: bool results, no gradient ----
+#define EMBER_COMPARE(NAME, OP)                                                                          \
+  Tensor NAME(const Tensor& a, const Tensor& b) { return kernel::compare(kernel::Compare::OP, a, b); } \
+  Tensor NAME(const Tensor& a, double s) { return kernel::compare_scalar(kernel::Compare::OP, a, s); }
+EMBER_COMPARE(eq, Eq)
+EMBER_COMPARE(ne, Ne)
+EMBER_COMPARE(lt, Lt)
+EMBER_COMPARE(le, Le)
+EMBER_COMPARE(gt, Gt)
+EMBER_COMPARE(ge, Ge)
+#undef EMBER_COMPARE
+
+}  // namespace ember

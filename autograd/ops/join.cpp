@@ -1,0 +1,48 @@
+// cat / stack: the gradient of a concatenation is the matching slice of the
+// output gradient for each input.
+#include "autograd/node.h"
+#include "autograd/ops.h"
+#include "tensor/kernels.h"
+
+namespace ember {
+
+struct CatBackward;
+Tensor cat(const std::vector<Tensor>& xs, int64_t d) {
+  Tensor out = kernel::cat(xs, d);
+  if (!xs.empty()) {
+    std::vector<int64_t> sizes;
+    for (const Tensor& x : xs) sizes.push_back(x.size(d));
+    record<CatBackward>(out, xs, wrap_dim(d, xs[0].dim(), "cat"), sizes);
+  }
+  return out;
+}
+struct CatBackward final : Node {
+  EMBER_NODE_NAME(CatBackward)
+  int64_t dim;
+  std::vector<int64_t> sizes;
+  CatBackward(int64_t d, std::vector<int64_t> s) : dim(d), sizes(std::move(s)) {}
+  std::vector<Tensor> apply(const Tensor& g) override {
+    std::vector<Tensor> grads;
+    int64_t at = 0;
+    for (int64_t n : sizes) {
+      grads.push_back(narrow(g, dim, at, n));
+      at += n;
+    }
+    return grads;
+  }
+};
+
+Tensor stack(const std::vector<Tensor>& xs, int64_t d) {
+  EMBER_CHECK(!xs.empty(), "stack", "expected a non-empty list of tensors");
+  int64_t w = wrap_dim(d, xs[0].dim() + 1, "stack");
+  for (size_t i = 0; i < xs.size(); ++i) {
+    EMBER_CHECK(xs[i].shape() == xs[0].shape(), "stack",
+                "tensor " << i << " has shape " << shape_str(xs[i].shape()) << " but tensor 0 has shape "
+                          << shape_str(xs[0].shape()) << "; all must be equal");
+  }
+  std::vector<Tensor> us;
+  for (const Tensor& x : xs) us.push_back(unsqueeze(x, w));
+  return cat(us, w);
+}
+
+}  // namespace ember

@@ -1,0 +1,50 @@
+// matmul. For C = A B:  dA = dC Bᵀ,  dB = Aᵀ dC. Batch dims that were
+// broadcast are summed back by the engine; 1-D operands are re-inserted as
+// the row/column they stood for, then removed again.
+#include "autograd/node.h"
+#include "autograd/ops.h"
+#include "tensor/kernels.h"
+
+namespace ember {
+
+struct MatmulBackward;
+Tensor matmul(const Tensor& a, const Tensor& b) {
+  Tensor out = kernel::matmul(a, b);
+  record<MatmulBackward>(out, {a, b}, b.requires_grad() ? a : Tensor(), a.requires_grad() ? b : Tensor(), a.dim(),
+                         b.dim());
+  return out;
+}
+struct MatmulBackward final : Node {
+  EMBER_NODE_NAME(MatmulBackward)
+  SavedTensor a, b;  // a is needed only for dB, b only for dA
+  int64_t a_dim, b_dim;
+  MatmulBackward(const Tensor& a_, const Tensor& b_, int64_t ad, int64_t bd) : a(a_), b(b_), a_dim(ad), b_dim(bd) {}
+  std::vector<SavedTensor*> saved() override { return {&a, &b}; }
+  std::vector<Tensor> apply(const Tensor& g) override {
+    // Work with matrices: (…, M, K) @ (…, K, N) -> (…, M, N).
+    Tensor G = g;
+    if (a_dim == 1) G = kernel::unsqueeze(G, G.dim() - (b_dim == 1 ? 0 : 1));
+    if (b_dim == 1) G = kernel::unsqueeze(G, G.dim());
+    Tensor grad_a, grad_b;
+    if (b.defined()) {
+      Tensor B = b_dim == 1 ? kernel::unsqueeze(b.get(*this), 1) : b.get(*this);
+      grad_a = kernel::matmul(G, kernel::transpose(B, -1, -2));  // (…, M, K)
+      if (a_dim == 1) grad_a = kernel::squeeze(grad_a, grad_a.dim() - 2);
+    }
+    if (a.defined()) {
+      Tensor A = a_dim == 1 ? kernel::unsqueeze(a.get(*this), 0) : a.get(*this);
+      if (b_dim == 2 && A.dim() > 2) {
+        // b was shared by every batch entry: fold the batch into one gemm,
+        // (K, B·M) @ (B·M, N), instead of B gemms and a sum.
+        grad_b = kernel::matmul(kernel::transpose(kernel::reshape(A, {-1, A.size(-1)}), 0, 1),
+                                kernel::reshape(G, {-1, G.size(-1)}));
+      } else {
+        grad_b = kernel::matmul(kernel::transpose(A, -1, -2), G);  // (…, K, N)
+      }
+      if (b_dim == 1) grad_b = kernel::squeeze(grad_b, grad_b.dim() - 1);
+    }
+    return {grad_a, grad_b};
+  }
+};
+
+}  // namespace ember

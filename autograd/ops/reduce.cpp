@@ -1,0 +1,182 @@
+// Reductions and softmax. A reduction's backward spreads grad_out back over
+// the reduced elements: equally (sum, mean), to the selected one (max/min),
+// or weighted by the local derivative (var, norm, softmax).
+#include "autograd/node.h"
+#include "autograd/ops.h"
+#include "tensor/factory.h"
+#include "tensor/kernels.h"
+
+namespace ember {
+
+namespace {
+// grad_out as it would look with keepdim=true, expanded to the input shape.
+Tensor expand_back(const Tensor& g, const Shape& in_shape, const Shape& dims, bool keepdim) {
+  Tensor gk = g;
+  if (!keepdim && !in_shape.empty()) {
+    std::vector<bool> red(in_shape.size(), dims.empty());
+    for (int64_t d : dims) red[wrap_dim(d, static_cast<int64_t>(in_shape.size()), "sum")] = true;
+    for (size_t d = 0; d < in_shape.size(); ++d)
+      if (red[d]) gk = kernel::unsqueeze(gk, static_cast<int64_t>(d));
+  }
+  return kernel::expand(gk, in_shape);
+}
+int64_t reduced_count(const Shape& in_shape, const Shape& dims) {
+  if (dims.empty()) return numel_of(in_shape);
+  int64_t n = 1;
+  for (int64_t d : dims) n *= in_shape[wrap_dim(d, static_cast<int64_t>(in_shape.size()), "mean")];
+  return n;
+}
+}  // namespace
+
+// ---- sum / mean ----
+struct SumBackward;
+Tensor sum(const Tensor& x) { return sum(x, {}, false); }
+Tensor sum(const Tensor& x, const Shape& dims, bool keepdim) {
+  Tensor out = kernel::sum(x, dims, keepdim);
+  record<SumBackward>(out, {x}, x.shape(), dims, keepdim, 1.0);
+  return out;
+}
+Tensor mean(const Tensor& x) { return mean(x, {}, false); }
+Tensor mean(const Tensor& x, const Shape& dims, bool keepdim) {
+  Tensor out = kernel::mean(x, dims, keepdim);
+  record<SumBackward>(out, {x}, x.shape(), dims, keepdim, 1.0 / static_cast<double>(reduced_count(x.shape(), dims)));
+  return out;
+}
+// every reduced element gets scale * grad_out (scale 1 for sum, 1/K for mean)
+struct SumBackward final : Node {
+  EMBER_NODE_NAME(SumBackward)
+  Shape in_shape, dims;
+  bool keepdim;
+  double scale;
+  SumBackward(Shape s, Shape d, bool k, double sc) : in_shape(std::move(s)), dims(std::move(d)), keepdim(k), scale(sc) {}
+  std::vector<Tensor> apply(const Tensor& g) override {
+    Tensor gs = scale == 1.0 ? g : kernel::binary_scalar(kernel::Binary::Mul, g, scale);
+    return {expand_back(gs, in_shape, dims, keepdim)};
+  }
+};
+
+// ---- var ----
+struct VarBackward;
+Tensor var(const Tensor& x, const Shape& dims, int64_t correction, bool keepdim) {
+  Tensor out = kernel::var(x, dims, correction, keepdim);
+  record<VarBackward>(out, {x}, x, dims, correction, keepdim);
+  return out;
+}
+// d var = 2 (x - mean) / (K - correction)
+struct VarBackward final : Node {
+  EMBER_NODE_NAME(VarBackward)
+  SavedTensor x;
+  Shape dims;
+  int64_t correction;
+  bool keepdim;
+  VarBackward(const Tensor& v, Shape d, int64_t c, bool k) : x(v), dims(std::move(d)), correction(c), keepdim(k) {}
+  std::vector<SavedTensor*> saved() override { return {&x}; }
+  std::vector<Tensor> apply(const Tensor& g) override {
+    const Tensor& X = x.get(*this);
+    double denom = static_cast<double>(reduced_count(X.shape(), dims) - correction);
+    Tensor centered = X - kernel::mean(X, dims, true);
+    return {expand_back(g, X.shape(), dims, keepdim) * centered * (2.0 / denom)};
+  }
+};
+
+// ---- norm ----
+struct NormBackward;
+Tensor norm(const Tensor& x, double p, const Shape& dims, bool keepdim) {
+  Tensor out = kernel::norm(x, p, dims, keepdim);
+  record<NormBackward>(out, {x}, x, out, p, dims, keepdim);
+  return out;
+}
+// d ||x||_p = sign(x) |x|^(p-1) / ||x||^(p-1)   (p = 2: x / ||x||; 0 where the norm is 0)
+struct NormBackward final : Node {
+  EMBER_NODE_NAME(NormBackward)
+  SavedTensor x, out;
+  double p;
+  Shape dims;
+  bool keepdim;
+  NormBackward(const Tensor& v, const Tensor& o, double p_, Shape d, bool k)
+      : x(v), out(o), p(p_), dims(std::move(d)), keepdim(k) {}
+  std::vector<SavedTensor*> saved() override { return {&x, &out}; }
+  std::vector<Tensor> apply(const Tensor& g) override {
+    const Tensor& X = x.get(*this);
+    Tensor n = expand_back(out.get(*this), X.shape(), dims, keepdim);
+    Tensor ge = expand_back(g, X.shape(), dims, keepdim);
+    Tensor sign = kernel::unary(kernel::Unary::Sign, X);
+    Tensor local = p == 1.0 ? sign : (p == 2.0 ? X / n : sign * pow(abs(X), p - 1.0) / pow(n, p - 1.0));
+    Tensor safe = where(eq(n, 0.0), scalar_tensor(0.0, X.dtype()), local);
+    return {ge * safe};
+  }
+};
+
+// ---- max / min: the gradient goes to the selected element ----
+struct MaxBackward;
+std::pair<Tensor, Tensor> max(const Tensor& x, int64_t d, bool keepdim) {
+  auto [values, indices] = kernel::max(x, d, keepdim);
+  record<MaxBackward>(values, {x}, x.shape(), x.dim() == 0 ? 0 : wrap_dim(d, x.dim(), "max"), keepdim, indices);
+  return {values, indices};
+}
+std::pair<Tensor, Tensor> min(const Tensor& x, int64_t d, bool keepdim) {
+  auto [values, indices] = kernel::min(x, d, keepdim);
+  record<MaxBackward>(values, {x}, x.shape(), x.dim() == 0 ? 0 : wrap_dim(d, x.dim(), "min"), keepdim, indices);
+  return {values, indices};
+}
+Tensor max(const Tensor& x) {
+  EMBER_CHECK(x.numel() > 0, "max", "cannot take the max of an empty tensor of shape " << shape_str(x.shape()));
+  return reshape(max(reshape(x, {-1}), 0, false).first, {});
+}
+Tensor min(const Tensor& x) {
+  EMBER_CHECK(x.numel() > 0, "min", "cannot take the min of an empty tensor of shape " << shape_str(x.shape()));
+  return reshape(min(reshape(x, {-1}), 0, false).first, {});
+}
+// scatter grad_out to the index that won (the first one on ties)
+struct MaxBackward final : Node {
+  EMBER_NODE_NAME(MaxBackward)
+  Shape in_shape;
+  int64_t dim;
+  bool keepdim;
+  SavedTensor indices;
+  MaxBackward(Shape s, int64_t d, bool k, const Tensor& i) : in_shape(std::move(s)), dim(d), keepdim(k), indices(i) {}
+  std::vector<SavedTensor*> saved() override { return {&indices}; }
+  std::vector<Tensor> apply(const Tensor& g) override {
+    if (in_shape.empty()) return {g};
+    Tensor idx = indices.get(*this), gk = g;
+    if (!keepdim) {
+      idx = kernel::unsqueeze(idx, dim);
+      gk = kernel::unsqueeze(gk, dim);
+    }
+    return {kernel::scatter_add(in_shape, dim, idx, gk)};
+  }
+};
+
+Tensor argmax(const Tensor& x) { return kernel::argmax(x, std::nullopt, false); }
+Tensor argmax(const Tensor& x, int64_t d, bool keepdim) { return kernel::argmax(x, d, keepdim); }
+
+// ---- softmax / log_softmax ----
+struct SoftmaxBackward;
+Tensor softmax(const Tensor& x, int64_t d) {
+  Tensor out = kernel::softmax(x, d);
+  record<SoftmaxBackward>(out, {x}, out, x.dim() == 0 ? 0 : wrap_dim(d, x.dim(), "softmax"), false);
+  return out;
+}
+Tensor log_softmax(const Tensor& x, int64_t d) {
+  Tensor out = kernel::log_softmax(x, d);
+  record<SoftmaxBackward>(out, {x}, out, x.dim() == 0 ? 0 : wrap_dim(d, x.dim(), "log_softmax"), true);
+  return out;
+}
+// softmax:     dx = y * (g - sum(g * y))
+// log_softmax: dx = g - exp(y) * sum(g)
+struct SoftmaxBackward final : Node {
+  EMBER_NODE_NAME(SoftmaxBackward)
+  SavedTensor out;
+  int64_t dim;
+  bool log;
+  SoftmaxBackward(const Tensor& o, int64_t d, bool l) : out(o), dim(d), log(l) {}
+  std::vector<SavedTensor*> saved() override { return {&out}; }
+  std::vector<Tensor> apply(const Tensor& g) override {
+    const Tensor& y = out.get(*this);
+    if (y.dim() == 0) return {g * 0.0};
+    if (log) return {g - exp(y) * kernel::sum(g, {dim}, true)};
+    return {y * (g - kernel::sum(g * y, {dim}, true))};
+  }
+};
+
+}  // namespace ember

@@ -1,0 +1,64 @@
+// Selection by mask: where, masked_fill, tril/triu. The gradient flows only
+// to the elements that were selected.
+#include "autograd/node.h"
+#include "autograd/ops.h"
+#include "tensor/factory.h"
+#include "tensor/kernels.h"
+
+namespace ember {
+
+struct WhereBackward;
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  Tensor out = kernel::where(cond, a, b);
+  record<WhereBackward>(out, {a, b}, cond);
+  return out;
+}
+// (g where cond, g where not cond)
+struct WhereBackward final : Node {
+  EMBER_NODE_NAME(WhereBackward)
+  SavedTensor cond;
+  explicit WhereBackward(const Tensor& c) : cond(c) {}
+  std::vector<SavedTensor*> saved() override { return {&cond}; }
+  std::vector<Tensor> apply(const Tensor& g) override {
+    const Tensor& c = cond.get(*this);
+    Tensor zero = scalar_tensor(0.0, g.dtype());
+    return {kernel::where(c, g, zero), kernel::where(c, zero, g)};
+  }
+};
+
+struct MaskedFillBackward;
+Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
+  Tensor out = kernel::masked_fill(x, mask, value);
+  record<MaskedFillBackward>(out, {x}, mask);
+  return out;
+}
+// filled positions are constants: zero gradient there
+struct MaskedFillBackward final : Node {
+  EMBER_NODE_NAME(MaskedFillBackward)
+  SavedTensor mask;
+  explicit MaskedFillBackward(const Tensor& m) : mask(m) {}
+  std::vector<SavedTensor*> saved() override { return {&mask}; }
+  std::vector<Tensor> apply(const Tensor& g) override { return {kernel::masked_fill(g, mask.get(*this), 0.0)}; }
+};
+
+struct TriangleBackward;
+Tensor tril(const Tensor& x, int64_t k) {
+  Tensor out = kernel::tril(x, k);
+  record<TriangleBackward>(out, {x}, k, true);
+  return out;
+}
+Tensor triu(const Tensor& x, int64_t k) {
+  Tensor out = kernel::triu(x, k);
+  record<TriangleBackward>(out, {x}, k, false);
+  return out;
+}
+// the same triangle of the gradient
+struct TriangleBackward final : Node {
+  EMBER_NODE_NAME(TriangleBackward)
+  int64_t k;
+  bool lower;
+  TriangleBackward(int64_t k_, bool l) : k(k_), lower(l) {}
+  std::vector<Tensor> apply(const Tensor& g) override { return {lower ? kernel::tril(g, k) : kernel::triu(g, k)}; }
+};
+
+}  // namespace ember

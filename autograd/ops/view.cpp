@@ -1,0 +1,166 @@
+// Views and copies. A view's backward puts the gradient back where the view
+// came from: reshape back, transpose back, pad a narrow with zeros, …
+#include "autograd/node.h"
+#include "autograd/ops.h"
+#include "tensor/factory.h"
+#include "tensor/kernels.h"
+
+namespace ember {
+
+// ---- reshape / view / flatten / squeeze / unsqueeze: all "same numbers, new shape" ----
+struct ReshapeBackward;
+Tensor reshape(const Tensor& x, const Shape& shape) {
+  Tensor out = kernel::reshape(x, shape);
+  record<ReshapeBackward>(out, {x}, x.shape());
+  return out;
+}
+Tensor view(const Tensor& x, const Shape& shape) {
+  Tensor out = kernel::view(x, shape);
+  record<ReshapeBackward>(out, {x}, x.shape());
+  return out;
+}
+Tensor flatten(const Tensor& x, int64_t start, int64_t end) {
+  Tensor out = kernel::flatten(x, start, end);
+  record<ReshapeBackward>(out, {x}, x.shape());
+  return out;
+}
+Tensor squeeze(const Tensor& x) {
+  Tensor out = kernel::squeeze(x, std::nullopt);
+  record<ReshapeBackward>(out, {x}, x.shape());
+  return out;
+}
+Tensor squeeze(const Tensor& x, int64_t d) {
+  Tensor out = kernel::squeeze(x, d);
+  record<ReshapeBackward>(out, {x}, x.shape());
+  return out;
+}
+Tensor unsqueeze(const Tensor& x, int64_t d) {
+  Tensor out = kernel::unsqueeze(x, d);
+  record<ReshapeBackward>(out, {x}, x.shape());
+  return out;
+}
+struct ReshapeBackward final : Node {
+  EMBER_NODE_NAME(ReshapeBackward)
+  Shape in_shape;
+  explicit ReshapeBackward(Shape s) : in_shape(std::move(s)) {}
+  std::vector<Tensor> apply(const Tensor& g) override { return {reshape(g, in_shape)}; }
+};
+
+// ---- transpose / permute ----
+struct PermuteBackward;
+Tensor permute(const Tensor& x, const Shape& dims) {
+  Tensor out = kernel::permute(x, dims);
+  record<PermuteBackward>(out, {x}, dims);
+  return out;
+}
+Tensor transpose(const Tensor& x, int64_t d0, int64_t d1) {
+  Tensor out = kernel::transpose(x, d0, d1);
+  Shape dims(x.dim());
+  for (int64_t i = 0; i < x.dim(); ++i) dims[i] = i;
+  if (x.dim() > 0) std::swap(dims[wrap_dim(d0, x.dim(), "transpose")], dims[wrap_dim(d1, x.dim(), "transpose")]);
+  record<PermuteBackward>(out, {x}, dims);
+  return out;
+}
+struct PermuteBackward final : Node {
+  EMBER_NODE_NAME(PermuteBackward)
+  Shape dims;
+  explicit PermuteBackward(Shape d) : dims(std::move(d)) {}
+  std::vector<Tensor> apply(const Tensor& g) override {
+    Shape inverse(dims.size());  // out dim i came from input dim dims[i]
+    for (size_t i = 0; i < dims.size(); ++i) inverse[wrap_dim(dims[i], g.dim(), "permute")] = static_cast<int64_t>(i);
+    return {permute(g, inverse)};
+  }
+};
+
+// ---- expand: the gradient of a broadcast is a sum (the engine's sum_to does it) ----
+struct ExpandBackward;
+Tensor expand(const Tensor& x, const Shape& shape) {
+  Tensor out = kernel::expand(x, shape);
+  record<ExpandBackward>(out, {x});
+  return out;
+}
+struct ExpandBackward final : Node {
+  EMBER_NODE_NAME(ExpandBackward)
+  std::vector<Tensor> apply(const Tensor& g) override { return {g}; }  // summed to the input shape by the engine
+};
+
+// ---- slice / narrow / select: scatter the gradient into zeros of the input's shape ----
+struct SliceBackward;
+Tensor slice(const Tensor& x, int64_t d, int64_t start, int64_t end, int64_t step) {
+  Tensor out = kernel::slice(x, d, start, end, step);
+  record<SliceBackward>(out, {x}, x, out);
+  return out;
+}
+Tensor narrow(const Tensor& x, int64_t d, int64_t start, int64_t length) {
+  int64_t w = wrap_dim(d, x.dim(), "narrow");
+  int64_t n = x.shape()[w];
+  EMBER_CHECK(start >= -n && start <= n, "narrow",
+              "start " << start << " is out of range for dim " << d << " of size " << n << " (shape "
+                       << shape_str(x.shape()) << ")");
+  if (start < 0) start += n;
+  EMBER_CHECK(length >= 0 && start + length <= n, "narrow",
+              "start " << start << " + length " << length << " exceeds size " << n << " of dim " << d << " (shape "
+                       << shape_str(x.shape()) << ")");
+  return slice(x, w, start, start + length, 1);
+}
+Tensor select(const Tensor& x, int64_t d, int64_t index) {
+  Tensor out = kernel::select(x, d, index);
+  record<SliceBackward>(out, {x}, x, out);
+  return out;
+}
+// Remembers where the view sits inside its input (offset, shape, strides
+// relative to the input's storage) and writes the gradient to that spot.
+struct SliceBackward final : Node {
+  EMBER_NODE_NAME(SliceBackward)
+  Shape in_shape, in_strides, v_shape, v_strides;
+  int64_t in_offset, v_offset;
+  SliceBackward(const Tensor& in, const Tensor& v)
+      : in_shape(in.shape()), in_strides(in.stride()), v_shape(v.shape()), v_strides(v.stride()),
+        in_offset(in.storage_offset()), v_offset(v.storage_offset()) {}
+  std::vector<Tensor> apply(const Tensor& g) override {
+    // Build the input-shaped zero gradient with the input's exact strides, so
+    // the view's (offset, strides) address the same elements in it.
+    int64_t span = 1;
+    for (size_t i = 0; i < in_shape.size(); ++i) span += (in_shape[i] - 1) * std::max<int64_t>(in_strides[i], 0);
+    bool empty_in = numel_of(in_shape) == 0;
+    Tensor buf = zeros({empty_in ? 0 : span}, g.dtype());
+    Tensor gin = kernel::as_strided(buf, in_shape, in_strides, 0);
+    kernel::copy_(kernel::as_strided(buf, v_shape, v_strides, v_offset - in_offset), g, "slice backward");
+    return {kernel::contiguous(gin)};
+  }
+};
+
+// ---- contiguous / clone / to ----
+struct IdentityBackward;
+Tensor contiguous(const Tensor& x) {
+  if (x.is_contiguous()) return x;
+  Tensor out = kernel::contiguous(x);
+  record<IdentityBackward>(out, {x});
+  return out;
+}
+Tensor clone(const Tensor& x) {
+  Tensor out = empty(x.shape(), x.dtype());
+  kernel::copy_(out, x, "clone");
+  record<IdentityBackward>(out, {x});
+  return out;
+}
+struct IdentityBackward final : Node {
+  EMBER_NODE_NAME(IdentityBackward)
+  std::vector<Tensor> apply(const Tensor& g) override { return {g}; }
+};
+
+struct ToBackward;
+Tensor to(const Tensor& x, DType dt) {
+  if (x.dtype() == dt) return x;
+  Tensor out = kernel::to(x, dt);
+  if (is_floating(dt) && is_floating(x.dtype())) record<ToBackward>(out, {x}, x.dtype());
+  return out;
+}
+struct ToBackward final : Node {
+  EMBER_NODE_NAME(ToBackward)
+  DType in_dtype;
+  explicit ToBackward(DType d) : in_dtype(d) {}
+  std::vector<Tensor> apply(const Tensor& g) override { return {kernel::to(g, in_dtype)}; }
+};
+
+}  // namespace ember

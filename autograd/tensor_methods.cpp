@@ -1,0 +1,131 @@
+// The Tensor member functions that belong to autograd: backward, hooks,
+// detach, in-place writes (guarded), and the shortcuts to autograd/ops.h.
+#include "autograd/engine.h"
+#include "autograd/grad_mode.h"
+#include "autograd/node.h"
+#include "autograd/ops.h"
+#include "tensor/kernels.h"
+
+namespace ember {
+
+void Tensor::backward(const Tensor& grad_output, bool retain_graph) const {
+  ember::backward(*this, grad_output, retain_graph);
+}
+
+void Tensor::retain_grad() const {
+  EMBER_CHECK(requires_grad(), "retain_grad", "the tensor of shape " << shape_str(shape()) << " does not require grad");
+  if (is_leaf()) return;  // leaves keep their grad anyway
+  grad_fn()->retained = impl_;
+}
+
+void Tensor::register_hook(GradHook hook) const {
+  EMBER_CHECK(requires_grad(), "register_hook",
+              "cannot register a hook on a tensor of shape " << shape_str(shape()) << " that does not require grad");
+  if (is_leaf()) impl_->hooks.push_back(std::move(hook));
+  else grad_fn()->hooks.push_back(std::move(hook));
+}
+
+Tensor Tensor::detach() const { return kernel::as_strided(*this, shape(), stride(), storage_offset()); }
+
+// ---- in-place writes ----
+namespace {
+void check_inplace(const Tensor& t, const char* op) {
+  EMBER_CHECK(t.defined(), op, "tensor is undefined");
+  if (is_grad_enabled() && t.requires_grad()) {
+    EMBER_CHECK(!t.is_leaf(), op,
+                "a leaf tensor of shape " << shape_str(t.shape())
+                                          << " that requires grad is being used in an in-place operation; "
+                                             "do it inside NoGradGuard (e.g. an optimizer step)");
+    EMBER_FAIL(op, "in-place operation on a tensor of shape "
+                       << shape_str(t.shape()) << " that is part of the graph (grad_fn=" << t.grad_fn()->name()
+                       << "); ember does not rewrite graphs in place: use the out-of-place op");
+  }
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    EMBER_CHECK(!(t.stride()[d] == 0 && t.shape()[d] > 1), op,
+                "the tensor of shape " << shape_str(t.shape()) << " and strides " << shape_str(t.stride())
+                                       << " has several elements in one memory location (an expand view); "
+                                          "clone() it before writing");
+  }
+}
+}  // namespace
+
+Tensor& Tensor::fill_(double value) {
+  check_inplace(*this, "fill_");
+  kernel::fill_(*this, value);
+  return *this;
+}
+Tensor& Tensor::zero_() {
+  check_inplace(*this, "zero_");
+  kernel::fill_(*this, 0.0);
+  return *this;
+}
+Tensor& Tensor::copy_(const Tensor& src) {
+  check_inplace(*this, "copy_");
+  kernel::copy_(*this, src, "copy_");
+  return *this;
+}
+Tensor& Tensor::add_(const Tensor& other, double alpha) {
+  check_inplace(*this, "add_");
+  Tensor o = alpha == 1.0 ? other : kernel::binary_scalar(kernel::Binary::Mul, other, alpha);
+  Shape b = broadcast_shapes(shape(), other.shape(), "add_");
+  EMBER_CHECK(b == shape(), "add_",
+              "other of shape " << shape_str(other.shape()) << " cannot be broadcast to " << shape_str(shape()));
+  kernel::copy_(*this, kernel::binary(kernel::Binary::Add, *this, o), "add_");
+  return *this;
+}
+Tensor& Tensor::add_(double value) {
+  check_inplace(*this, "add_");
+  kernel::copy_(*this, kernel::binary_scalar(kernel::Binary::Add, *this, value), "add_");
+  return *this;
+}
+Tensor& Tensor::mul_(const Tensor& other) {
+  check_inplace(*this, "mul_");
+  Shape b = broadcast_shapes(shape(), other.shape(), "mul_");
+  EMBER_CHECK(b == shape(), "mul_",
+              "other of shape " << shape_str(other.shape()) << " cannot be broadcast to " << shape_str(shape()));
+  kernel::copy_(*this, kernel::binary(kernel::Binary::Mul, *this, other), "mul_");
+  return *this;
+}
+Tensor& Tensor::mul_(double value) {
+  check_inplace(*this, "mul_");
+  kernel::copy_(*this, kernel::binary_scalar(kernel::Binary::Mul, *this, value), "mul_");
+  return *this;
+}
+
+// ---- shortcuts ----
+Tensor Tensor::to(DType dt) const { return ember::to(*this, dt); }
+Tensor Tensor::contiguous() const { return ember::contiguous(*this); }
+Tensor Tensor::clone() const { return ember::clone(*this); }
+Tensor Tensor::reshape(const Shape& s) const { return ember::reshape(*this, s); }
+Tensor Tensor::view(const Shape& s) const { return ember::view(*this, s); }
+Tensor Tensor::transpose(int64_t d0, int64_t d1) const { return ember::transpose(*this, d0, d1); }
+Tensor Tensor::t() const {
+  EMBER_CHECK(dim() <= 2, "t", "expects a tensor with <= 2 dims, got shape " << shape_str(shape()));
+  return dim() < 2 ? *this : ember::transpose(*this, 0, 1);
+}
+Tensor Tensor::permute(const Shape& dims) const { return ember::permute(*this, dims); }
+Tensor Tensor::unsqueeze(int64_t d) const { return ember::unsqueeze(*this, d); }
+Tensor Tensor::squeeze() const { return ember::squeeze(*this); }
+Tensor Tensor::squeeze(int64_t d) const { return ember::squeeze(*this, d); }
+Tensor Tensor::expand(const Shape& s) const { return ember::expand(*this, s); }
+Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const { return ember::narrow(*this, d, start, length); }
+Tensor Tensor::slice(int64_t d, int64_t start, int64_t end, int64_t step) const {
+  return ember::slice(*this, d, start, end, step);
+}
+Tensor Tensor::select(int64_t d, int64_t index) const { return ember::select(*this, d, index); }
+Tensor Tensor::flatten(int64_t start, int64_t end) const { return ember::flatten(*this, start, end); }
+Tensor Tensor::sum() const { return ember::sum(*this); }
+Tensor Tensor::sum(const Shape& dims, bool keepdim) const { return ember::sum(*this, dims, keepdim); }
+Tensor Tensor::mean() const { return ember::mean(*this); }
+Tensor Tensor::mean(const Shape& dims, bool keepdim) const { return ember::mean(*this, dims, keepdim); }
+Tensor Tensor::exp() const { return ember::exp(*this); }
+Tensor Tensor::log() const { return ember::log(*this); }
+Tensor Tensor::tanh() const { return ember::tanh(*this); }
+Tensor Tensor::sigmoid() const { return ember::sigmoid(*this); }
+Tensor Tensor::relu() const { return ember::relu(*this); }
+Tensor Tensor::pow(double e) const { return ember::pow(*this, e); }
+Tensor Tensor::softmax(int64_t d) const { return ember::softmax(*this, d); }
+Tensor Tensor::log_softmax(int64_t d) const { return ember::log_softmax(*this, d); }
+Tensor Tensor::matmul(const Tensor& o) const { return ember::matmul(*this, o); }
+
+}  // namespace ember

@@ -1,0 +1,167 @@
+// bench_ember: times ember on a fixed set of workloads.
+//
+//   bench_ember [--threads N] [workload ...]      (default: all, 2 threads)
+//
+// Output: one line per workload, `name median_ms`, e.g. `matmul_1024 12.345`
+// (bench/compare.sh parses it). Each workload is set up once (untimed), run a
+// few times to warm up (caches, allocator, thread pool), then timed `reps`
+// times with std::chrono::steady_clock; the median is printed.
+//
+// bench/torch_reference.py defines the same workloads in PyTorch. To add one,
+// add a row to the table in workloads() here and the same one there.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <cblas.h>
+
+#include "ember.h"
+
+namespace {
+
+using ember::Tensor;
+
+struct Workload {
+  std::string name;
+  int reps;
+  // Builds the inputs (untimed) and returns the body that is timed.
+  std::function<std::function<void()>()> setup;
+  // When > 0, also print `<name>_ns_per_op <median / ops_per_run in ns>`.
+  int64_t ops_per_run = 0;
+};
+
+std::vector<Workload> workloads() {
+  std::vector<Workload> w;
+
+  // float32 (1024, 1024) @ (1024, 1024) through ember::matmul.
+  w.push_back({"matmul_1024", 10, [] {
+                 Tensor a = ember::randn({1024, 1024}), b = ember::randn({1024, 1024});
+                 return std::function<void()>([a, b] { Tensor c = ember::matmul(a, b); });
+               }});
+
+  // The same product as one direct cblas_sgemm on ember's buffers: the floor
+  // that matmul_1024 is measured against.
+  w.push_back({"cblas_sgemm_1024", 10, [] {
+                 Tensor a = ember::randn({1024, 1024}), b = ember::randn({1024, 1024});
+                 Tensor c = ember::zeros({1024, 1024});
+                 return std::function<void()>([a, b, c] {
+                   const int n = 1024;
+                   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f,
+                               a.data_ptr<float>(), n, b.data_ptr<float>(), n, 0.0f,
+                               c.data_ptr<float>(), n);
+                 });
+               }});
+
+  // Two 4M-element tensors of the same shape: the broadcast machinery with
+  // equal shapes (the contiguous fast path).
+  w.push_back({"add_4M", 20, [] {
+                 Tensor a = ember::randn({2048, 2048}), b = ember::randn({2048, 2048});
+                 return std::function<void()>([a, b] { Tensor c = a + b; });
+               }});
+
+  // A real broadcast: (2048, 2048) + (2048, 1), b's column repeated (stride 0).
+  w.push_back({"add_bcast_4M", 20, [] {
+                 Tensor a = ember::randn({2048, 2048}), b = ember::randn({2048, 1});
+                 return std::function<void()>([a, b] { Tensor c = a + b; });
+               }});
+
+  // 10 000 additions of 4-element tensors: nearly all of it is per-op overhead
+  // (allocation, shape checks, dispatch), not arithmetic.
+  w.push_back({"small_op_overhead", 20,
+               [] {
+                 Tensor a = ember::randn({4}), b = ember::randn({4});
+                 return std::function<void()>([a, b] {
+                   for (int i = 0; i < 10000; ++i) Tensor c = a + b;
+                 });
+               },
+               10000});
+
+  // Autograd on a long chain of tiny ops: 2000 ops forward (1000 x (mul, add)),
+  // then one backward through all of them.
+  w.push_back({"chain_2000_small_ops", 20, [] {
+                 Tensor x = ember::ones({4});
+                 x.requires_grad_();
+                 return std::function<void()>([x]() mutable {
+                   Tensor y = x;
+                   for (int i = 0; i < 1000; ++i) y = y * 1.0001 + 0.5;
+                   y.sum().backward();
+                   x.set_grad(Tensor());
+                 });
+               }});
+
+  // matmul forward + backward (two more matmuls of the same size).
+  w.push_back({"matmul_fwd_bwd_1024", 5, [] {
+                 Tensor a = ember::randn({1024, 1024}), b = ember::randn({1024, 1024});
+                 a.requires_grad_();
+                 b.requires_grad_();
+                 return std::function<void()>([a, b]() mutable {
+                   ember::matmul(a, b).sum().backward();
+                   a.set_grad(Tensor());
+                   b.set_grad(Tensor());
+                 });
+               }});
+
+  return w;
+}
+
+double median_ms(const Workload& w, int warmup) {
+  std::function<void()> body = w.setup();
+  for (int i = 0; i < warmup; ++i) body();
+  std::vector<double> ms;
+  for (int i = 0; i < w.reps; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    body();
+    auto t1 = std::chrono::steady_clock::now();
+    ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+  }
+  std::sort(ms.begin(), ms.end());
+  size_t n = ms.size();
+  return n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int threads = 2;
+  std::vector<std::string> wanted;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--threads" && i + 1 < argc) {
+      threads = std::atoi(argv[++i]);
+    } else if (arg == "-h" || arg == "--help") {
+      std::printf("usage: %s [--threads N] [workload ...]\nworkloads:", argv[0]);
+      for (const Workload& w : workloads()) std::printf(" %s", w.name.c_str());
+      std::printf("\n");
+      return 0;
+    } else {
+      wanted.push_back(arg);
+    }
+  }
+  if (threads < 1) {
+    std::fprintf(stderr, "bench_ember: --threads needs a positive number\n");
+    return 2;
+  }
+  ember::set_num_threads(threads);
+  openblas_set_num_threads(threads);  // for the direct cblas_sgemm workload
+  ember::manual_seed(0);
+
+  std::vector<Workload> all = workloads();
+  for (const std::string& name : wanted) {
+    if (std::none_of(all.begin(), all.end(), [&](const Workload& w) { return w.name == name; })) {
+      std::fprintf(stderr, "bench_ember: unknown workload '%s' (see --help)\n", name.c_str());
+      return 2;
+    }
+  }
+  for (const Workload& w : all) {
+    if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), w.name) == wanted.end()) continue;
+    double ms = median_ms(w, /*warmup=*/2);
+    std::printf("%s %.3f\n", w.name.c_str(), ms);
+    if (w.ops_per_run > 0) std::printf("%s_ns_per_op %.1f\n", w.name.c_str(), ms * 1e6 / w.ops_per_run);
+    std::fflush(stdout);
+  }
+  return 0;
+}

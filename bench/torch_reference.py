@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""The PyTorch side of bench/compare.sh: the workloads of bench_ember.cpp,
+defined the same way, timed the same way (setup untimed, 2 warmup runs, the
+median of `reps` timed runs), printed the same way: `name median_ms`.
+
+    python3 bench/torch_reference.py [--threads N] [workload ...]
+
+cblas_sgemm_1024 has no PyTorch counterpart and is not listed here.
+"""
+import argparse
+import statistics
+import sys
+import time
+
+import torch
+
+
+def matmul_1024():
+    a, b = torch.randn(1024, 1024), torch.randn(1024, 1024)
+    return lambda: torch.matmul(a, b)
+
+
+def add_4m():
+    a, b = torch.randn(2048, 2048), torch.randn(2048, 2048)
+    return lambda: a + b
+
+
+def add_bcast_4m():
+    a, b = torch.randn(2048, 2048), torch.randn(2048, 1)
+    return lambda: a + b
+
+
+def small_op_overhead():
+    a, b = torch.randn(4), torch.randn(4)
+
+    def body():
+        for _ in range(10000):
+            a + b
+    return body
+
+
+def chain_2000_small_ops():
+    x = torch.ones(4, requires_grad=True)
+
+    def body():
+        y = x
+        for _ in range(1000):
+            y = y * 1.0001 + 0.5
+        y.sum().backward()
+        x.grad = None
+    return body
+
+
+def matmul_fwd_bwd_1024():
+    a = torch.randn(1024, 1024, requires_grad=True)
+    b = torch.randn(1024, 1024, requires_grad=True)
+
+    def body():
+        torch.matmul(a, b).sum().backward()
+        a.grad = None
+        b.grad = None
+    return body
+
+
+# name -> (setup, reps, ops_per_run); setup returns the timed body.
+WORKLOADS = {
+    "matmul_1024": (matmul_1024, 10, 0),
+    "add_4M": (add_4m, 20, 0),
+    "add_bcast_4M": (add_bcast_4m, 20, 0),
+    "small_op_overhead": (small_op_overhead, 20, 10000),
+    "chain_2000_small_ops": (chain_2000_small_ops, 20, 0),
+    "matmul_fwd_bwd_1024": (matmul_fwd_bwd_1024, 5, 0),
+}
+
+
+def median_ms(setup, reps, warmup=2):
+    body = setup()
+    for _ in range(warmup):
+        body()
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        body()
+        times.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(times)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("workloads", nargs="*", help="default: all of " + " ".join(WORKLOADS))
+    args = parser.parse_args()
+    unknown = [n for n in args.workloads if n not in WORKLOADS]
+    if unknown:
+        sys.exit("torch_reference.py: unknown workload(s): " + " ".join(unknown))
+
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
+    for name, (setup, reps, ops) in WORKLOADS.items():
+        if args.workloads and name not in args.workloads:
+            continue
+        ms = median_ms(setup, reps)
+        print(f"{name} {ms:.3f}", flush=True)
+        if ops:
+            print(f"{name}_ns_per_op {ms * 1e6 / ops:.1f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

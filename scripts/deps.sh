@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages ember needs, and only the missing ones:
+# when everything is present this just runs `dpkg -s` and exits.
+#   bash scripts/deps.sh           build + test dependencies
+#   bash scripts/deps.sh --bench   also python3-torch/numpy for bench/compare.sh
+set -euo pipefail
+
+pkgs=(cmake g++ make pkg-config libopenblas-dev libgtest-dev libbenchmark-dev
+      nlohmann-json3-dev libstb-dev graphviz)
+for arg in "$@"; do
+  case $arg in
+    --bench) pkgs+=(python3 python3-torch python3-numpy) ;;
+    *) echo "deps.sh: unknown option $arg (known: --bench)" >&2; exit 2 ;;
+  esac
+done
+
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+((${#missing[@]} == 0)) && exit 0
+
+echo "deps.sh: installing ${missing[*]}"
+sudo=()
+if ((EUID != 0)); then
+  command -v sudo >/dev/null || { echo "deps.sh: run as root (or install sudo) to install: ${missing[*]}" >&2; exit 1; }
+  sudo=(sudo)
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update
+"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"

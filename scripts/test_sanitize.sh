@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The test suite under AddressSanitizer + UndefinedBehaviorSanitizer (and
+# LeakSanitizer), in its own build dir build-asan. -O1 keeps it reasonably
+# fast; NDEBUG is left undefined so internal asserts stay on.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/deps.sh
+
+# Exported for the build too: gtest_discover_tests runs ember_tests at build time.
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+export LSAN_OPTIONS=suppressions=$PWD/.ci/lsan.supp  # third-party libraries only
+
+cmake -S . -B build-asan -DEMBER_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g" -DEMBER_BUILD_BENCH=OFF -DEMBER_BUILD_EXAMPLES=ON
+cmake --build build-asan -j"$(nproc)"
+ctest --test-dir build-asan --output-on-failure -j2

@@ -1,0 +1,185 @@
+// The elementwise engine: apply a function to every element of one, two or
+// three broadcast, arbitrarily strided tensors, writing a fresh contiguous
+// output. Every elementwise op (add, exp, where, ...) and many backward rules
+// are one call to map1/map2/map3 with a small lambda.
+//
+// How it works: all operands are viewed with the output's shape (broadcast
+// dims get stride 0), neighbouring dims that are contiguous for every operand
+// are merged ("coalesced"), and the innermost dim becomes a tight loop. When
+// every operand is contiguous in that loop the compiler can vectorize it.
+#pragma once
+
+#include <array>
+#include <cstring>
+
+#include "tensor/parallel.h"
+#include "tensor/tensor.h"
+
+namespace ember::detail {
+
+template <size_t N>
+struct StridedLoop {
+  Shape shape;                    // coalesced shape
+  std::array<Shape, N> strides;   // in bytes
+
+  StridedLoop(const Shape& s, const std::array<Shape, N>& st) {
+    // Drop size-1 dims, then merge dim i into i-1 where that is contiguous
+    // for every operand.
+    for (size_t d = 0; d < s.size(); ++d) {
+      if (s[d] == 1) continue;
+      bool merge = !shape.empty();
+      for (size_t k = 0; k < N && merge; ++k) merge = strides[k].back() == st[k][d] * s[d];
+      if (merge) {
+        shape.back() *= s[d];
+        for (size_t k = 0; k < N; ++k) strides[k].back() = st[k][d];
+      } else {
+        shape.push_back(s[d]);
+        for (size_t k = 0; k < N; ++k) strides[k].push_back(st[k][d]);
+      }
+    }
+    if (shape.empty()) {
+      shape.push_back(1);
+      for (size_t k = 0; k < N; ++k) strides[k].push_back(0);
+    }
+  }
+
+  // row(ptrs, n, inner_strides) is called once per innermost row.
+  template <typename Row>
+  void run(std::array<char*, N> base, const Row& row) const {
+    const int64_t nd = static_cast<int64_t>(shape.size());
+    const int64_t inner = shape.back();
+    int64_t rows = 1;
+    for (int64_t d = 0; d + 1 < nd; ++d) rows *= shape[d];
+    if (rows * inner == 0) return;
+    std::array<int64_t, N> inner_st;
+    for (size_t k = 0; k < N; ++k) inner_st[k] = strides[k].back();
+    int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(inner, 1));
+    parallel_for(rows, grain, [&](int64_t r0, int64_t r1) {
+      // Odometer over the outer dims, starting at row r0.
+      Shape idx(std::max<int64_t>(nd - 1, 0), 0);
+      std::array<char*, N> p = base;
+      int64_t rem = r0;
+      for (int64_t d = nd - 2; d >= 0; --d) {
+        idx[d] = rem % shape[d];
+        rem /= shape[d];
+        for (size_t k = 0; k < N; ++k) p[k] += idx[d] * strides[k][d];
+      }
+      for (int64_t r = r0; r < r1; ++r) {
+        row(p, inner, inner_st);
+        for (int64_t d = nd - 2; d >= 0; --d) {
+          for (size_t k = 0; k < N; ++k) p[k] += strides[k][d];
+          if (++idx[d] < shape[d]) break;
+          for (size_t k = 0; k < N; ++k) p[k] -= strides[k][d] * shape[d];
+          idx[d] = 0;
+        }
+      }
+    });
+  }
+};
+
+inline Shape byte_strides(const Tensor& t, const Shape& target) {
+  Shape st = broadcast_strides(t.shape(), t.stride(), target);
+  for (auto& s : st) s *= static_cast<int64_t>(dtype_size(t.dtype()));
+  return st;
+}
+
+// out[i] = f(a[i])
+template <typename O, typename A, typename F>
+Tensor map1(const Tensor& a, const F& f, DType out_dtype = dtype_of<O>::value) {
+  Tensor out = empty(a.shape(), out_dtype);
+  if (a.is_contiguous()) {
+    const A* pa = a.data_ptr<A>();
+    O* po = out.data_ptr<O>();
+    parallel_for(a.numel(), kGrain, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) po[i] = f(pa[i]);
+    });
+    return out;
+  }
+  StridedLoop<2> loop(a.shape(), {byte_strides(out, a.shape()), byte_strides(a, a.shape())});
+  loop.run({static_cast<char*>(out.raw_data()), static_cast<char*>(a.raw_data())},
+           [&](std::array<char*, 2> p, int64_t n, std::array<int64_t, 2> st) {
+             O* po = reinterpret_cast<O*>(p[0]);
+             for (int64_t i = 0; i < n; ++i)
+               po[i] = f(*reinterpret_cast<const A*>(p[1] + i * st[1]));
+           });
+  return out;
+}
+
+// out[i] = f(a[i], b[i]) with broadcasting.
+template <typename O, typename A, typename B, typename F>
+Tensor map2(const Tensor& a, const Tensor& b, const F& f, const char* op, DType out_dtype = dtype_of<O>::value) {
+  Shape shape = a.shape() == b.shape() ? a.shape() : broadcast_shapes(a.shape(), b.shape(), op);
+  Tensor out = empty(shape, out_dtype);
+  O* po = out.data_ptr<O>();
+  if (a.shape() == b.shape() && a.is_contiguous() && b.is_contiguous()) {
+    const A* pa = a.data_ptr<A>();
+    const B* pb = b.data_ptr<B>();
+    parallel_for(out.numel(), kGrain, [&](int64_t s, int64_t e) {
+      for (int64_t i = s; i < e; ++i) po[i] = f(pa[i], pb[i]);
+    });
+    return out;
+  }
+  StridedLoop<3> loop(shape, {byte_strides(out, shape), byte_strides(a, shape), byte_strides(b, shape)});
+  loop.run({static_cast<char*>(out.raw_data()), static_cast<char*>(a.raw_data()), static_cast<char*>(b.raw_data())},
+           [&](std::array<char*, 3> p, int64_t n, std::array<int64_t, 3> st) {
+             O* o = reinterpret_cast<O*>(p[0]);
+             const A* x = reinterpret_cast<const A*>(p[1]);
+             const B* y = reinterpret_cast<const B*>(p[2]);
+             if (st[1] == sizeof(A) && st[2] == sizeof(B)) {
+               for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], y[i]);
+             } else if (st[1] == sizeof(A) && st[2] == 0) {
+               const B y0 = *y;
+               for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], y0);
+             } else if (st[1] == 0 && st[2] == sizeof(B)) {
+               const A x0 = *x;
+               for (int64_t i = 0; i < n; ++i) o[i] = f(x0, y[i]);
+             } else {
+               for (int64_t i = 0; i < n; ++i)
+                 o[i] = f(*reinterpret_cast<const A*>(p[1] + i * st[1]), *reinterpret_cast<const B*>(p[2] + i * st[2]));
+             }
+           });
+  return out;
+}
+
+// out[i] = f(a[i], b[i], c[i]) with broadcasting (where, masked ops, fused backward rules).
+template <typename O, typename A, typename B, typename C, typename F>
+Tensor map3(const Tensor& a, const Tensor& b, const Tensor& c, const F& f, const char* op,
+            DType out_dtype = dtype_of<O>::value) {
+  Shape shape = broadcast_shapes(broadcast_shapes(a.shape(), b.shape(), op), c.shape(), op);
+  Tensor out = empty(shape, out_dtype);
+  StridedLoop<4> loop(shape, {byte_strides(out, shape), byte_strides(a, shape), byte_strides(b, shape),
+                              byte_strides(c, shape)});
+  loop.run({static_cast<char*>(out.raw_data()), static_cast<char*>(a.raw_data()), static_cast<char*>(b.raw_data()),
+            static_cast<char*>(c.raw_data())},
+           [&](std::array<char*, 4> p, int64_t n, std::array<int64_t, 4> st) {
+             O* o = reinterpret_cast<O*>(p[0]);
+             for (int64_t i = 0; i < n; ++i)
+               o[i] = f(*reinterpret_cast<const A*>(p[1] + i * st[1]), *reinterpret_cast<const B*>(p[2] + i * st[2]),
+                        *reinterpret_cast<const C*>(p[3] + i * st[3]));
+           });
+  return out;
+}
+
+// dst[i] = f(dst[i], src[i]) in place, src broadcast to dst's shape.
+template <typename D, typename S, typename F>
+void apply_inplace(const Tensor& dst, const Tensor& src, const F& f) {
+  const Shape& shape = dst.shape();
+  if (dst.is_contiguous() && src.is_contiguous() && src.shape() == shape) {
+    D* pd = dst.data_ptr<D>();
+    const S* ps = src.data_ptr<S>();
+    parallel_for(dst.numel(), kGrain, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) pd[i] = f(pd[i], ps[i]);
+    });
+    return;
+  }
+  StridedLoop<2> loop(shape, {byte_strides(dst, shape), byte_strides(src, shape)});
+  loop.run({static_cast<char*>(dst.raw_data()), static_cast<char*>(src.raw_data())},
+           [&](std::array<char*, 2> p, int64_t n, std::array<int64_t, 2> st) {
+             for (int64_t i = 0; i < n; ++i) {
+               D* d = reinterpret_cast<D*>(p[0] + i * st[0]);
+               *d = f(*d, *reinterpret_cast<const S*>(p[1] + i * st[1]));
+             }
+           });
+}
+
+}  // namespace ember::detail

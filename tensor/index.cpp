@@ -1,0 +1,189 @@
+// Indexing kernels: the embedding lookup (index_select), its adjoint
+// (index_add_), gather / scatter_add and one_hot. Ids are int64 and every id
+// is bounds-checked before anything is written.
+#include <cstring>
+
+#include "tensor/elementwise.h"
+#include "tensor/factory.h"
+#include "tensor/kernels.h"
+
+namespace ember::kernel {
+
+namespace {
+// "[3, 17]": the multi-index of flat position i in shape s.
+std::string position_str(int64_t i, const Shape& s) {
+  Shape idx(s.size());
+  for (size_t d = s.size(); d-- > 0;) {
+    idx[d] = s[d] ? i % s[d] : 0;
+    i = s[d] ? i / s[d] : 0;
+  }
+  std::string out = "[";
+  for (size_t d = 0; d < idx.size(); ++d) out += (d ? ", " : "") + std::to_string(idx[d]);
+  return out + "]";
+}
+}  // namespace
+
+void check_ids(const Tensor& ids, int64_t n, const char* op, const char* what, const char* range) {
+  EMBER_CHECK(ids.dtype() == kInt64, op,
+              what << "s must be int64, got " << dtype_name(ids.dtype()) << " of shape " << shape_str(ids.shape()));
+  std::vector<int64_t> v = ids.to_vector<int64_t>();
+  for (size_t i = 0; i < v.size(); ++i) {
+    EMBER_CHECK(v[i] >= 0 && v[i] < n, op,
+                what << " " << v[i] << " at " << position_str(static_cast<int64_t>(i), ids.shape())
+                     << " is outside " << range << " [0, " << n << ") (" << what << "s of shape "
+                     << shape_str(ids.shape()) << ")");
+  }
+}
+
+// x:(A, N, C) viewed around dim d, ids:(I) -> (A, I, C)
+Tensor index_select(const Tensor& x, int64_t d, const Tensor& ids) {
+  d = wrap_dim(d, x.dim(), "index_select");
+  EMBER_CHECK(ids.dim() <= 1, "index_select", "ids must be 0-D or 1-D, got shape " << shape_str(ids.shape()));
+  check_ids(ids, x.shape()[d], "index_select", "id");
+  Tensor xc = contiguous(x);
+  Tensor idc = contiguous(ids);
+  const int64_t I = ids.numel();
+  Shape out_shape = x.shape();
+  out_shape[d] = I;
+  Tensor out = empty(out_shape, x.dtype());
+  int64_t A = 1, C = 1;
+  for (int64_t k = 0; k < d; ++k) A *= x.shape()[k];
+  for (int64_t k = d + 1; k < x.dim(); ++k) C *= x.shape()[k];
+  const int64_t N = x.shape()[d];
+  const size_t row_bytes = static_cast<size_t>(C) * dtype_size(x.dtype());
+  const char* src = static_cast<const char*>(xc.raw_data());
+  char* dst = static_cast<char*>(out.raw_data());
+  const int64_t* id = idc.data_ptr<int64_t>();
+  detail::parallel_for(A * I, std::max<int64_t>(1, detail::kGrain / std::max<int64_t>(C, 1)), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      int64_t a = r / I, i = r % I;
+      std::memcpy(dst + r * row_bytes, src + (a * N + id[i]) * row_bytes, row_bytes);
+    }
+  });
+  if (ids.dim() == 0) return squeeze(out, d);
+  return out;
+}
+
+// x.narrow(d, ids[i], 1) += src.narrow(d, i, 1). Runs serially over i so that
+// repeated ids accumulate in a fixed order (deterministic).
+void index_add_(const Tensor& x, int64_t d, const Tensor& ids, const Tensor& src) {
+  d = wrap_dim(d, x.dim(), "index_add_");
+  EMBER_CHECK(ids.dim() <= 1, "index_add_", "ids must be 0-D or 1-D, got shape " << shape_str(ids.shape()));
+  EMBER_CHECK(x.dtype() == src.dtype(), "index_add_",
+              "dtype mismatch: destination " << dtype_name(x.dtype()) << " vs source " << dtype_name(src.dtype()));
+  Shape expect = x.shape();
+  expect[d] = ids.numel();
+  Tensor s = ids.dim() == 0 ? unsqueeze(src, d) : src;
+  EMBER_CHECK(s.shape() == expect, "index_add_",
+              "source has shape " << shape_str(src.shape()) << " but expected " << shape_str(expect)
+                                  << " for destination " << shape_str(x.shape()) << " and " << ids.numel() << " ids");
+  check_ids(ids, x.shape()[d], "index_add_", "id");
+  Tensor sc = contiguous(s);
+  Tensor idc = contiguous(ids);
+  const int64_t* id = idc.data_ptr<int64_t>();
+  const int64_t I = ids.numel();
+  EMBER_DISPATCH_NUMERIC(x.dtype(), "index_add_", [&]<typename T>() {
+    if (x.is_contiguous()) {
+      int64_t A = 1, C = 1;
+      for (int64_t k = 0; k < d; ++k) A *= x.shape()[k];
+      for (int64_t k = d + 1; k < x.dim(); ++k) C *= x.shape()[k];
+      const int64_t N = x.shape()[d];
+      T* px = x.data_ptr<T>();
+      const T* ps = sc.data_ptr<T>();
+      // Parallel over the outer dims and columns: each destination element is
+      // owned by one thread, ids are visited in order.
+      detail::parallel_for(A * C, detail::kGrain / std::max<int64_t>(I, 1) + 1, [&](int64_t b, int64_t e) {
+        for (int64_t i = 0; i < I; ++i) {
+          for (int64_t ac = b; ac < e; ++ac) {
+            int64_t a = ac / C, c = ac % C;
+            px[(a * N + id[i]) * C + c] += ps[(a * I + i) * C + c];
+          }
+        }
+      });
+    } else {
+      for (int64_t i = 0; i < I; ++i) {
+        Tensor dst = select(x, d, id[i]);
+        detail::apply_inplace<T, T>(dst, select(sc, d, i), [](T a, T b) { return a + b; });
+      }
+    }
+  });
+  x.storage()->bump_version();
+}
+
+Tensor gather(const Tensor& x, int64_t d, const Tensor& ids) {
+  d = wrap_dim(d, x.dim(), "gather");
+  EMBER_CHECK(ids.dim() == x.dim(), "gather",
+              "ids must have as many dims as the input: ids " << shape_str(ids.shape()) << " vs input "
+                                                              << shape_str(x.shape()));
+  for (int64_t k = 0; k < x.dim(); ++k) {
+    EMBER_CHECK(k == d || ids.shape()[k] <= x.shape()[k], "gather",
+                "ids of shape " << shape_str(ids.shape()) << " exceed the input shape " << shape_str(x.shape())
+                                << " at dim " << k);
+  }
+  check_ids(ids, x.shape()[d], "gather", "id");
+  Tensor out = empty(ids.shape(), x.dtype());
+  Tensor idc = contiguous(ids);
+  const int64_t* id = idc.data_ptr<int64_t>();
+  EMBER_DISPATCH_ALL(x.dtype(), "gather", [&]<typename T>() {
+    T* o = out.data_ptr<T>();
+    const T* px = static_cast<const T*>(x.raw_data());
+    const int64_t nd = x.dim();
+    Shape idx(nd, 0);
+    for (int64_t i = 0; i < out.numel(); ++i) {
+      int64_t off = 0;
+      for (int64_t k = 0; k < nd; ++k) off += (k == d ? id[i] : idx[k]) * x.stride()[k];
+      o[i] = px[off];
+      for (int64_t k = nd - 1; k >= 0; --k) {
+        if (++idx[k] < ids.shape()[k]) break;
+        idx[k] = 0;
+      }
+    }
+  });
+  return out;
+}
+
+Tensor scatter_add(const Shape& shape, int64_t d, const Tensor& ids, const Tensor& src) {
+  d = wrap_dim(d, static_cast<int64_t>(shape.size()), "scatter_add");
+  EMBER_CHECK(ids.shape() == src.shape(), "scatter_add",
+              "ids " << shape_str(ids.shape()) << " and source " << shape_str(src.shape()) << " must have the same shape");
+  check_ids(ids, shape[d], "scatter_add", "id");
+  Tensor out = zeros(shape, src.dtype());
+  Tensor idc = contiguous(ids), sc = contiguous(src);
+  const int64_t* id = idc.data_ptr<int64_t>();
+  const Shape ostr = out.stride();
+  EMBER_DISPATCH_NUMERIC(src.dtype(), "scatter_add", [&]<typename T>() {
+    T* o = out.data_ptr<T>();
+    const T* s = sc.data_ptr<T>();
+    const int64_t nd = static_cast<int64_t>(shape.size());
+    Shape idx(nd, 0);
+    for (int64_t i = 0; i < sc.numel(); ++i) {
+      int64_t off = 0;
+      for (int64_t k = 0; k < nd; ++k) off += (k == d ? id[i] : idx[k]) * ostr[k];
+      o[off] += s[i];
+      for (int64_t k = nd - 1; k >= 0; --k) {
+        if (++idx[k] < ids.shape()[k]) break;
+        idx[k] = 0;
+      }
+    }
+  });
+  return out;
+}
+
+Tensor one_hot(const Tensor& ids, int64_t num_classes) {
+  EMBER_CHECK(ids.dtype() == kInt64, "one_hot",
+              "ids must be int64, got " << dtype_name(ids.dtype()) << " of shape " << shape_str(ids.shape()));
+  std::vector<int64_t> v = ids.to_vector<int64_t>();
+  if (num_classes < 0) {
+    EMBER_CHECK(!v.empty(), "one_hot", "cannot infer num_classes from empty ids; pass it explicitly");
+    num_classes = *std::max_element(v.begin(), v.end()) + 1;
+  }
+  check_ids(ids, num_classes, "one_hot", "id");
+  Shape shape = ids.shape();
+  shape.push_back(num_classes);
+  Tensor out = zeros(shape, kInt64);
+  int64_t* o = out.data_ptr<int64_t>();
+  for (size_t i = 0; i < v.size(); ++i) o[static_cast<int64_t>(i) * num_classes + v[i]] = 1;
+  return out;
+}
+
+}  // namespace ember::kernel

@@ -1,0 +1,90 @@
+// kernel::  — the numbers. Plain loops (and one call into OpenBLAS) that
+// compute an op's result without recording anything for autograd. The
+// differentiable ops in autograd/ops/ call these, then attach a backward node.
+//
+// Every function validates its arguments first and throws ember::Error naming
+// the op, the value and the shapes; nothing is written before the checks pass.
+#pragma once
+
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "tensor/tensor.h"
+
+namespace ember::kernel {
+
+// ---- conversion and copies ----
+Tensor to(const Tensor& x, DType dt);  // always a new contiguous tensor
+Tensor contiguous(const Tensor& x);    // x itself when already contiguous
+void copy_(const Tensor& dst, const Tensor& src, const char* op = "copy_");  // src broadcast to dst, dtype converted
+void fill_(const Tensor& dst, double value);
+
+// ---- views: new TensorImpl, same storage ----
+Tensor as_strided(const Tensor& x, const Shape& shape, const Shape& strides, int64_t offset);
+Tensor view(const Tensor& x, const Shape& shape);     // error if strides do not allow it
+Tensor reshape(const Tensor& x, const Shape& shape);  // view if possible, else a copy
+Tensor transpose(const Tensor& x, int64_t d0, int64_t d1);
+Tensor permute(const Tensor& x, const Shape& dims);
+Tensor unsqueeze(const Tensor& x, int64_t d);
+Tensor squeeze(const Tensor& x, std::optional<int64_t> d);
+Tensor expand(const Tensor& x, const Shape& shape);
+Tensor slice(const Tensor& x, int64_t d, int64_t start, int64_t end, int64_t step);
+Tensor select(const Tensor& x, int64_t d, int64_t index);
+Tensor flatten(const Tensor& x, int64_t start, int64_t end);
+
+// ---- joining ----
+Tensor cat(const std::vector<Tensor>& xs, int64_t d);
+Tensor stack(const std::vector<Tensor>& xs, int64_t d);
+
+// ---- elementwise ----
+enum class Unary { Neg, Exp, Log, Sqrt, Rsqrt, Abs, Sin, Cos, Tanh, Sigmoid, Relu, Gelu, GeluTanh, Sign };
+const char* unary_name(Unary op);
+Tensor unary(Unary op, const Tensor& x);
+
+enum class Binary { Add, Sub, Mul, Div, Pow, Maximum, Minimum };
+const char* binary_name(Binary op);
+Tensor binary(Binary op, const Tensor& a, const Tensor& b);  // broadcasting, same dtype
+// a (op) s, or s (op) a when scalar_first.
+Tensor binary_scalar(Binary op, const Tensor& a, double s, bool scalar_first = false);
+
+enum class Compare { Eq, Ne, Lt, Le, Gt, Ge };
+Tensor compare(Compare op, const Tensor& a, const Tensor& b);  // -> bool
+Tensor compare_scalar(Compare op, const Tensor& a, double s);   // -> bool
+
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+Tensor masked_fill(const Tensor& x, const Tensor& mask, double value);
+Tensor clamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi);
+Tensor tril(const Tensor& x, int64_t k);
+Tensor triu(const Tensor& x, int64_t k);
+
+// ---- reductions ----
+// dims empty = all dims. Float sums accumulate in double.
+Tensor sum(const Tensor& x, const Shape& dims, bool keepdim);
+Tensor mean(const Tensor& x, const Shape& dims, bool keepdim);
+Tensor var(const Tensor& x, const Shape& dims, int64_t correction, bool keepdim);
+Tensor norm(const Tensor& x, double p, const Shape& dims, bool keepdim);
+// Values and int64 indices of the max/min along d (the first one on ties).
+std::pair<Tensor, Tensor> max(const Tensor& x, int64_t d, bool keepdim);
+std::pair<Tensor, Tensor> min(const Tensor& x, int64_t d, bool keepdim);
+Tensor argmax(const Tensor& x, std::optional<int64_t> d, bool keepdim);
+Tensor softmax(const Tensor& x, int64_t d);
+Tensor log_softmax(const Tensor& x, int64_t d);
+// Sums a broadcast gradient back to `shape` (the inverse of broadcasting).
+Tensor sum_to(const Tensor& x, const Shape& shape);
+
+// ---- linear algebra (tensor/blas.cpp, the only file that talks to OpenBLAS) ----
+Tensor matmul(const Tensor& a, const Tensor& b);
+
+// ---- indexing ----
+// Checks that every id is in [0, n); error names op, id, its position, range.
+void check_ids(const Tensor& ids, int64_t n, const char* op, const char* what = "index",
+               const char* range = "the valid range");
+Tensor index_select(const Tensor& x, int64_t d, const Tensor& ids);
+void index_add_(const Tensor& x, int64_t d, const Tensor& ids, const Tensor& src);
+Tensor gather(const Tensor& x, int64_t d, const Tensor& ids);
+// out = zeros(shape) with src scatter-added at ids along d (gather's adjoint).
+Tensor scatter_add(const Shape& shape, int64_t d, const Tensor& ids, const Tensor& src);
+Tensor one_hot(const Tensor& ids, int64_t num_classes);
+
+}  // namespace ember::kernel

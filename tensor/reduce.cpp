@@ -1,0 +1,305 @@
+// Reductions. Most of them first arrange the input as a contiguous (M, K)
+// matrix of rows: M = the kept positions, K = the reduced elements (a view
+// when the layout already allows it, a copy otherwise), then reduce each row.
+// Float sums accumulate in double. Every row is reduced in a fixed order, and
+// a single long row is split into fixed-size blocks whose partial sums are
+// added in order, so results never depend on the thread count.
+#include <cmath>
+#include <limits>
+
+#include "tensor/elementwise.h"
+#include "tensor/factory.h"
+#include "tensor/kernels.h"
+
+namespace ember::kernel {
+
+namespace {
+
+template <typename T> using acc_t = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
+
+struct Rows {
+  Tensor data;      // contiguous (M, K)
+  int64_t M, K;
+  Shape out_shape;  // the result's shape (keepdim honoured)
+  Shape perm;       // kept dims then reduced dims
+};
+
+Rows as_rows(const Tensor& x, const Shape& dims_in, bool keepdim, const char* op) {
+  std::vector<bool> reduced(x.dim(), dims_in.empty());
+  for (int64_t d : dims_in) {
+    int64_t w = wrap_dim(d, x.dim(), op);
+    EMBER_CHECK(!reduced[w] || dims_in.empty(), op, "dim " << d << " appears twice in " << shape_str(dims_in));
+    reduced[w] = true;
+  }
+  Rows r;
+  r.M = 1;
+  r.K = 1;
+  Shape kept, red;
+  for (int64_t d = 0; d < x.dim(); ++d) {
+    if (reduced[d]) {
+      red.push_back(d);
+      r.K *= x.shape()[d];
+      if (keepdim) r.out_shape.push_back(1);
+    } else {
+      kept.push_back(d);
+      r.M *= x.shape()[d];
+      r.out_shape.push_back(x.shape()[d]);
+    }
+  }
+  r.perm = kept;
+  r.perm.insert(r.perm.end(), red.begin(), red.end());
+  r.data = reshape(contiguous(permute(x, r.perm)), {r.M, r.K});
+  return r;
+}
+
+// Sum of p[0..n) in a fixed order, in block-sized pieces.
+template <typename T>
+acc_t<T> row_sum(const T* p, int64_t n) {
+  acc_t<T> s = 0;
+  for (int64_t i = 0; i < n; ++i) s += p[i];
+  return s;
+}
+
+constexpr int64_t kBlock = 8192;
+
+// Sums each row of an (M, K) float/int matrix into out[M] (type O).
+template <typename T, typename O, typename F>
+void reduce_rows(const Rows& r, O* out, const F& finish) {
+  const T* p = r.data.data_ptr<T>();
+  const int64_t M = r.M, K = r.K;
+  if (M == 1 && K > 2 * kBlock) {
+    // One long row: fixed blocks in parallel, partials added in order.
+    int64_t nb = (K + kBlock - 1) / kBlock;
+    std::vector<acc_t<T>> part(nb);
+    detail::parallel_for(nb, 4, [&](int64_t b0, int64_t b1) {
+      for (int64_t b = b0; b < b1; ++b) part[b] = row_sum(p + b * kBlock, std::min(kBlock, K - b * kBlock));
+    });
+    acc_t<T> s = 0;
+    for (auto v : part) s += v;
+    out[0] = finish(s);
+    return;
+  }
+  detail::parallel_for(M, std::max<int64_t>(1, detail::kGrain / std::max<int64_t>(K, 1)), [&](int64_t m0, int64_t m1) {
+    for (int64_t m = m0; m < m1; ++m) out[m] = finish(row_sum(p + m * K, K));
+  });
+}
+
+// True if x viewed as (K, M) with the reduced dims leading is contiguous:
+// then the sum is a sweep over K rows of length M (vectorizable, no copy).
+bool reduces_leading_dims(const Tensor& x, const Shape& dims, bool& ok_all) {
+  ok_all = dims.empty();
+  if (dims.empty() || !x.is_contiguous()) return false;
+  Shape sorted = dims;
+  for (auto& d : sorted) d = wrap_dim(d, x.dim(), "sum");
+  std::sort(sorted.begin(), sorted.end());
+  for (size_t i = 0; i < sorted.size(); ++i)
+    if (sorted[i] != static_cast<int64_t>(i)) return false;
+  return static_cast<int64_t>(sorted.size()) < x.dim();
+}
+
+}  // namespace
+
+Tensor sum(const Tensor& x, const Shape& dims, bool keepdim) {
+  EMBER_CHECK(x.dtype() != kBool, "sum", "not defined for bool tensors; convert with to(kInt64)");
+  bool all = false;
+  if (reduces_leading_dims(x, dims, all)) {
+    // Column sweep: out[m] = sum_k x[k, m].
+    Shape out_shape;
+    int64_t K = 1;
+    std::vector<bool> red(x.dim(), false);
+    for (int64_t d : dims) red[wrap_dim(d, x.dim(), "sum")] = true;
+    for (int64_t d = 0; d < x.dim(); ++d) {
+      if (red[d]) K *= x.shape()[d];
+      if (!red[d]) out_shape.push_back(x.shape()[d]);
+      else if (keepdim) out_shape.push_back(1);
+    }
+    const int64_t M = K == 0 ? numel_of(out_shape) : x.numel() / K;
+    Tensor out = empty(out_shape, x.dtype());
+    EMBER_DISPATCH_NUMERIC(x.dtype(), "sum", [&]<typename T>() {
+      const T* p = x.data_ptr<T>();
+      T* o = out.data_ptr<T>();
+      detail::parallel_for(M, std::max<int64_t>(64, detail::kGrain / std::max<int64_t>(K, 1)), [&](int64_t m0, int64_t m1) {
+        std::vector<acc_t<T>> acc(m1 - m0, 0);
+        for (int64_t k = 0; k < K; ++k) {
+          const T* row = p + k * M;
+          for (int64_t m = m0; m < m1; ++m) acc[m - m0] += row[m];
+        }
+        for (int64_t m = m0; m < m1; ++m) o[m] = static_cast<T>(acc[m - m0]);
+      });
+    });
+    return out;
+  }
+  Rows r = as_rows(x, dims, keepdim, "sum");
+  Tensor out = empty(r.out_shape, x.dtype());
+  EMBER_DISPATCH_NUMERIC(x.dtype(), "sum", [&]<typename T>() {
+    reduce_rows<T>(r, out.data_ptr<T>(), [](acc_t<T> s) { return static_cast<T>(s); });
+  });
+  return out;
+}
+
+Tensor mean(const Tensor& x, const Shape& dims, bool keepdim) {
+  EMBER_CHECK(is_floating(x.dtype()), "mean",
+              "expected a floating tensor, got " << dtype_name(x.dtype()) << " of shape " << shape_str(x.shape()));
+  Rows r = as_rows(x, dims, keepdim, "mean");
+  Tensor out = empty(r.out_shape, x.dtype());
+  const double K = static_cast<double>(r.K);
+  EMBER_DISPATCH_FLOAT(x.dtype(), "mean", [&]<typename T>() {
+    reduce_rows<T>(r, out.data_ptr<T>(), [K](double s) { return static_cast<T>(s / K); });  // 0/0 = nan, like PyTorch
+  });
+  return out;
+}
+
+Tensor var(const Tensor& x, const Shape& dims, int64_t correction, bool keepdim) {
+  EMBER_CHECK(is_floating(x.dtype()), "var",
+              "expected a floating tensor, got " << dtype_name(x.dtype()) << " of shape " << shape_str(x.shape()));
+  EMBER_CHECK(correction >= 0, "var", "correction must be >= 0, got " << correction);
+  Rows r = as_rows(x, dims, keepdim, "var");
+  Tensor out = empty(r.out_shape, x.dtype());
+  EMBER_DISPATCH_FLOAT(x.dtype(), "var", [&]<typename T>() {
+    const T* p = r.data.data_ptr<T>();
+    T* o = out.data_ptr<T>();
+    const int64_t K = r.K;
+    detail::parallel_for(r.M, std::max<int64_t>(1, detail::kGrain / std::max<int64_t>(K, 1)), [&](int64_t m0, int64_t m1) {
+      for (int64_t m = m0; m < m1; ++m) {
+        // Two passes: the mean, then squared deviations (stable).
+        const T* row = p + m * K;
+        double mu = row_sum(row, K) / static_cast<double>(K);
+        double ss = 0;
+        for (int64_t k = 0; k < K; ++k) ss += (row[k] - mu) * (row[k] - mu);
+        double denom = static_cast<double>(K - correction);
+        o[m] = static_cast<T>(denom > 0 ? ss / denom : std::numeric_limits<double>::quiet_NaN());
+      }
+    });
+  });
+  return out;
+}
+
+Tensor norm(const Tensor& x, double p, const Shape& dims, bool keepdim) {
+  EMBER_CHECK(is_floating(x.dtype()), "norm",
+              "expected a floating tensor, got " << dtype_name(x.dtype()) << " of shape " << shape_str(x.shape()));
+  EMBER_CHECK(p > 0, "norm", "p must be > 0, got " << p);
+  Rows r = as_rows(x, dims, keepdim, "norm");
+  Tensor out = empty(r.out_shape, x.dtype());
+  EMBER_DISPATCH_FLOAT(x.dtype(), "norm", [&]<typename T>() {
+    const T* d = r.data.data_ptr<T>();
+    T* o = out.data_ptr<T>();
+    for (int64_t m = 0; m < r.M; ++m) {
+      double s = 0;
+      for (int64_t k = 0; k < r.K; ++k) {
+        double a = std::abs(static_cast<double>(d[m * r.K + k]));
+        s += p == 2.0 ? a * a : (p == 1.0 ? a : std::pow(a, p));
+      }
+      o[m] = static_cast<T>(p == 2.0 ? std::sqrt(s) : (p == 1.0 ? s : std::pow(s, 1.0 / p)));
+    }
+  });
+  return out;
+}
+
+namespace {
+template <bool IsMax>
+std::pair<Tensor, Tensor> extreme(const Tensor& x, int64_t d, bool keepdim, const char* op) {
+  EMBER_CHECK(x.dtype() != kBool, op, "not defined for bool tensors");
+  if (x.dim() > 0) {
+    int64_t w = wrap_dim(d, x.dim(), op);
+    EMBER_CHECK(x.shape()[w] > 0, op,
+                "cannot reduce over dim " << d << " of size 0 (shape " << shape_str(x.shape()) << ")");
+  }
+  Rows r = as_rows(x, x.dim() == 0 ? Shape{} : Shape{d}, keepdim, op);
+  Tensor values = empty(r.out_shape, x.dtype());
+  Tensor indices = empty(r.out_shape, kInt64);
+  EMBER_DISPATCH_NUMERIC(x.dtype(), op, [&]<typename T>() {
+    const T* p = r.data.data_ptr<T>();
+    T* v = values.data_ptr<T>();
+    int64_t* idx = indices.data_ptr<int64_t>();
+    for (int64_t m = 0; m < r.M; ++m) {
+      const T* row = p + m * r.K;
+      int64_t best = 0;
+      for (int64_t k = 1; k < r.K; ++k) {
+        if (row[best] != row[best]) break;  // NaN wins, like PyTorch
+        bool better = IsMax ? (row[k] > row[best]) : (row[k] < row[best]);
+        if (better || row[k] != row[k]) best = k;
+      }
+      v[m] = row[best];
+      idx[m] = best;
+    }
+  });
+  return {values, indices};
+}
+}  // namespace
+
+std::pair<Tensor, Tensor> max(const Tensor& x, int64_t d, bool keepdim) { return extreme<true>(x, d, keepdim, "max"); }
+std::pair<Tensor, Tensor> min(const Tensor& x, int64_t d, bool keepdim) { return extreme<false>(x, d, keepdim, "min"); }
+
+Tensor argmax(const Tensor& x, std::optional<int64_t> d, bool keepdim) {
+  if (!d) {
+    EMBER_CHECK(x.numel() > 0, "argmax", "cannot take argmax of an empty tensor of shape " << shape_str(x.shape()));
+    return extreme<true>(reshape(x, {-1}), 0, false, "argmax").second;
+  }
+  return extreme<true>(x, *d, keepdim, "argmax").second;
+}
+
+namespace {
+// softmax / log_softmax over rows of length K: subtract the row max first so
+// exp never overflows (stable at +-1e4).
+template <bool Log>
+Tensor softmax_impl(const Tensor& x, int64_t d, const char* op) {
+  EMBER_CHECK(is_floating(x.dtype()), op,
+              "expected a floating tensor, got " << dtype_name(x.dtype()) << " of shape " << shape_str(x.shape()));
+  if (x.dim() == 0) return Log ? zeros_like(x) : ones_like(x);
+  int64_t w = wrap_dim(d, x.dim(), op);
+  Rows r = as_rows(x, {w}, true, op);
+  Tensor out_rows = empty({r.M, r.K}, x.dtype());
+  EMBER_DISPATCH_FLOAT(x.dtype(), op, [&]<typename T>() {
+    const T* p = r.data.data_ptr<T>();
+    T* o = out_rows.data_ptr<T>();
+    const int64_t K = r.K;
+    detail::parallel_for(r.M, std::max<int64_t>(1, detail::kGrain / std::max<int64_t>(K, 1)), [&](int64_t m0, int64_t m1) {
+      for (int64_t m = m0; m < m1; ++m) {
+        const T* row = p + m * K;
+        T* orow = o + m * K;
+        T mx = -std::numeric_limits<T>::infinity();
+        for (int64_t k = 0; k < K; ++k) mx = row[k] > mx ? row[k] : mx;
+        if (mx == -std::numeric_limits<T>::infinity()) mx = 0;  // all -inf: avoid inf - inf
+        T s = 0;
+        for (int64_t k = 0; k < K; ++k) {
+          T e = std::exp(row[k] - mx);
+          if constexpr (!Log) orow[k] = e;
+          s += e;
+        }
+        if constexpr (Log) {
+          T ls = std::log(s);
+          for (int64_t k = 0; k < K; ++k) orow[k] = row[k] - mx - ls;
+        } else {
+          T inv = static_cast<T>(1) / s;
+          for (int64_t k = 0; k < K; ++k) orow[k] *= inv;
+        }
+      }
+    });
+  });
+  // Back from (kept..., d) order to x's dim order.
+  Shape perm_shape;
+  for (int64_t pd : r.perm) perm_shape.push_back(x.shape()[pd]);
+  Tensor permuted = reshape(out_rows, perm_shape);
+  Shape inverse(r.perm.size());
+  for (size_t i = 0; i < r.perm.size(); ++i) inverse[r.perm[i]] = static_cast<int64_t>(i);
+  return contiguous(permute(permuted, inverse));
+}
+}  // namespace
+
+Tensor softmax(const Tensor& x, int64_t d) { return softmax_impl<false>(x, d, "softmax"); }
+Tensor log_softmax(const Tensor& x, int64_t d) { return softmax_impl<true>(x, d, "log_softmax"); }
+
+Tensor sum_to(const Tensor& x, const Shape& shape) {
+  if (x.shape() == shape) return x;
+  // Dims that broadcasting added (leading) or stretched (size 1 in `shape`).
+  Shape dims;
+  const int64_t lead = x.dim() - static_cast<int64_t>(shape.size());
+  EMBER_CHECK(lead >= 0, "sum_to", "cannot sum shape " << shape_str(x.shape()) << " to " << shape_str(shape));
+  for (int64_t d = 0; d < x.dim(); ++d) {
+    if (d < lead || (shape[d - lead] == 1 && x.shape()[d] != 1)) dims.push_back(d);
+  }
+  if (dims.empty()) return reshape(x, shape);
+  return reshape(sum(x, dims, true), shape);
+}
+
+}  // namespace ember::kernel

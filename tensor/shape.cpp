@@ -1,0 +1,129 @@
+#include "tensor/shape.h"
+
+#include <sstream>
+
+#include "tensor/error.h"
+
+namespace ember {
+
+std::string shape_str(const Shape& s) {
+  std::ostringstream os;
+  os << "(";
+  for (size_t i = 0; i < s.size(); ++i) os << (i ? ", " : "") << s[i];
+  os << ")";
+  return os.str();
+}
+
+int64_t checked_numel(const Shape& s, const char* op) {
+  int64_t n = 1;
+  for (size_t i = 0; i < s.size(); ++i) {
+    EMBER_CHECK(s[i] >= 0, op, "negative size " << s[i] << " at dim " << i << " in shape " << shape_str(s));
+  }
+  for (int64_t d : s) {
+    if (d == 0) return 0;
+  }
+  for (int64_t d : s) {
+    EMBER_CHECK(!__builtin_mul_overflow(n, d, &n), op,
+                "shape " << shape_str(s) << " has more elements than int64 can count");
+  }
+  return n;
+}
+
+Shape contiguous_strides(const Shape& s) {
+  Shape st(s.size());
+  int64_t acc = 1;
+  for (size_t i = s.size(); i-- > 0;) {
+    st[i] = acc;
+    acc *= std::max<int64_t>(s[i], 1);
+  }
+  return st;
+}
+
+int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op) {
+  int64_t lo = ndim == 0 ? -1 : -ndim, hi = ndim == 0 ? 0 : ndim - 1;
+  EMBER_CHECK(dim >= lo && dim <= hi, op,
+              "dim " << dim << " is out of range for a tensor with " << ndim << " dims (expected [" << lo << ", "
+                     << hi << "])");
+  return dim < 0 ? dim + std::max<int64_t>(ndim, 1) : dim;
+}
+
+Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
+  size_t n = std::max(a.size(), b.size());
+  Shape out(n);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    EMBER_CHECK(da == db || da == 1 || db == 1, op,
+                "shapes " << shape_str(a) << " and " << shape_str(b) << " cannot be broadcast: size " << da
+                          << " vs " << db << " at dim " << i << " of the broadcast shape");
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+Shape broadcast_strides(const Shape& shape, const Shape& strides, const Shape& target) {
+  Shape out(target.size(), 0);
+  size_t lead = target.size() - shape.size();
+  for (size_t i = 0; i < shape.size(); ++i) out[lead + i] = shape[i] == 1 ? 0 : strides[i];
+  return out;
+}
+
+bool view_strides(const Shape& shape, const Shape& strides, const Shape& new_shape, Shape& out) {
+  // Walk both shapes, grouping old dims into "chunks" that are contiguous
+  // among themselves; each chunk can be re-split freely.
+  out.assign(new_shape.size(), 0);
+  if (numel_of(shape) == 0 || shape.empty() || new_shape.empty()) {
+    out = contiguous_strides(new_shape);
+    if (numel_of(shape) == 0 || shape.empty()) return true;
+    // old has dims, new is a scalar: numel must be 1, any strides work.
+    return true;
+  }
+  int64_t view_d = static_cast<int64_t>(new_shape.size()) - 1;
+  int64_t chunk_base_stride = strides.back();
+  int64_t tensor_numel = 1, view_numel = 1;
+  for (int64_t tensor_d = static_cast<int64_t>(shape.size()) - 1; tensor_d >= 0; --tensor_d) {
+    tensor_numel *= shape[tensor_d];
+    // End of a chunk: the next-outer old dim is not contiguous with this one.
+    if (tensor_d == 0 ||
+        (shape[tensor_d - 1] != 1 && strides[tensor_d - 1] != tensor_numel * chunk_base_stride)) {
+      while (view_d >= 0 && (view_numel < tensor_numel || new_shape[view_d] == 1)) {
+        out[view_d] = view_numel * chunk_base_stride;
+        view_numel *= new_shape[view_d];
+        --view_d;
+      }
+      if (view_numel != tensor_numel) return false;
+      if (tensor_d > 0) {
+        chunk_base_stride = strides[tensor_d - 1];
+        tensor_numel = 1;
+        view_numel = 1;
+      }
+    }
+  }
+  return view_d == -1;
+}
+
+Shape infer_shape(const Shape& target, int64_t numel, const Shape& from, const char* op) {
+  Shape out = target;
+  int64_t known = 1, infer_at = -1;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i] == -1) {
+      EMBER_CHECK(infer_at < 0, op, "only one dimension can be -1, got shape " << shape_str(target));
+      infer_at = static_cast<int64_t>(i);
+    } else {
+      EMBER_CHECK(out[i] >= 0, op, "negative size " << out[i] << " in shape " << shape_str(target));
+      known *= out[i];
+    }
+  }
+  if (infer_at >= 0) {
+    EMBER_CHECK(known != 0 && numel % known == 0, op,
+                "shape " << shape_str(target) << " is invalid for input of shape " << shape_str(from) << " ("
+                         << numel << " elements)");
+    out[infer_at] = numel / known;
+  }
+  EMBER_CHECK(checked_numel(out, op) == numel, op,
+              "shape " << shape_str(target) << " is invalid for input of shape " << shape_str(from) << " ("
+                       << numel << " elements)");
+  return out;
+}
+
+}  // namespace ember

@@ -1,0 +1,97 @@
+#include "tensor/storage.h"
+
+#include <bit>
+#include <cstdlib>
+#include <mutex>
+#include <new>
+#include <vector>
+
+namespace ember {
+
+namespace {
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kCacheEnabled = false;
+#else
+constexpr bool kCacheEnabled = true;
+#endif
+
+constexpr size_t kAlign = 64;
+constexpr int kNumClasses = 40;                  // 64 B .. 2^45 B
+constexpr size_t kMaxCachedBlock = size_t{1} << 28;  // blocks above 256 MiB go straight to the OS
+constexpr size_t kMaxCachedTotal = size_t{1} << 30;  // keep at most 1 GiB idle
+
+struct Cache {
+  std::mutex mu;
+  std::vector<void*> free_lists[kNumClasses];
+  allocator::Stats stats;
+};
+
+Cache& cache() {
+  static Cache* c = new Cache();  // never destroyed: tensors may outlive static destructors
+  return *c;
+}
+
+size_t round_up(size_t n) { return std::bit_ceil(std::max(n, kAlign)); }
+int size_class(size_t rounded) { return std::countr_zero(rounded) - 6; }
+
+}  // namespace
+
+namespace allocator {
+
+void* allocate(size_t nbytes) {
+  size_t sz = round_up(nbytes);
+  Cache& c = cache();
+  if (kCacheEnabled && sz <= kMaxCachedBlock) {
+    std::lock_guard<std::mutex> lock(c.mu);
+    ++c.stats.allocations;
+    auto& list = c.free_lists[size_class(sz)];
+    if (!list.empty()) {
+      void* p = list.back();
+      list.pop_back();
+      ++c.stats.cache_hits;
+      c.stats.cached_bytes -= sz;
+      return p;
+    }
+  }
+  void* p = std::aligned_alloc(kAlign, sz);
+  if (!p) throw std::bad_alloc();
+  return p;
+}
+
+void deallocate(void* p, size_t nbytes) {
+  if (!p) return;
+  size_t sz = round_up(nbytes);
+  Cache& c = cache();
+  if (kCacheEnabled && sz <= kMaxCachedBlock) {
+    std::lock_guard<std::mutex> lock(c.mu);
+    if (c.stats.cached_bytes + sz <= kMaxCachedTotal) {
+      c.free_lists[size_class(sz)].push_back(p);
+      c.stats.cached_bytes += sz;
+      return;
+    }
+  }
+  std::free(p);
+}
+
+Stats stats() {
+  std::lock_guard<std::mutex> lock(cache().mu);
+  return cache().stats;
+}
+
+void empty_cache() {
+  Cache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mu);
+  for (auto& list : c.free_lists) {
+    for (void* p : list) std::free(p);
+    list.clear();
+  }
+  c.stats.cached_bytes = 0;
+}
+
+}  // namespace allocator
+
+Storage::Storage(size_t nbytes) : data_(allocator::allocate(nbytes)), nbytes_(nbytes) {}
+Storage::~Storage() { allocator::deallocate(data_, nbytes_); }
+
+}  // namespace ember

@@ -1,0 +1,46 @@
+// Storage: one 64-byte-aligned buffer, shared by a tensor and all its views,
+// plus a version counter that every in-place write bumps (autograd checks it
+// to catch tensors modified after being saved for backward).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+namespace ember {
+
+// A small caching allocator: freed blocks are kept in per-size-class free
+// lists and handed out again, so creating many small tensors does not call
+// malloc each time. Sizes are rounded up to a power of two (>= 64 bytes).
+// Disabled in sanitizer builds so that AddressSanitizer sees every free.
+namespace allocator {
+void* allocate(size_t nbytes);
+void deallocate(void* p, size_t nbytes);
+struct Stats {
+  uint64_t allocations = 0;  // calls to allocate()
+  uint64_t cache_hits = 0;   // served from a free list
+  uint64_t cached_bytes = 0; // bytes sitting in free lists now
+};
+Stats stats();
+void empty_cache();
+}  // namespace allocator
+
+class Storage {
+ public:
+  explicit Storage(size_t nbytes);
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+
+  void* data() const { return data_; }
+  size_t nbytes() const { return nbytes_; }
+  uint64_t version() const { return version_; }
+  void bump_version() { ++version_; }
+
+ private:
+  void* data_;
+  size_t nbytes_;
+  uint64_t version_ = 0;
+};
+
+}  // namespace ember

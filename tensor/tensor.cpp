@@ -1,0 +1,195 @@
+#include "tensor/tensor.h"
+
+#include <cmath>
+#include <iomanip>
+#include <sstream>
+
+namespace ember {
+
+// ---- metadata ----
+DType Tensor::dtype() const { return impl_->dtype; }
+const Shape& Tensor::shape() const { return impl_->shape; }
+const Shape& Tensor::stride() const { return impl_->strides; }
+int64_t Tensor::dim() const { return static_cast<int64_t>(impl_->shape.size()); }
+int64_t Tensor::size(int64_t d) const { return impl_->shape[wrap_dim(d, dim(), "size")]; }
+int64_t Tensor::numel() const { return numel_of(impl_->shape); }
+int64_t Tensor::storage_offset() const { return impl_->offset; }
+const std::shared_ptr<Storage>& Tensor::storage() const { return impl_->storage; }
+uint64_t Tensor::version() const { return impl_->storage->version(); }
+void* Tensor::raw_data() const {
+  return static_cast<char*>(impl_->storage->data()) + impl_->offset * static_cast<int64_t>(dtype_size(dtype()));
+}
+
+bool Tensor::is_contiguous() const {
+  int64_t expected = 1;
+  for (int64_t d = dim() - 1; d >= 0; --d) {
+    if (impl_->shape[d] == 1) continue;
+    if (impl_->shape[d] == 0) return true;
+    if (impl_->strides[d] != expected) return false;
+    expected *= impl_->shape[d];
+  }
+  return true;
+}
+
+Tensor empty(const Shape& shape, DType dtype) {
+  int64_t n = checked_numel(shape, "empty");
+  size_t esize = dtype_size(dtype);
+  EMBER_CHECK(n <= static_cast<int64_t>(INT64_MAX / static_cast<int64_t>(esize)), "empty",
+              "shape " << shape_str(shape) << " of " << dtype_name(dtype) << " needs more bytes than fit in int64");
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = std::make_shared<Storage>(static_cast<size_t>(n) * esize);
+  impl->shape = shape;
+  impl->strides = contiguous_strides(shape);
+  impl->dtype = dtype;
+  return Tensor(std::move(impl));
+}
+
+// ---- reading values ----
+template <typename T>
+T Tensor::item() const {
+  EMBER_CHECK(defined(), "item", "tensor is undefined");
+  EMBER_CHECK(numel() == 1, "item",
+              "only a tensor with one element can be converted to a scalar, got shape " << shape_str(shape()));
+  return EMBER_DISPATCH_ALL(dtype(), "item", [&]<typename S>() { return static_cast<T>(*static_cast<S*>(raw_data())); });
+}
+
+template <typename T>
+std::vector<T> Tensor::to_vector() const {
+  EMBER_CHECK(defined(), "to_vector", "tensor is undefined");
+  std::vector<T> out(static_cast<size_t>(numel()));
+  if (out.empty()) return out;
+  EMBER_DISPATCH_ALL(dtype(), "to_vector", [&]<typename S>() {
+    const char* base = static_cast<const char*>(raw_data());
+    const int64_t nd = dim();
+    Shape idx(nd, 0);
+    for (size_t i = 0; i < out.size(); ++i) {
+      int64_t off = 0;
+      for (int64_t d = 0; d < nd; ++d) off += idx[d] * impl_->strides[d];
+      out[i] = static_cast<T>(*reinterpret_cast<const S*>(base + off * static_cast<int64_t>(sizeof(S))));
+      for (int64_t d = nd - 1; d >= 0; --d) {
+        if (++idx[d] < impl_->shape[d]) break;
+        idx[d] = 0;
+      }
+    }
+  });
+  return out;
+}
+
+#define EMBER_INSTANTIATE_READ(T)                     \
+  template T Tensor::item<T>() const;                 \
+  template std::vector<T> Tensor::to_vector<T>() const;
+EMBER_INSTANTIATE_READ(float)
+EMBER_INSTANTIATE_READ(double)
+EMBER_INSTANTIATE_READ(int64_t)
+EMBER_INSTANTIATE_READ(bool)
+EMBER_INSTANTIATE_READ(int)
+#undef EMBER_INSTANTIATE_READ
+
+// ---- printing, in PyTorch's style ----
+namespace {
+
+std::string format_number(double v, DType dt, int precision, bool sci) {
+  std::ostringstream os;
+  if (dt == kBool) return v != 0 ? "True" : "False";
+  if (dt == kInt64) {
+    os << static_cast<int64_t>(v);
+    return os.str();
+  }
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  if (sci) os << std::scientific << std::setprecision(precision) << v;
+  else os << std::fixed << std::setprecision(precision) << v;
+  return os.str();
+}
+
+}  // namespace
+
+std::string Tensor::to_string() const {
+  if (!defined()) return "tensor(undefined)";
+  std::vector<double> vals = to_vector<double>();
+  const DType dt = dtype();
+  // Scientific notation when the magnitudes span too much to show in fixed.
+  double max_abs = 0, min_abs = INFINITY;
+  for (double v : vals) {
+    if (std::isfinite(v) && v != 0) {
+      max_abs = std::max(max_abs, std::abs(v));
+      min_abs = std::min(min_abs, std::abs(v));
+    }
+  }
+  bool sci = is_floating(dt) && max_abs > 0 && (max_abs >= 1e8 || min_abs < 1e-4 || max_abs / min_abs > 1e5);
+  const int precision = 4;
+  size_t width = 0;
+  for (double v : vals) width = std::max(width, format_number(v, dt, precision, sci).size());
+
+  const int64_t nd = dim();
+  const bool summarize = numel() > 1000;
+  const int64_t edge = 3;
+  std::ostringstream os;
+  os << "tensor(";
+  std::string indent = "       ";
+  // Recursive print over dims (depth is the tensor's rank, small).
+  std::function<void(int64_t, int64_t)> rec = [&](int64_t d, int64_t flat) {
+    if (d == nd) {
+      std::string s = format_number(vals[flat], dt, precision, sci);
+      os << std::string(width - s.size(), ' ') << s;
+      return;
+    }
+    int64_t n = impl_->shape[d];
+    int64_t inner = 1;
+    for (int64_t k = d + 1; k < nd; ++k) inner *= impl_->shape[k];
+    os << "[";
+    for (int64_t i = 0; i < n; ++i) {
+      if (summarize && n > 2 * edge && i == edge) {
+        os << (d == nd - 1 ? "..., " : "...,\n" + indent + std::string(d + 1, ' '));
+        i = n - edge;
+      }
+      rec(d + 1, flat + i * inner);
+      if (i + 1 < n) {
+        if (d == nd - 1) os << ", ";
+        else os << "," << std::string(nd - d - 1, '\n') << indent << std::string(d + 1, ' ');
+      }
+    }
+    os << "]";
+  };
+  if (nd == 0) {
+    os << format_number(vals[0], dt, precision, sci);
+  } else {
+    rec(0, 0);
+  }
+  os << ", shape=" << shape_str(shape());
+  if (dt != kFloat32) os << ", dtype=" << dtype_name(dt);
+  if (requires_grad()) os << (is_leaf() ? ", requires_grad=True" : "");
+  os << ")";
+  return os.str();
+}
+
+std::ostream& operator<<(std::ostream& os, const Tensor& t) { return os << t.to_string(); }
+
+// ---- autograd fields ----
+bool Tensor::requires_grad() const { return impl_->requires_grad; }
+Tensor& Tensor::requires_grad_(bool on) {
+  EMBER_CHECK(!on || is_floating(dtype()), "requires_grad_",
+              "only floating tensors can require grad, got a " << dtype_name(dtype()) << " tensor of shape "
+                                                               << shape_str(shape()));
+  EMBER_CHECK(on || is_leaf(), "requires_grad_",
+              "can only turn off requires_grad on a leaf; use detach() on a non-leaf of shape " << shape_str(shape()));
+  impl_->requires_grad = on;
+  return *this;
+}
+Tensor Tensor::grad() const { return impl_->grad; }
+void Tensor::set_grad(const Tensor& g) const {
+  if (g.defined()) {
+    EMBER_CHECK(g.shape() == shape() && g.dtype() == dtype(), "set_grad",
+                "grad has shape " << shape_str(g.shape()) << " " << dtype_name(g.dtype()) << " but the tensor is "
+                                  << shape_str(shape()) << " " << dtype_name(dtype()));
+  }
+  impl_->grad = g;
+}
+const std::shared_ptr<Node>& Tensor::grad_fn() const { return impl_->grad_fn; }
+std::string Tensor::name() const { return impl_->name; }
+Tensor& Tensor::set_name(const std::string& n) {
+  impl_->name = n;
+  return *this;
+}
+
+}  // namespace ember

@@ -1,0 +1,157 @@
+// Tensor: a cheap handle (shared_ptr) to a TensorImpl, which is a view of a
+// Storage: (storage, offset, shape, strides, dtype) plus the three fields
+// autograd needs (requires_grad, grad, grad_fn).
+//
+// Copying a Tensor copies the handle, not the numbers: `Tensor b = a;` makes b
+// another name for the same tensor. Use clone() for a deep copy.
+//
+// This header holds the data structure and the non-differentiable basics.
+// The differentiable operations (a + b, matmul, sum, views, ...) are declared
+// in autograd/ops.h; the member shortcuts below (x.sum(), x.reshape(...))
+// forward to them and are defined in autograd/tensor_methods.cpp.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tensor/dtype.h"
+#include "tensor/error.h"
+#include "tensor/shape.h"
+#include "tensor/storage.h"
+
+namespace ember {
+
+struct Node;  // autograd/node.h: one backward step of the graph
+struct TensorImpl;
+class Tensor;
+
+using GradHook = std::function<std::optional<Tensor>(const Tensor& grad)>;
+
+class Tensor {
+ public:
+  Tensor() = default;  // undefined tensor (e.g. grad() before any backward)
+  explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+  bool defined() const { return impl_ != nullptr; }
+  TensorImpl* impl() const { return impl_.get(); }
+  const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
+  bool is_same(const Tensor& o) const { return impl_ == o.impl_; }
+
+  // ---- metadata ----
+  DType dtype() const;
+  const Shape& shape() const;
+  const Shape& stride() const;
+  int64_t size(int64_t dim) const;  // negative dims count from the end
+  int64_t dim() const;
+  int64_t numel() const;
+  int64_t storage_offset() const;
+  bool is_contiguous() const;
+  bool is_floating_point() const { return is_floating(dtype()); }
+  const std::shared_ptr<Storage>& storage() const;
+  uint64_t version() const;  // the storage's in-place write counter
+
+  // Raw pointer to element [0, 0, ...] (storage offset applied).
+  template <typename T> T* data_ptr() const;
+  void* raw_data() const;
+
+  // ---- reading values ----
+  template <typename T> T item() const;               // error unless numel()==1
+  template <typename T> std::vector<T> to_vector() const;  // row-major copy
+  std::string to_string() const;                      // PyTorch-like printing
+
+  // ---- autograd fields (the engine lives in autograd/) ----
+  bool requires_grad() const;
+  Tensor& requires_grad_(bool on = true);  // error for int64/bool
+  Tensor grad() const;                     // undefined until a backward writes it
+  void set_grad(const Tensor& g) const;          // undefined tensor clears it
+  const std::shared_ptr<Node>& grad_fn() const;
+  bool is_leaf() const { return grad_fn() == nullptr; }
+  std::string name() const;                // a label for graph export
+  Tensor& set_name(const std::string& n);
+  // Defined in autograd/:
+  void backward(const Tensor& grad_output = Tensor(), bool retain_graph = false) const;
+  void retain_grad() const;
+  void register_hook(GradHook hook) const;
+  Tensor detach() const;  // same storage, no graph
+
+  // ---- in-place writes (bump the version; refused on leaves that require grad) ----
+  Tensor& fill_(double value);
+  Tensor& zero_();
+  Tensor& copy_(const Tensor& src);  // src broadcast to this shape, dtype converted
+  Tensor& add_(const Tensor& other, double alpha = 1.0);
+  Tensor& add_(double value);
+  Tensor& mul_(const Tensor& other);
+  Tensor& mul_(double value);
+
+  // ---- shortcuts for the differentiable ops in autograd/ops.h ----
+  Tensor to(DType dt) const;
+  Tensor contiguous() const;
+  Tensor clone() const;
+  Tensor reshape(const Shape& s) const;
+  Tensor view(const Shape& s) const;
+  Tensor transpose(int64_t d0, int64_t d1) const;
+  Tensor t() const;  // transpose of a 2-D tensor
+  Tensor permute(const Shape& dims) const;
+  Tensor unsqueeze(int64_t d) const;
+  Tensor squeeze() const;
+  Tensor squeeze(int64_t d) const;
+  Tensor expand(const Shape& s) const;
+  Tensor narrow(int64_t d, int64_t start, int64_t length) const;
+  Tensor slice(int64_t d, int64_t start, int64_t end, int64_t step = 1) const;
+  Tensor select(int64_t d, int64_t index) const;
+  Tensor flatten(int64_t start = 0, int64_t end = -1) const;
+  Tensor sum() const;
+  Tensor sum(const Shape& dims, bool keepdim = false) const;
+  Tensor mean() const;
+  Tensor mean(const Shape& dims, bool keepdim = false) const;
+  Tensor exp() const;
+  Tensor log() const;
+  Tensor tanh() const;
+  Tensor sigmoid() const;
+  Tensor relu() const;
+  Tensor pow(double e) const;
+  Tensor softmax(int64_t d) const;
+  Tensor log_softmax(int64_t d) const;
+  Tensor matmul(const Tensor& o) const;
+
+ private:
+  std::shared_ptr<TensorImpl> impl_;
+};
+
+struct TensorImpl {
+  std::shared_ptr<Storage> storage;
+  int64_t offset = 0;  // in elements
+  Shape shape;
+  Shape strides;       // in elements
+  DType dtype = DType::Float32;
+
+  // autograd
+  bool requires_grad = false;
+  Tensor grad;
+  std::shared_ptr<Node> grad_fn;   // null for leaves
+  std::vector<GradHook> hooks;     // leaf hooks (non-leaf hooks live on grad_fn)
+  std::string name;
+
+  ~TensorImpl();  // iterative graph teardown, see autograd/node.cpp
+};
+
+// Allocates an uninitialized contiguous tensor (the caller fills it).
+// Validates sizes and overflow before allocating.
+Tensor empty(const Shape& shape, DType dtype = kFloat32);
+
+std::ostream& operator<<(std::ostream& os, const Tensor& t);
+
+// ---- template definitions ----
+template <typename T> T* Tensor::data_ptr() const {
+  EMBER_CHECK(defined(), "data_ptr", "tensor is undefined");
+  EMBER_CHECK(dtype_of<T>::value == dtype(), "data_ptr",
+              "requested " << dtype_name(dtype_of<T>::value) << " but the tensor is " << dtype_name(dtype()));
+  return static_cast<T*>(raw_data());
+}
+
+}  // namespace ember
