@@ -1,0 +1,203 @@
+#include "nn/embedding.h"
+
+#include <cmath>
+#include <sstream>
+
+#include "autograd/grad_mode.h"
+#include "autograd/node.h"
+#include "autograd/ops.h"
+#include "nn/init.h"
+#include "tensor/factory.h"
+#include "tensor/kernels.h"
+
+namespace ember::nn {
+
+// ---- the lookup, and its backward ----
+struct EmbeddingBackward;
+// weight:(V,D) ids:(*) -> (*,D)
+Tensor embedding(const Tensor& weight, const Tensor& ids, std::optional<int64_t> padding_idx) {
+  EMBER_CHECK(weight.dim() == 2, "embedding", "weight must be (V, D), got shape " << shape_str(weight.shape()));
+  kernel::check_ids(ids, weight.size(0), "embedding", "id", "the vocabulary");
+  Shape out_shape = ids.shape();
+  out_shape.push_back(weight.size(1));
+  Tensor flat_ids = kernel::reshape(ids, {-1});
+  Tensor out = kernel::reshape(kernel::index_select(weight, 0, flat_ids), out_shape);
+  record<EmbeddingBackward>(out, {weight}, weight.shape(), flat_ids, padding_idx);
+  return out;
+}
+// grad_weight = zeros(V, D); grad_weight[ids[n]] += grad_out[n] for every n.
+// Rows never looked up stay exactly 0; a repeated id receives the sum; the
+// padding row receives nothing.
+struct EmbeddingBackward final : Node {
+  EMBER_NODE_NAME(EmbeddingBackward)
+  Shape weight_shape;
+  SavedTensor ids;  // (N) flattened
+  std::optional<int64_t> padding_idx;
+  EmbeddingBackward(Shape s, const Tensor& i, std::optional<int64_t> p) : weight_shape(std::move(s)), ids(i), padding_idx(p) {}
+  std::vector<SavedTensor*> saved() override { return {&ids}; }
+  std::vector<Tensor> apply(const Tensor& g) override {
+    Tensor grad_w = zeros(weight_shape, g.dtype());  // the dense (V, D) write is the cost floor
+    kernel::index_add_(grad_w, 0, ids.get(*this), kernel::reshape(g, {-1, weight_shape[1]}));
+    if (padding_idx) kernel::fill_(kernel::select(grad_w, 0, *padding_idx), 0.0);
+    return {grad_w};
+  }
+};
+
+// ---- Embedding ----
+namespace {
+void check_padding(std::optional<int64_t>& p, int64_t V) {
+  if (!p) return;
+  EMBER_CHECK(*p >= -V && *p < V, "Embedding", "padding_idx " << *p << " is outside the vocabulary [0, " << V << ")");
+  if (*p < 0) *p += V;
+}
+}  // namespace
+
+Embedding::Embedding(int64_t V, int64_t D, Generator& gen, std::optional<int64_t> padding_idx, DType dtype)
+    : num_embeddings_(V), embedding_dim_(D), padding_idx_(padding_idx) {
+  EMBER_CHECK(V > 0 && D > 0, "Embedding", "num_embeddings " << V << " and embedding_dim " << D << " must be positive");
+  check_padding(padding_idx_, V);
+  Tensor w = empty({V, D}, dtype);
+  init::normal_(w, 0.0, 0.02, gen);  // the lesson's init
+  if (padding_idx_) kernel::fill_(kernel::select(w, 0, *padding_idx_), 0.0);
+  weight = register_parameter("weight", w);
+}
+
+Embedding::Embedding(int64_t V, int64_t D, uint64_t seed, std::optional<int64_t> padding_idx, DType dtype)
+    : Embedding(V, D, init::lvalue(Generator(seed)), padding_idx, dtype) {}
+
+Embedding::Embedding(const Tensor& weights, bool freeze, std::optional<int64_t> padding_idx)
+    : num_embeddings_(weights.size(0)), embedding_dim_(weights.size(1)), padding_idx_(padding_idx) {
+  check_padding(padding_idx_, num_embeddings_);
+  Tensor w = kernel::to(weights, weights.dtype());  // an independent contiguous copy
+  weight = register_parameter("weight", w, !freeze);
+}
+
+std::shared_ptr<Embedding> Embedding::from_pretrained(const Tensor& weights, bool freeze, std::optional<int64_t> padding_idx) {
+  EMBER_CHECK(weights.dim() == 2 && weights.is_floating_point(), "Embedding::from_pretrained",
+              "weights must be a floating (V, D) tensor, got " << dtype_name(weights.dtype()) << " of shape "
+                                                               << shape_str(weights.shape()));
+  return std::shared_ptr<Embedding>(new Embedding(weights, freeze, padding_idx));
+}
+
+Tensor Embedding::forward(const Tensor& ids) const { return embedding(weight, ids, padding_idx_); }
+
+std::string Embedding::extra_repr() const {
+  std::ostringstream os;
+  os << num_embeddings_ << ", " << embedding_dim_;
+  if (padding_idx_) os << ", padding_idx=" << *padding_idx_;
+  return os.str();
+}
+
+// ---- positional embeddings ----
+Tensor PositionalEmbedding::forward(const Tensor& ids) const {
+  EMBER_CHECK(ids.dim() == 2, type_name(), "ids must be (B, T), got shape " << shape_str(ids.shape()));
+  return forward(ids.size(1));
+}
+
+void PositionalEmbedding::check_length(int64_t T) const {
+  EMBER_CHECK(T >= 0 && T <= max_length(), type_name(),
+              "sequence length T = " << T << " exceeds the maximum context length L = " << max_length()
+                                     << " (the table has rows for positions 0.." << max_length() - 1 << ")");
+}
+
+LearnedPositionalEmbedding::LearnedPositionalEmbedding(int64_t L, int64_t D, Generator& gen, DType dtype)
+    : max_length_(L), dim_(D) {
+  EMBER_CHECK(L > 0 && D > 0, type_name(), "max_context_length " << L << " and embedding_dim " << D << " must be positive");
+  Tensor w = empty({L, D}, dtype);
+  init::normal_(w, 0.0, 0.02, gen);
+  weight = register_parameter("weight", w);
+}
+LearnedPositionalEmbedding::LearnedPositionalEmbedding(int64_t L, int64_t D, uint64_t seed, DType dtype)
+    : LearnedPositionalEmbedding(L, D, init::lvalue(Generator(seed)), dtype) {}
+
+// (T, D): rows 0..T-1 of the table, a view. Looking up positions 0..T-1 is a
+// contiguous slice, so no index tensor is needed; the gradient lands in rows
+// 0..T-1 only.
+Tensor LearnedPositionalEmbedding::forward(int64_t T) const {
+  check_length(T);
+  return narrow(weight, 0, 0, T);
+}
+
+std::string LearnedPositionalEmbedding::extra_repr() const {
+  return std::to_string(max_length_) + ", " + std::to_string(dim_);
+}
+
+SinusoidalPositionalEmbedding::SinusoidalPositionalEmbedding(int64_t L, int64_t D, DType dtype)
+    : max_length_(L), dim_(D) {
+  EMBER_CHECK(L > 0 && D > 0, type_name(), "max_context_length " << L << " and embedding_dim " << D << " must be positive");
+  EMBER_CHECK(is_floating(dtype), type_name(), "dtype must be floating, got " << dtype_name(dtype));
+  Tensor t64 = empty({L, D}, kFloat64);
+  double* p = t64.data_ptr<double>();
+  for (int64_t pos = 0; pos < L; ++pos) {
+    for (int64_t i = 0; i < D; ++i) {
+      double angle = static_cast<double>(pos) / std::pow(10000.0, static_cast<double>(2 * (i / 2)) / static_cast<double>(D));
+      p[pos * D + i] = i % 2 == 0 ? std::sin(angle) : std::cos(angle);
+    }
+  }
+  table = register_buffer("table", kernel::to(t64, dtype));
+}
+
+Tensor SinusoidalPositionalEmbedding::forward(int64_t T) const {
+  check_length(T);
+  return kernel::slice(table, 0, 0, T, 1);  // a constant: no graph
+}
+
+std::string SinusoidalPositionalEmbedding::extra_repr() const {
+  return std::to_string(max_length_) + ", " + std::to_string(dim_);
+}
+
+// ---- composer ----
+EmbeddingComposer::EmbeddingComposer(std::shared_ptr<Embedding> tok, std::shared_ptr<PositionalEmbedding> pos)
+    : token(std::move(tok)), positional(std::move(pos)) {
+  EMBER_CHECK(token != nullptr, "EmbeddingComposer", "a token embedding is required");
+  register_module("token", token);
+  if (positional) {
+    EMBER_CHECK(positional->dim() == token->embedding_dim(), "EmbeddingComposer",
+                "token embedding dim " << token->embedding_dim() << " differs from the positional dim "
+                                       << positional->dim() << "; they are added, so they must match");
+    register_module("positional", positional);
+  }
+}
+
+// ids (B, T) -> token (B, T, D) + positional (T, D) broadcast as (1, T, D)
+Tensor EmbeddingComposer::forward(const Tensor& ids) const {
+  EMBER_CHECK(ids.dim() == 2, "EmbeddingComposer", "ids must be (B, T), got shape " << shape_str(ids.shape()));
+  Tensor x = token->forward(ids);
+  if (!positional) return x;
+  return x + positional->forward(ids.size(1));
+}
+
+// ---- LM head and weight tying ----
+LMHead::LMHead(int64_t D, int64_t V, Generator& gen, DType dtype) {
+  EMBER_CHECK(V > 0 && D > 0, "LMHead", "embedding_dim " << D << " and vocab_size " << V << " must be positive");
+  Tensor w = empty({V, D}, dtype);
+  init::normal_(w, 0.0, 0.02, gen);
+  weight = register_parameter("weight", w);
+}
+LMHead::LMHead(int64_t D, int64_t V, uint64_t seed, DType dtype) : LMHead(D, V, init::lvalue(Generator(seed)), dtype) {}
+
+// hidden (*, D) @ weightᵀ (D, V) -> logits (*, V)
+Tensor LMHead::forward(const Tensor& hidden) const {
+  EMBER_CHECK(hidden.dim() >= 1 && hidden.size(-1) == weight.size(1), "LMHead",
+              "hidden has shape " << shape_str(hidden.shape()) << " but the head expects a last dim of "
+                                  << weight.size(1) << " (weight " << shape_str(weight.shape()) << ")");
+  return matmul(hidden, transpose(weight, 0, 1));
+}
+
+std::string LMHead::extra_repr() const {
+  return "in=" + std::to_string(weight.size(1)) + ", out=" + std::to_string(weight.size(0)) + (tied_ ? ", tied" : "");
+}
+
+void tie_weights(LMHead& head, Embedding& embedding) {
+  EMBER_CHECK(!head.tied_, "tie_weights", "the head is already tied");
+  EMBER_CHECK(head.weight.shape() == embedding.weight.shape() && head.weight.dtype() == embedding.weight.dtype(),
+              "tie_weights",
+              "head weight " << shape_str(head.weight.shape()) << " " << dtype_name(head.weight.dtype())
+                             << " and embedding weight " << shape_str(embedding.weight.shape()) << " "
+                             << dtype_name(embedding.weight.dtype()) << " must match");
+  head.replace_parameter("weight", embedding.weight);
+  head.weight = embedding.weight;  // the same TensorImpl: one tensor, one .grad
+  head.tied_ = true;
+}
+
+}  // namespace ember::nn
