@@ -27,15 +27,6 @@ std::vector<double> eval_flat(const GradFn& fn, const std::vector<Tensor>& input
   return fn(inputs).to_vector<double>();
 }
 
-std::string index_str(int64_t j, const Shape& s) {
-  Shape idx(s.size());
-  for (size_t d = s.size(); d-- > 0;) {
-    idx[d] = j % s[d];
-    j /= s[d];
-  }
-  return shape_str(idx);
-}
-
 }  // namespace
 
 GradcheckResult gradcheck(const GradFn& fn, const std::vector<Tensor>& inputs, const GradcheckOptions& opt) {

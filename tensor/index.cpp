@@ -9,19 +9,6 @@
 
 namespace ember::kernel {
 
-namespace {
-// "[3, 17]": the multi-index of flat position i in shape s.
-std::string position_str(int64_t i, const Shape& s) {
-  Shape idx(s.size());
-  for (size_t d = s.size(); d-- > 0;) {
-    idx[d] = s[d] ? i % s[d] : 0;
-    i = s[d] ? i / s[d] : 0;
-  }
-  std::string out = "[";
-  for (size_t d = 0; d < idx.size(); ++d) out += (d ? ", " : "") + std::to_string(idx[d]);
-  return out + "]";
-}
-}  // namespace
 
 void check_ids(const Tensor& ids, int64_t n, const char* op, const char* what, const char* range) {
   EMBER_CHECK(ids.dtype() == kInt64, op,
@@ -29,7 +16,7 @@ void check_ids(const Tensor& ids, int64_t n, const char* op, const char* what, c
   std::vector<int64_t> v = ids.to_vector<int64_t>();
   for (size_t i = 0; i < v.size(); ++i) {
     EMBER_CHECK(v[i] >= 0 && v[i] < n, op,
-                what << " " << v[i] << " at " << position_str(static_cast<int64_t>(i), ids.shape())
+                what << " " << v[i] << " at " << index_str(static_cast<int64_t>(i), ids.shape())
                      << " is outside " << range << " [0, " << n << ") (" << what << "s of shape "
                      << shape_str(ids.shape()) << ")");
   }

@@ -266,6 +266,12 @@ Tensor softmax_impl(const Tensor& x, int64_t d, const char* op) {
           if constexpr (!Log) orow[k] = e;
           s += e;
         }
+        if (s == 0) {
+          // Every entry is -inf (e.g. a fully masked attention row): the
+          // documented rule is weight 0 everywhere (log: -inf), never NaN.
+          for (int64_t k = 0; k < K; ++k) orow[k] = Log ? -std::numeric_limits<T>::infinity() : T(0);
+          continue;
+        }
         if constexpr (Log) {
           T ls = std::log(s);
           for (int64_t k = 0; k < K; ++k) orow[k] = row[k] - mx - ls;

@@ -14,6 +14,19 @@ std::string shape_str(const Shape& s) {
   return os.str();
 }
 
+std::string index_str(int64_t i, const Shape& s) {
+  Shape idx(s.size());
+  for (size_t d = s.size(); d-- > 0;) {
+    idx[d] = s[d] ? i % s[d] : 0;
+    i = s[d] ? i / s[d] : 0;
+  }
+  std::ostringstream os;
+  os << "[";
+  for (size_t d = 0; d < idx.size(); ++d) os << (d ? ", " : "") << idx[d];
+  os << "]";
+  return os.str();
+}
+
 int64_t checked_numel(const Shape& s, const char* op) {
   int64_t n = 1;
   for (size_t i = 0; i < s.size(); ++i) {

@@ -17,6 +17,9 @@ using Shape = std::vector<int64_t>;
 // "(2, 3, 4)"; "()" for a scalar.
 std::string shape_str(const Shape& s);
 
+// "[3, 17]": the multi-index of row-major flat position i in shape s.
+std::string index_str(int64_t i, const Shape& s);
+
 // Product of sizes; throws ember::Error naming `op` if a size is negative or
 // the product overflows int64 (checked before anything is allocated).
 int64_t checked_numel(const Shape& s, const char* op);

@@ -1,0 +1,124 @@
+#include "nn/attention.h"
+
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include "autograd/ops.h"
+#include "tensor/factory.h"
+#include "tensor/kernels.h"
+
+namespace ember::nn {
+
+Attention scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
+                                       bool causal) {
+  EMBER_CHECK(q.dim() >= 2 && k.dim() >= 2 && v.dim() >= 2, "scaled_dot_product_attention",
+              "q, k, v need shape (..., T, d), got " << shape_str(q.shape()) << ", " << shape_str(k.shape()) << ", "
+                                                     << shape_str(v.shape()));
+  EMBER_CHECK(q.size(-1) == k.size(-1) && k.size(-2) == v.size(-2), "scaled_dot_product_attention",
+              "q " << shape_str(q.shape()) << " and k " << shape_str(k.shape()) << " must share d, and k and v "
+                   << shape_str(v.shape()) << " must share Tk");
+  const int64_t Tq = q.size(-2), Tk = k.size(-2);
+  const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
+  Tensor scores = matmul(q, transpose(k, -2, -1)) * scale;  // (…, Tq, Tk)
+  const double neg_inf = -std::numeric_limits<double>::infinity();
+  if (mask.defined()) {
+    Shape b = broadcast_shapes(scores.shape(), mask.shape(), "scaled_dot_product_attention");
+    EMBER_CHECK(b == scores.shape(), "scaled_dot_product_attention",
+                "mask of shape " << shape_str(mask.shape()) << " does not broadcast to the scores "
+                                 << shape_str(scores.shape()));
+    if (mask.dtype() == kBool) scores = masked_fill(scores, eq(mask, 0.0), neg_inf);  // false = blocked
+    else scores = scores + mask;
+  }
+  if (causal) {
+    // key j is in the future of query i when j > i
+    Tensor future = kernel::triu(ones({Tq, Tk}, kBool), 1);
+    scores = masked_fill(scores, future, neg_inf);
+  }
+  Tensor weights = softmax(scores, -1);  // an all -inf row gives all zeros (tensor/reduce.cpp)
+  return {matmul(weights, v), weights};
+}
+
+// ---- additive (Bahdanau) attention ----
+AdditiveAttention::AdditiveAttention(int64_t Dq, int64_t Dk, int64_t A, uint64_t seed, DType dtype) {
+  Generator gen(seed);
+  w = register_module("w", std::make_shared<Linear>(Dq, A, false, gen, dtype));
+  u = register_module("u", std::make_shared<Linear>(Dk, A, true, gen, dtype));
+  v = register_module("v", std::make_shared<Linear>(A, 1, false, gen, dtype));
+}
+
+Attention AdditiveAttention::forward(const Tensor& s, const Tensor& h, const Tensor& mask) const {
+  EMBER_CHECK(s.dim() == 2 && h.dim() == 3 && s.size(0) == h.size(0), "AdditiveAttention",
+              "expected s (B, Dq) and h (B, T, Dk), got " << shape_str(s.shape()) << " and " << shape_str(h.shape()));
+  // e (B, T) = v(tanh(W s (B, 1, A) + U h (B, T, A)))
+  Tensor e = squeeze(v->forward(tanh(unsqueeze(w->forward(s), 1) + u->forward(h))), -1);
+  if (mask.defined()) {
+    EMBER_CHECK(mask.dtype() == kBool && mask.shape() == e.shape(), "AdditiveAttention",
+                "mask must be bool " << shape_str(e.shape()) << ", got " << dtype_name(mask.dtype()) << " "
+                                     << shape_str(mask.shape()));
+    e = masked_fill(e, eq(mask, 0.0), -std::numeric_limits<double>::infinity());
+  }
+  Tensor alpha = softmax(e, -1);                                       // (B, T)
+  Tensor context = squeeze(matmul(unsqueeze(alpha, 1), h), 1);         // (B, 1, T) @ (B, T, Dk) -> (B, Dk)
+  return {context, alpha};
+}
+
+// ---- multi-head attention ----
+MultiHeadAttention::MultiHeadAttention(int64_t dim, int64_t heads, bool causal, bool bias, uint64_t seed, DType dtype)
+    : dim_(dim), heads_(heads), causal_(causal) {
+  EMBER_CHECK(heads > 0 && dim > 0 && dim % heads == 0, "MultiHeadAttention",
+              "dim " << dim << " must be a positive multiple of heads " << heads << " (each head gets dim / heads)");
+  Generator gen(seed);
+  w_q = register_module("w_q", std::make_shared<Linear>(dim, dim, bias, gen, dtype));
+  w_k = register_module("w_k", std::make_shared<Linear>(dim, dim, bias, gen, dtype));
+  w_v = register_module("w_v", std::make_shared<Linear>(dim, dim, bias, gen, dtype));
+  w_o = register_module("w_o", std::make_shared<Linear>(dim, dim, bias, gen, dtype));
+}
+
+Tensor MultiHeadAttention::forward(const Tensor& x, const Tensor& mask) { return forward(x, x, x, mask).output; }
+
+Attention MultiHeadAttention::forward(const Tensor& query, const Tensor& key, const Tensor& value, const Tensor& mask) {
+  EMBER_CHECK(query.dim() == 3 && key.dim() == 3 && value.dim() == 3 && query.size(2) == dim_ && key.size(2) == dim_ &&
+                  value.size(2) == dim_ && key.size(1) == value.size(1) && query.size(0) == key.size(0) &&
+                  key.size(0) == value.size(0),
+              "MultiHeadAttention",
+              "expected query (B, Tq, " << dim_ << ") and key/value (B, Tk, " << dim_ << "), got "
+                                        << shape_str(query.shape()) << ", " << shape_str(key.shape()) << ", "
+                                        << shape_str(value.shape()));
+  const int64_t B = query.size(0), Tq = query.size(1), Tk = key.size(1), h = heads_, d = dim_ / heads_;
+  // (B, T, D) -> (B, T, h, d) -> (B, h, T, d): a view, no copy
+  auto split = [&](const Tensor& t, int64_t T) { return transpose(view(t, {B, T, h, d}), 1, 2); };
+  Tensor q = split(w_q->forward(query), Tq);
+  Tensor k = split(w_k->forward(key), Tk);
+  Tensor v = split(w_v->forward(value), Tk);
+  Attention a = scaled_dot_product_attention(q, k, v, mask, causal_);  // (B, h, Tq, d)
+  // merge heads: (B, h, Tq, d) -> (B, Tq, h, d) -> (B, Tq, D)
+  Tensor merged = reshape(transpose(a.output, 1, 2), {B, Tq, dim_});
+  return {w_o->forward(merged), a.weights};
+}
+
+std::string MultiHeadAttention::extra_repr() const {
+  std::ostringstream os;
+  os << "dim=" << dim_ << ", heads=" << heads_ << (causal_ ? ", causal" : "");
+  return os.str();
+}
+
+// ---- Transformer block ----
+TransformerBlock::TransformerBlock(int64_t dim, int64_t heads, int64_t mlp_ratio, double p, bool causal, uint64_t seed,
+                                   DType dtype) {
+  EMBER_CHECK(mlp_ratio > 0, "TransformerBlock", "mlp_ratio must be positive, got " << mlp_ratio);
+  Generator gen(seed);
+  ln1 = register_module("ln1", std::make_shared<LayerNorm>(dim, 1e-5, dtype));
+  attn = register_module("attn", std::make_shared<MultiHeadAttention>(dim, heads, causal, true, gen.next_u64(), dtype));
+  ln2 = register_module("ln2", std::make_shared<LayerNorm>(dim, 1e-5, dtype));
+  fc1 = register_module("fc1", std::make_shared<Linear>(dim, mlp_ratio * dim, true, gen, dtype));
+  fc2 = register_module("fc2", std::make_shared<Linear>(mlp_ratio * dim, dim, true, gen, dtype));
+  drop = register_module("drop", std::make_shared<Dropout>(p, gen.next_u64()));
+}
+
+Tensor TransformerBlock::forward(const Tensor& x) {
+  Tensor y = x + drop->forward(attn->forward(ln1->forward(x)));
+  return y + drop->forward(fc2->forward(gelu(fc1->forward(ln2->forward(y)))));
+}
+
+}  // namespace ember::nn
