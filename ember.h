@@ -12,4 +12,5 @@
 #include "autograd/grad_mode.h"
 #include "autograd/gradcheck.h"
 #include "autograd/graph_export.h"
+#include "autograd/node.h"
 #include "autograd/ops.h"

@@ -1,12 +1,13 @@
-// The engine, in four steps:
+// The engine, in five steps:
 //   1. count, for every node reachable from the root, how many edges point at
 //      it (its dependencies) — an explicit stack, no recursion;
 //   2. start from the root's node with grad_output;
 //   3. pop a node whose gradient is complete (every consumer has contributed),
 //      run its hooks, call apply(), sum each input gradient back to the
-//      input's shape (the one place where broadcasting is undone), then either
-//      accumulate it into a leaf's .grad or add it to the next node's buffer;
-//   4. free saved tensors unless retain_graph.
+//      input's shape (the one place where broadcasting is undone), then add
+//      it to the next node's (or the leaf's) buffer;
+//   4. accumulate each leaf's total gradient into its .grad;
+//   5. free saved tensors unless retain_graph.
 // A tensor used on several paths gets the sum of all of them because a node
 // runs only after all its consumers have added their share.
 #include "autograd/engine.h"
@@ -99,6 +100,8 @@ void backward(const Tensor& root, const Tensor& grad_output, bool retain_graph) 
   // 2-3. Run nodes whose gradient is complete.
   std::unordered_map<Node*, Tensor> buffer{{root.grad_fn().get(), g0}};
   std::vector<Node*> ready{root.grad_fn().get()};
+  std::unordered_map<TensorImpl*, size_t> leaf_index;          // leaf -> position in leaf_grads
+  std::vector<std::pair<TensorImpl*, Tensor>> leaf_grads;      // in order of first arrival
   while (!ready.empty()) {
     Node* n = ready.back();
     ready.pop_back();
@@ -129,7 +132,12 @@ void backward(const Tensor& root, const Tensor& grad_output, bool retain_graph) 
         }
       }
       if (e.leaf) {
-        if (gi.defined()) accumulate(e.leaf.get(), run_hooks(e.leaf->hooks, gi));
+        // Summed over all paths first; hooks and .grad see the total once.
+        if (gi.defined()) {
+          auto [it, fresh] = leaf_index.try_emplace(e.leaf.get(), leaf_grads.size());
+          if (fresh) leaf_grads.emplace_back(e.leaf.get(), std::move(gi));
+          else leaf_grads[it->second].second = kernel::binary(kernel::Binary::Add, leaf_grads[it->second].second, gi);
+        }
         continue;
       }
       Node* next = e.node.get();
@@ -142,7 +150,12 @@ void backward(const Tensor& root, const Tensor& grad_output, bool retain_graph) 
     }
   }
 
-  // 4. Free what the nodes saved.
+  // 4. Leaves: run their hooks on the complete gradient, accumulate into .grad.
+  // (Nothing is written to a leaf before the whole graph has run, so an error
+  // above leaves every .grad as it was.)
+  for (auto& [leaf, g] : leaf_grads) accumulate(leaf, run_hooks(leaf->hooks, std::move(g)));
+
+  // 5. Free what the nodes saved.
   if (!retain_graph) {
     for (Node* n : visited) n->release_saved();
   }

@@ -39,7 +39,7 @@ std::string to_dot(const Tensor& root) {
     std::string nid = id_of(n, "n");
     os << "  " << nid << " [shape=box, style=filled, fillcolor=\"#dfe8f5\", label=\"" << n->name();
     for (SavedTensor* s : n->saved())
-      if (s->defined()) os << "\\nsaved " << dtype_name(s->peek().dtype()) << " " << shape_str(s->peek().shape());
+      if (s->peek().defined()) os << "\\nsaved " << dtype_name(s->peek().dtype()) << " " << shape_str(s->peek().shape());
     os << "\"];\n";
     for (const Edge& e : n->next) {
       if (e.node) {

@@ -41,7 +41,9 @@ class SavedTensor {
     tensor_ = Tensor();
     released_ = true;
   }
-  bool defined() const { return tensor_.defined(); }
+  // True if a tensor was saved (even if a backward has freed it since: get()
+  // then reports the second backward instead of silently returning nothing).
+  bool defined() const { return tensor_.defined() || released_; }
   const Tensor& peek() const { return tensor_; }  // no checks (graph export)
 
  private:

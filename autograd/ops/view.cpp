@@ -1,5 +1,7 @@
 // Views and copies. A view's backward puts the gradient back where the view
 // came from: reshape back, transpose back, pad a narrow with zeros, …
+#include <algorithm>
+
 #include "autograd/node.h"
 #include "autograd/ops.h"
 #include "tensor/factory.h"
@@ -88,7 +90,9 @@ struct ExpandBackward final : Node {
 struct SliceBackward;
 Tensor slice(const Tensor& x, int64_t d, int64_t start, int64_t end, int64_t step) {
   Tensor out = kernel::slice(x, d, start, end, step);
-  record<SliceBackward>(out, {x}, x, out);
+  int64_t w = wrap_dim(d, x.dim(), "slice"), n = x.shape()[w];
+  int64_t first = std::clamp<int64_t>(start < 0 ? start + n : start, 0, n);  // as kernel::slice clamps it
+  record<SliceBackward>(out, {x}, x.shape(), w, first, step, out.shape()[w], false);
   return out;
 }
 Tensor narrow(const Tensor& x, int64_t d, int64_t start, int64_t length) {
@@ -105,28 +109,25 @@ Tensor narrow(const Tensor& x, int64_t d, int64_t start, int64_t length) {
 }
 Tensor select(const Tensor& x, int64_t d, int64_t index) {
   Tensor out = kernel::select(x, d, index);
-  record<SliceBackward>(out, {x}, x, out);
+  int64_t w = wrap_dim(d, x.dim(), "select");
+  record<SliceBackward>(out, {x}, x.shape(), w, index < 0 ? index + x.shape()[w] : index, 1, 1, true);
   return out;
 }
-// Remembers where the view sits inside its input (offset, shape, strides
-// relative to the input's storage) and writes the gradient to that spot.
+// grad_x = zeros(x.shape) with grad_out written into the same slice
+// (elements start, start+step, ... of dim `dim`; select drops that dim).
 struct SliceBackward final : Node {
   EMBER_NODE_NAME(SliceBackward)
-  Shape in_shape, in_strides, v_shape, v_strides;
-  int64_t in_offset, v_offset;
-  SliceBackward(const Tensor& in, const Tensor& v)
-      : in_shape(in.shape()), in_strides(in.stride()), v_shape(v.shape()), v_strides(v.stride()),
-        in_offset(in.storage_offset()), v_offset(v.storage_offset()) {}
+  Shape in_shape;
+  int64_t dim, start, step, length;
+  bool dropped_dim;  // select
+  SliceBackward(Shape s, int64_t d, int64_t st, int64_t sp, int64_t len, bool drop)
+      : in_shape(std::move(s)), dim(d), start(st), step(sp), length(len), dropped_dim(drop) {}
   std::vector<Tensor> apply(const Tensor& g) override {
-    // Build the input-shaped zero gradient with the input's exact strides, so
-    // the view's (offset, strides) address the same elements in it.
-    int64_t span = 1;
-    for (size_t i = 0; i < in_shape.size(); ++i) span += (in_shape[i] - 1) * std::max<int64_t>(in_strides[i], 0);
-    bool empty_in = numel_of(in_shape) == 0;
-    Tensor buf = zeros({empty_in ? 0 : span}, g.dtype());
-    Tensor gin = kernel::as_strided(buf, in_shape, in_strides, 0);
-    kernel::copy_(kernel::as_strided(buf, v_shape, v_strides, v_offset - in_offset), g, "slice backward");
-    return {kernel::contiguous(gin)};
+    Tensor grad_x = zeros(in_shape, g.dtype());
+    Tensor part = dropped_dim ? kernel::select(grad_x, dim, start)
+                              : kernel::slice(grad_x, dim, start, start + (length - 1) * step + 1, step);
+    kernel::copy_(part, g, "slice backward");
+    return {grad_x};
   }
 };
 

@@ -1,0 +1,116 @@
+// autograd_basics: reverse-mode autodiff on the smallest graph that shows
+// everything (micrograd's example, plus one re-used value):
+//
+//   e = a * b,  n = e + c,  o = tanh(n),  L = o * a      (a is used twice)
+//
+//   ./build/examples/autograd_basics [--out DIR]     (writes DIR/autograd_basics.dot)
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <string>
+
+#include "autograd/node.h"  // Node::name(); ember.h only forward-declares Node
+#include "ember.h"
+
+using namespace ember;
+
+namespace {
+
+std::string fmt(double v, int width = 8) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%*.4f", width, v == 0 ? 0.0 : v);  // no "-0.0000"
+  return buf;
+}
+double val(const Tensor& t) { return t.item<double>(); }
+void line(const std::string& what, double v, const std::string& why = "") {
+  std::cout << "  " << what << std::string(what.size() < 34 ? 34 - what.size() : 0, ' ') << "=" << fmt(v)
+            << (why.empty() ? "" : "   " + why) << "\n";
+}
+Tensor leaf(double v, const char* name) {
+  Tensor t = scalar_tensor(v, kFloat64).requires_grad_();
+  t.set_name(name);
+  return t;
+}
+
+struct Graph {
+  Tensor e, n, o, L;
+};
+// The forward pass. Every op records a Node (MulBackward, AddBackward, ...)
+// that knows how to send a gradient back to its inputs.
+Graph forward(const Tensor& a, const Tensor& b, const Tensor& c) {
+  Graph g;
+  g.e = a * b;
+  g.n = g.e + c;
+  g.o = tanh(g.n);
+  g.L = g.o * a;
+  return g;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string out_dir = "out";
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::string(argv[i]) == "--out") out_dir = argv[i + 1];
+
+  Tensor a = leaf(0.5, "a"), b = leaf(-1.0, "b"), c = leaf(0.8, "c");
+
+  std::cout << "1. Forward: compute L and record the graph\n";
+  Graph g = forward(a, b, c);
+  line("a", val(a));
+  line("b", val(b));
+  line("c", val(c));
+  line("e = a * b", val(g.e));
+  line("n = e + c", val(g.n));
+  line("o = tanh(n)", val(g.o));
+  line("L = o * a", val(g.L), "(a is used a second time here)");
+  std::cout << "  L's grad_fn is " << g.L.grad_fn()->name() << "; o's is " << g.o.grad_fn()->name() << "\n\n";
+
+  std::cout << "2. Backward: L.backward() applies the chain rule from L back to the leaves\n";
+  // Leaves keep .grad; intermediates only if asked (retain_grad), to show them.
+  for (const Tensor& t : {g.e, g.n, g.o}) t.retain_grad();
+  g.L.backward();
+  const double A = val(a), B = val(b), O = val(g.o);
+  const double dL_do = A, dL_dn = dL_do * (1 - O * O), dL_de = dL_dn;
+  line("dL/do = a", val(g.o.grad()), "L = o * a: the other factor");
+  line("dL/dn = dL/do * (1 - o^2)", val(g.n.grad()), "tanh'(n) = 1 - tanh(n)^2");
+  line("dL/de = dL/dn * 1", val(g.e.grad()), "a sum passes the gradient through");
+  line("dL/dc = dL/dn * 1", val(c.grad()), "same for the other addend");
+  line("dL/db = dL/de * a", val(b.grad()), "e = a * b: the other factor");
+  line("dL/da = dL/de * b  +  o", val(a.grad()), "two paths, so two terms: via e, and directly");
+  std::cout << "  by hand: dL/do " << fmt(dL_do) << ", dL/dn " << fmt(dL_dn) << ", dL/db " << fmt(dL_de * A)
+            << ", dL/da " << fmt(dL_de * B + O) << "\n";
+  std::cout << "  a's two contributions arrive along two edges of the graph and are added\n"
+               "  into a.grad. (Inside the graph, a node runs only after all its consumers\n"
+               "  have sent their share, so it always passes on the complete gradient.)\n\n";
+
+  std::cout << "3. Gradients accumulate\n";
+  const double first = val(a.grad());
+  forward(a, b, c).L.backward();  // a new graph: the first was freed by backward()
+  line("a.grad after a second backward", val(a.grad()), "= 2 x " + fmt(first, 0) + ": added, not replaced");
+  std::cout << "  backward() adds into .grad, so gradients from several losses (or\n"
+               "  several batches) can be summed. A training step must therefore clear\n"
+               "  them first: that is zero_grad(), i.e. set_grad(Tensor()) on each parameter.\n";
+  for (const Tensor& t : {a, b, c}) t.set_grad(Tensor());
+  forward(a, b, c).L.backward();
+  line("a.grad after zero_grad + backward", val(a.grad()), "correct again");
+  std::cout << "\n";
+
+  std::cout << "4. The graph\n";
+  std::filesystem::create_directories(out_dir);
+  const std::string dot_path = (std::filesystem::path(out_dir) / "autograd_basics.dot").string();
+  write_dot(forward(a, b, c).L, dot_path);  // drawn before backward: shows what each node saved
+  std::cout << "  wrote " << dot_path << " (boxes: Nodes and what they saved; ellipses: leaves)\n";
+  if (std::system("command -v dot > /dev/null 2>&1") == 0) {
+    const std::string png = (std::filesystem::path(out_dir) / "autograd_basics.png").string();
+    const std::string cmd = "dot -Tpng '" + dot_path + "' -o '" + png + "'";
+    if (std::system(cmd.c_str()) == 0) std::cout << "  rendered " << png << "\n";
+    else std::cout << "  dot failed; try: " << cmd << "\n";
+  } else {
+    std::cout << "  Graphviz is not installed. To draw it: dot -Tpng " << dot_path << " -o graph.png\n"
+                 "  (or paste the file into any online Graphviz viewer)\n";
+  }
+  return 0;
+}

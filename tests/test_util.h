@@ -1,0 +1,58 @@
+// Helpers shared by the test files.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "ember.h"
+
+namespace ember::test {
+
+// Runs f, which must throw ember::Error containing every one of `parts`;
+// returns the message (empty if nothing or something else was thrown).
+template <typename F>
+std::string expect_error(F&& f, std::initializer_list<std::string> parts, const char* file = __builtin_FILE(),
+                         int line = __builtin_LINE()) {
+  ::testing::ScopedTrace trace(file, line, "expect_error");
+  std::string msg;
+  try {
+    f();
+    ADD_FAILURE() << "expected ember::Error, nothing was thrown";
+    return "";
+  } catch (const Error& e) {
+    msg = e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "expected ember::Error, got another exception: " << e.what();
+    return "";
+  }
+  for (const auto& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "message \"" << msg << "\" lacks \"" << p << "\"";
+  return msg;
+}
+
+// Row-major values as doubles, whatever the float dtype.
+inline std::vector<double> values(const Tensor& t) { return t.to_vector<double>(); }
+
+// Every element of `actual` within tol of `expected` (same count).
+inline void expect_values(const Tensor& actual, const std::vector<double>& expected, double tol = 1e-9,
+                          const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
+  ::testing::ScopedTrace trace(file, line, "expect_values");
+  ASSERT_TRUE(actual.defined()) << "tensor is undefined";
+  std::vector<double> v = values(actual);
+  ASSERT_EQ(v.size(), expected.size()) << "shape " << shape_str(actual.shape());
+  for (size_t i = 0; i < v.size(); ++i) EXPECT_NEAR(v[i], expected[i], tol) << "at flat index " << i;
+}
+
+// Two tensors of the same shape, elementwise within tol.
+inline void expect_close(const Tensor& actual, const Tensor& expected, double tol = 1e-9,
+                         const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
+  ::testing::ScopedTrace trace(file, line, "expect_close");
+  ASSERT_TRUE(actual.defined()) << "tensor is undefined";
+  ASSERT_EQ(shape_str(actual.shape()), shape_str(expected.shape()));
+  expect_values(actual, values(expected), tol, file, line);
+}
+
+}  // namespace ember::test
