@@ -5,8 +5,8 @@
 #   bash scripts/deps.sh --bench   also python3-torch/numpy for bench/compare.sh
 set -euo pipefail
 
-pkgs=(cmake g++ make pkg-config libopenblas-dev libgtest-dev libbenchmark-dev
-      nlohmann-json3-dev libstb-dev graphviz)
+pkgs=(cmake g++ make pkg-config libopenblas-dev libopenblas-openmp-dev libgtest-dev libbenchmark-dev
+      nlohmann-json3-dev zlib1g-dev libstb-dev libcli11-dev graphviz)
 for arg in "$@"; do
   case $arg in
     --bench) pkgs+=(python3 python3-torch python3-numpy) ;;

@@ -115,7 +115,13 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   Tensor A = a.dim() == 1 ? unsqueeze(a, 0) : a;
   Tensor B = b.dim() == 1 ? unsqueeze(b, 1) : b;
   Shape ba(A.shape().begin(), A.shape().end() - 2), bb(B.shape().begin(), B.shape().end() - 2);
-  Shape batch = broadcast_shapes(ba, bb, "matmul");
+  Shape batch;
+  try {
+    batch = broadcast_shapes(ba, bb, "matmul");
+  } catch (const Error&) {
+    EMBER_FAIL("matmul", "batch dims of a " << shape_str(a.shape()) << " and b " << shape_str(b.shape())
+                                            << " cannot be broadcast: " << shape_str(ba) << " vs " << shape_str(bb));
+  }
   Shape ta = batch, tb = batch;
   ta.push_back(A.size(-2));
   ta.push_back(A.size(-1));

@@ -33,12 +33,12 @@ Tensor tensor(std::initializer_list<float> v, const Shape& s) { return from_valu
 Tensor scalar_tensor(double value, DType dtype) { return full({}, value, dtype); }
 
 Tensor full(const Shape& shape, double value, DType dtype) {
-  Tensor t = empty(shape, dtype);
+  Tensor t = empty(shape, dtype, "full");
   kernel::fill_(t, value);
   return t;
 }
 Tensor zeros(const Shape& shape, DType dtype) {
-  Tensor t = empty(shape, dtype);
+  Tensor t = empty(shape, dtype, "zeros");
   // Large buffers are zeroed by all threads: a big gradient (e.g. a (V, D)
   // embedding table) is bound by memory bandwidth.
   char* p = static_cast<char*>(t.raw_data());
@@ -46,7 +46,11 @@ Tensor zeros(const Shape& shape, DType dtype) {
   detail::parallel_for(nbytes, int64_t{1} << 20, [&](int64_t b, int64_t e) { std::memset(p + b, 0, static_cast<size_t>(e - b)); });
   return t;
 }
-Tensor ones(const Shape& shape, DType dtype) { return full(shape, 1.0, dtype); }
+Tensor ones(const Shape& shape, DType dtype) {
+  Tensor t = empty(shape, dtype, "ones");
+  kernel::fill_(t, 1.0);
+  return t;
+}
 Tensor zeros_like(const Tensor& t) { return zeros(t.shape(), t.dtype()); }
 Tensor ones_like(const Tensor& t) { return ones(t.shape(), t.dtype()); }
 Tensor full_like(const Tensor& t, double value) { return full(t.shape(), value, t.dtype()); }
@@ -57,7 +61,7 @@ Tensor arange(double start, double end, double step, DType dtype) {
   EMBER_CHECK(std::isfinite(start) && std::isfinite(end), "arange", "start " << start << " and end " << end << " must be finite");
   double count = std::ceil((end - start) / step);
   int64_t n = count > 0 ? static_cast<int64_t>(count) : 0;
-  Tensor t = empty({n}, dtype);
+  Tensor t = empty({n}, dtype, "arange");
   EMBER_DISPATCH_NUMERIC(dtype, "arange", [&]<typename T>() {
     T* p = t.data_ptr<T>();
     for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(start + static_cast<double>(i) * step);
@@ -67,7 +71,9 @@ Tensor arange(double start, double end, double step, DType dtype) {
 
 Tensor eye(int64_t n, int64_t m, DType dtype) {
   if (m < 0) m = n;
-  Tensor t = zeros({n, m}, dtype);
+  EMBER_CHECK(n >= 0, "eye", "negative size n = " << n);
+  Tensor t = empty({n, m}, dtype, "eye");
+  kernel::fill_(t, 0.0);
   EMBER_DISPATCH_ALL(dtype, "eye", [&]<typename T>() {
     T* p = t.data_ptr<T>();
     for (int64_t i = 0; i < std::min(n, m); ++i) p[i * m + i] = static_cast<T>(1);
@@ -114,19 +120,19 @@ Tensor rand(const Shape& shape, Generator& gen, DType dtype) { return uniform(sh
 Tensor randn(const Shape& shape, Generator& gen, DType dtype) { return normal(shape, 0.0, 1.0, gen, dtype); }
 Tensor uniform(const Shape& shape, double lo, double hi, Generator& gen, DType dtype) {
   EMBER_CHECK(is_floating(dtype), "uniform", "dtype must be floating, got " << dtype_name(dtype));
-  Tensor t = empty(shape, dtype);
+  Tensor t = empty(shape, dtype, "uniform");
   uniform_(t, lo, hi, gen);
   return t;
 }
 Tensor normal(const Shape& shape, double mean, double std, Generator& gen, DType dtype) {
   EMBER_CHECK(is_floating(dtype), "normal", "dtype must be floating, got " << dtype_name(dtype));
-  Tensor t = empty(shape, dtype);
+  Tensor t = empty(shape, dtype, "normal");
   normal_(t, mean, std, gen);
   return t;
 }
 Tensor randint(int64_t low, int64_t high, const Shape& shape, Generator& gen) {
   EMBER_CHECK(low < high, "randint", "low " << low << " must be < high " << high);
-  Tensor t = empty(shape, kInt64);
+  Tensor t = empty(shape, kInt64, "randint");
   int64_t* p = t.data_ptr<int64_t>();
   uint64_t range = static_cast<uint64_t>(high) - static_cast<uint64_t>(low);
   for (int64_t i = 0; i < t.numel(); ++i) p[i] = static_cast<int64_t>(static_cast<uint64_t>(low) + gen.next_below(range));

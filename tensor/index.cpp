@@ -77,13 +77,15 @@ void index_add_(const Tensor& x, int64_t d, const Tensor& ids, const Tensor& src
       const int64_t N = x.shape()[d];
       T* px = x.data_ptr<T>();
       const T* ps = sc.data_ptr<T>();
-      // Parallel over the outer dims and columns: each destination element is
-      // owned by one thread, ids are visited in order.
-      detail::parallel_for(A * C, detail::kGrain / std::max<int64_t>(I, 1) + 1, [&](int64_t b, int64_t e) {
-        for (int64_t i = 0; i < I; ++i) {
-          for (int64_t ac = b; ac < e; ++ac) {
-            int64_t a = ac / C, c = ac % C;
-            px[(a * N + id[i]) * C + c] += ps[(a * I + i) * C + c];
+      // Each thread owns a range of columns c, so every destination element
+      // has one writer and receives the ids' rows in order (deterministic);
+      // the inner loop is a plain contiguous row add.
+      detail::parallel_for(C, std::max<int64_t>(16, detail::kGrain / std::max<int64_t>(A * I, 1)), [&](int64_t c0, int64_t c1) {
+        for (int64_t a = 0; a < A; ++a) {
+          for (int64_t i = 0; i < I; ++i) {
+            T* dst = px + (a * N + id[i]) * C;
+            const T* src = ps + (a * I + i) * C;
+            for (int64_t c = c0; c < c1; ++c) dst[c] += src[c];
           }
         }
       });

@@ -31,10 +31,10 @@ bool Tensor::is_contiguous() const {
   return true;
 }
 
-Tensor empty(const Shape& shape, DType dtype) {
-  int64_t n = checked_numel(shape, "empty");
+Tensor empty(const Shape& shape, DType dtype, const char* op) {
+  int64_t n = checked_numel(shape, op);
   size_t esize = dtype_size(dtype);
-  EMBER_CHECK(n <= static_cast<int64_t>(INT64_MAX / static_cast<int64_t>(esize)), "empty",
+  EMBER_CHECK(n <= static_cast<int64_t>(INT64_MAX / static_cast<int64_t>(esize)), op,
               "shape " << shape_str(shape) << " of " << dtype_name(dtype) << " needs more bytes than fit in int64");
   auto impl = std::make_shared<TensorImpl>();
   impl->storage = std::make_shared<Storage>(static_cast<size_t>(n) * esize);

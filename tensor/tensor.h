@@ -141,8 +141,8 @@ struct TensorImpl {
 };
 
 // Allocates an uninitialized contiguous tensor (the caller fills it).
-// Validates sizes and overflow before allocating.
-Tensor empty(const Shape& shape, DType dtype = kFloat32);
+// Validates sizes and overflow before allocating; errors name `op`.
+Tensor empty(const Shape& shape, DType dtype = kFloat32, const char* op = "empty");
 
 std::ostream& operator<<(std::ostream& os, const Tensor& t);
 

@@ -1,0 +1,152 @@
+// Threads: the same inputs and thread count give bitwise-identical results;
+// elementwise ops (no reduction order involved) and ember's reductions (fixed
+// blocks, partials added in order) do not depend on the thread count at all.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "ember.h"
+
+namespace {
+
+using namespace ember;
+
+std::vector<double> vals(const Tensor& t) { return t.to_vector<double>(); }
+
+class TensorThreads : public ::testing::Test {
+ protected:
+  void SetUp() override { saved_ = get_num_threads(); }
+  void TearDown() override { set_num_threads(saved_); }
+  int saved_ = 1;
+};
+
+// Big enough (> 100k elements) that every op takes its parallel path.
+struct Inputs {
+  Tensor v;     // (300000)
+  Tensor m;     // (400, 500)
+  Tensor a, b;  // (300, 200), (200, 250)
+};
+Inputs make_inputs(DType dt) {
+  Generator g(99);
+  return {randn({300000}, g, dt), randn({400, 500}, g, dt), randn({300, 200}, g, dt), randn({200, 250}, g, dt)};
+}
+
+struct Results {
+  std::vector<double> sum_all, sum_rows, sum_cols, mean_all, softmax_rows, softmax_cols, log_softmax, matmul, var;
+  std::vector<double> exp, gelu, add_bcast, mul_strided, where_, max_vals;
+  std::vector<int64_t> max_idx;
+};
+Results run(const Inputs& in) {
+  Results r;
+  r.sum_all = vals(in.v.sum());
+  r.sum_rows = vals(in.m.sum({1}));
+  r.sum_cols = vals(in.m.sum({0}));
+  r.mean_all = vals(in.m.mean());
+  r.softmax_rows = vals(softmax(in.m, 1));
+  r.softmax_cols = vals(softmax(in.m, 0));
+  r.log_softmax = vals(log_softmax(in.m, -1));
+  r.matmul = vals(matmul(in.a, in.b));
+  r.var = vals(var(in.m, {1}));
+  r.exp = vals(exp(in.v));
+  r.gelu = vals(gelu(in.m.t()));
+  r.add_bcast = vals(in.m + in.m.select(0, 3));
+  r.mul_strided = vals(in.m.t() * in.m.t().contiguous());
+  r.where_ = vals(where(gt(in.m, 0.0), in.m, in.m * 0.01));
+  auto [mv, mi] = max(in.m, 1);
+  r.max_vals = vals(mv);
+  r.max_idx = mi.to_vector<int64_t>();
+  return r;
+}
+
+void expect_same(const Results& x, const Results& y, bool include_blas) {
+  EXPECT_EQ(x.sum_all, y.sum_all);
+  EXPECT_EQ(x.sum_rows, y.sum_rows);
+  EXPECT_EQ(x.sum_cols, y.sum_cols);
+  EXPECT_EQ(x.mean_all, y.mean_all);
+  EXPECT_EQ(x.softmax_rows, y.softmax_rows);
+  EXPECT_EQ(x.softmax_cols, y.softmax_cols);
+  EXPECT_EQ(x.log_softmax, y.log_softmax);
+  if (include_blas) {
+    EXPECT_EQ(x.matmul, y.matmul);
+  }
+  EXPECT_EQ(x.var, y.var);
+  EXPECT_EQ(x.exp, y.exp);
+  EXPECT_EQ(x.gelu, y.gelu);
+  EXPECT_EQ(x.add_bcast, y.add_bcast);
+  EXPECT_EQ(x.mul_strided, y.mul_strided);
+  EXPECT_EQ(x.where_, y.where_);
+  EXPECT_EQ(x.max_vals, y.max_vals);
+  EXPECT_EQ(x.max_idx, y.max_idx);
+}
+
+TEST_F(TensorThreads, SetAndGet) {
+  set_num_threads(1);
+  EXPECT_EQ(get_num_threads(), 1);
+  set_num_threads(2);
+  EXPECT_EQ(get_num_threads(), 2);
+  try {
+    set_num_threads(0);
+    ADD_FAILURE() << "set_num_threads(0) did not throw";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("set_num_threads: ", 0), 0u) << e.what();
+    EXPECT_NE(std::string(e.what()).find("0"), std::string::npos);
+  }
+  EXPECT_EQ(get_num_threads(), 2);  // unchanged by the refused call
+}
+
+TEST_F(TensorThreads, SameThreadCountIsBitwiseReproducible) {
+  for (DType dt : {kFloat32, kFloat64}) {
+    SCOPED_TRACE(dtype_name(dt));
+    Inputs in = make_inputs(dt);
+    for (int n : {1, 2}) {
+      SCOPED_TRACE(n);
+      set_num_threads(n);
+      Results first = run(in);
+      Results second = run(in);
+      expect_same(first, second, /*include_blas=*/true);
+    }
+  }
+}
+
+TEST_F(TensorThreads, ResultsDoNotDependOnThreadCount) {
+  // Elementwise results are per-element; ember's reductions use fixed blocks
+  // summed in order. (BLAS is left out: OpenBLAS may split K differently.)
+  for (DType dt : {kFloat32, kFloat64}) {
+    SCOPED_TRACE(dtype_name(dt));
+    Inputs in = make_inputs(dt);
+    set_num_threads(1);
+    Results one = run(in);
+    set_num_threads(2);
+    Results two = run(in);
+    expect_same(one, two, /*include_blas=*/false);
+  }
+}
+
+TEST_F(TensorThreads, ParallelResultsAreCorrect) {
+  // Not only reproducible but right: compare with plain loops.
+  set_num_threads(2);
+  Inputs in = make_inputs(kFloat64);
+  std::vector<double> v = vals(in.v);
+  double s = 0;
+  for (double x : v) s += x;
+  EXPECT_NEAR(in.v.sum().item<double>(), s, 1e-9);
+  std::vector<double> e = vals(exp(in.v));
+  for (size_t i = 0; i < v.size(); i += 997) EXPECT_EQ(e[i], std::exp(v[i])) << i;
+  std::vector<double> m = vals(in.m), cols = vals(in.m.sum({0}));
+  for (int j = 0; j < 500; j += 37) {
+    double c = 0;
+    for (int i = 0; i < 400; ++i) c += m[i * 500 + j];
+    EXPECT_NEAR(cols[j], c, 1e-11) << j;
+  }
+  std::vector<double> sm = vals(softmax(in.m, 1));
+  for (int i = 0; i < 400; i += 41) {
+    double z = 0;
+    for (int j = 0; j < 500; ++j) z += sm[i * 500 + j];
+    EXPECT_NEAR(z, 1.0, 1e-13) << i;
+  }
+  Tensor big = full({5000000}, 0.1);  // float32, several blocks per thread
+  EXPECT_EQ(big.sum().item<float>(), static_cast<float>(5e6 * static_cast<double>(0.1f)));
+}
+
+}  // namespace
