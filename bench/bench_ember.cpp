@@ -14,12 +14,15 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <cblas.h>
 
 #include "ember.h"
+#include "nn/attention.h"
+#include "nn/embedding.h"
 
 namespace {
 
@@ -102,6 +105,38 @@ std::vector<Workload> workloads() {
                    ember::matmul(a, b).sum().backward();
                    a.set_grad(Tensor());
                    b.set_grad(Tensor());
+                 });
+               }});
+
+  // One pre-LN Transformer block (D = 256, 8 heads, MLP 4D, no dropout,
+  // causal) on x (B=8, T=128, D) float32: forward, then out.sum().backward()
+  // into x and every parameter; gradients cleared each iteration.
+  w.push_back({"attention_block_fwd_bwd", 10, [] {
+                 auto block = std::make_shared<ember::nn::TransformerBlock>(256, 8, /*mlp_ratio=*/4, /*dropout=*/0.0,
+                                                                           /*causal=*/true, /*seed=*/0);
+                 Tensor x = ember::randn({8, 128, 256});
+                 x.requires_grad_();
+                 return std::function<void()>([block, x]() mutable {
+                   block->forward(x).sum().backward();
+                   block->zero_grad();
+                   x.set_grad(Tensor());
+                 });
+               }});
+
+  // The GPT-2 embedding stage (lesson A at full size): token (V=50257, D=768)
+  // + learned positional (L=1024, D) on ids (B=8, T=256), forward, then
+  // out.sum().backward() into both tables. Gradients are set to none each
+  // iteration, so every backward builds a fresh dense (V, D) gradient (154 MB),
+  // as PyTorch's nn.Embedding does by default.
+  w.push_back({"embed_fwd_bwd_gpt2", 10, [] {
+                 auto composer = std::make_shared<ember::nn::EmbeddingComposer>(
+                     std::make_shared<ember::nn::Embedding>(50257, 768, /*seed=*/0),
+                     std::make_shared<ember::nn::LearnedPositionalEmbedding>(1024, 768, /*seed=*/1));
+                 ember::Generator g(2);
+                 Tensor ids = ember::randint(0, 50257, {8, 256}, g);
+                 return std::function<void()>([composer, ids] {
+                   composer->forward(ids).sum().backward();
+                   composer->zero_grad();
                  });
                }});
 

@@ -62,6 +62,59 @@ def matmul_fwd_bwd_1024():
     return body
 
 
+class Block(torch.nn.Module):
+    """A pre-LN Transformer block like nanoGPT's, written out by hand (torch
+    1.13 has no F.scaled_dot_product_attention): separate q/k/v/o Linears,
+    masked_fill + softmax attention, exact GELU, no dropout."""
+
+    def __init__(self, dim, heads, mlp_ratio=4):
+        super().__init__()
+        self.heads = heads
+        self.ln1, self.ln2 = torch.nn.LayerNorm(dim), torch.nn.LayerNorm(dim)
+        self.w_q, self.w_k = torch.nn.Linear(dim, dim), torch.nn.Linear(dim, dim)
+        self.w_v, self.w_o = torch.nn.Linear(dim, dim), torch.nn.Linear(dim, dim)
+        self.fc1, self.fc2 = torch.nn.Linear(dim, mlp_ratio * dim), torch.nn.Linear(mlp_ratio * dim, dim)
+
+    def attn(self, x):
+        B, T, D = x.shape
+        h, d = self.heads, D // self.heads
+        q = self.w_q(x).view(B, T, h, d).transpose(1, 2)  # (B, h, T, d)
+        k = self.w_k(x).view(B, T, h, d).transpose(1, 2)
+        v = self.w_v(x).view(B, T, h, d).transpose(1, 2)
+        scores = (q @ k.transpose(-2, -1)) * (1.0 / d ** 0.5)
+        future = torch.triu(torch.ones(T, T, dtype=torch.bool), 1)
+        weights = torch.softmax(scores.masked_fill(future, float("-inf")), dim=-1)
+        y = (weights @ v).transpose(1, 2).reshape(B, T, D)
+        return self.w_o(y)
+
+    def forward(self, x):
+        x = x + self.attn(self.ln1(x))
+        return x + self.fc2(torch.nn.functional.gelu(self.fc1(self.ln2(x))))
+
+
+def attention_block_fwd_bwd():
+    block = Block(256, 8)
+    x = torch.randn(8, 128, 256, requires_grad=True)
+
+    def body():
+        block(x).sum().backward()
+        block.zero_grad(set_to_none=True)
+        x.grad = None
+    return body
+
+
+def embed_fwd_bwd_gpt2():
+    tok, pos = torch.nn.Embedding(50257, 768), torch.nn.Embedding(1024, 768)
+    ids = torch.randint(0, 50257, (8, 256))
+    positions = torch.arange(256)
+
+    def body():
+        (tok(ids) + pos(positions)).sum().backward()
+        tok.weight.grad = None
+        pos.weight.grad = None
+    return body
+
+
 # name -> (setup, reps, ops_per_run); setup returns the timed body.
 WORKLOADS = {
     "matmul_1024": (matmul_1024, 10, 0),
@@ -70,6 +123,8 @@ WORKLOADS = {
     "small_op_overhead": (small_op_overhead, 20, 10000),
     "chain_2000_small_ops": (chain_2000_small_ops, 20, 0),
     "matmul_fwd_bwd_1024": (matmul_fwd_bwd_1024, 5, 0),
+    "attention_block_fwd_bwd": (attention_block_fwd_bwd, 10, 0),
+    "embed_fwd_bwd_gpt2": (embed_fwd_bwd_gpt2, 10, 0),
 }
 
 
