@@ -69,12 +69,12 @@ std::vector<std::pair<std::string, Module*>> Module::named_modules() const {
   return out;
 }
 
-std::vector<std::pair<std::string, Tensor>> Module::named_parameters() const {
+std::vector<std::pair<std::string, Tensor>> Module::named_parameters(bool dedup) const {
   std::vector<std::pair<std::string, Tensor>> out;
   std::unordered_set<const TensorImpl*> seen;
   for (const auto& [prefix, m] : named_modules()) {
     for (const auto& [name, t] : m->params_) {
-      if (seen.insert(t.impl()).second) out.emplace_back(prefix.empty() ? name : prefix + "." + name, t);
+      if (seen.insert(t.impl()).second || !dedup) out.emplace_back(prefix.empty() ? name : prefix + "." + name, t);
     }
   }
   return out;

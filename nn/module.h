@@ -32,7 +32,8 @@ class Module {
 
   // Every parameter of this module and its children, dotted names, each
   // tensor once (a tied weight appears under its first name only).
-  std::vector<std::pair<std::string, Tensor>> named_parameters() const;
+  // dedup = false lists a tied tensor under every name it has (checkpoints use it).
+  std::vector<std::pair<std::string, Tensor>> named_parameters(bool dedup = true) const;
   std::vector<Tensor> parameters() const;
   std::vector<std::pair<std::string, Tensor>> named_buffers() const;
   std::vector<std::pair<std::string, Module*>> named_modules() const;  // includes this one as ""

@@ -1,0 +1,345 @@
+#include "nn/checkpoint.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "autograd/grad_mode.h"
+#include "tensor/kernels.h"
+
+namespace ember::nn {
+
+using json = nlohmann::json;
+
+namespace {
+
+// ---- dtype names of the format ----
+const char* st_dtype(DType d) {
+  switch (d) {
+    case DType::Float32: return "F32";
+    case DType::Float64: return "F64";
+    case DType::Int64: return "I64";
+    case DType::Bool: return "BOOL";
+  }
+  return "?";
+}
+bool parse_st_dtype(const std::string& s, DType& out) {
+  if (s == "F32") out = kFloat32;
+  else if (s == "F64") out = kFloat64;
+  else if (s == "I64") out = kInt64;
+  else if (s == "BOOL") out = kBool;
+  else return false;
+  return true;
+}
+
+uint32_t crc32_of(const char* data, size_t n) {
+  uLong crc = crc32(0L, Z_NULL, 0);
+  // zlib takes uInt lengths: feed large sections in pieces.
+  while (n > 0) {
+    uInt chunk = static_cast<uInt>(std::min<size_t>(n, 1u << 30));
+    crc = crc32(crc, reinterpret_cast<const Bytef*>(data), chunk);
+    data += chunk;
+    n -= chunk;
+  }
+  return static_cast<uint32_t>(crc);
+}
+
+int64_t g_fail_after = -1;  // testing hook
+
+// Writes all bytes or throws; honours the testing hook.
+void write_all(int fd, const char* p, size_t n, int64_t& written, const std::string& path) {
+  while (n > 0) {
+    size_t chunk = n;
+    if (g_fail_after >= 0) {
+      if (written >= g_fail_after) {
+        g_fail_after = -1;
+        EMBER_FAIL("save", path << ": write failed (injected failure after " << written << " bytes)");
+      }
+      chunk = std::min<size_t>(chunk, static_cast<size_t>(g_fail_after - written));
+    }
+    ssize_t k = ::write(fd, p, chunk);
+    if (k < 0 && errno == EINTR) continue;
+    EMBER_CHECK(k > 0, "save", path << ": write failed: " << std::strerror(errno));
+    p += k;
+    n -= static_cast<size_t>(k);
+    written += k;
+  }
+}
+
+void fsync_dir(const std::filesystem::path& dir) {
+  int fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY);
+  if (fd >= 0) {
+    ::fsync(fd);
+    ::close(fd);
+  }
+}
+
+}  // namespace
+
+namespace testing {
+void fail_next_write_after(int64_t bytes) { g_fail_after = bytes; }
+}  // namespace testing
+
+// ---- writing ----
+void write_safetensors(const std::string& path, const NamedTensors& tensors, const Metadata& metadata) {
+  // 1. The data section and the header, in memory.
+  std::vector<Tensor> contiguous;
+  std::set<std::string> names;
+  uint64_t offset = 0;
+  json header = json::object();
+  for (const auto& [name, t] : tensors) {
+    EMBER_CHECK(!name.empty() && name != "__metadata__", "save", path << ": invalid tensor name \"" << name << "\"");
+    EMBER_CHECK(names.insert(name).second, "save", path << ": tensor \"" << name << "\" appears twice");
+    Tensor c = kernel::contiguous(t);
+    uint64_t nbytes = static_cast<uint64_t>(c.numel()) * dtype_size(c.dtype());
+    header[name] = {{"dtype", st_dtype(c.dtype())}, {"shape", c.shape()}, {"data_offsets", {offset, offset + nbytes}}};
+    offset += nbytes;
+    contiguous.push_back(c);
+  }
+  std::string data(offset, '\0');
+  size_t at = 0;
+  for (const Tensor& c : contiguous) {
+    size_t nbytes = static_cast<size_t>(c.numel()) * dtype_size(c.dtype());
+    if (nbytes) std::memcpy(data.data() + at, c.raw_data(), nbytes);
+    at += nbytes;
+  }
+  json meta = json::object();
+  for (const auto& [k, v] : metadata) meta[k] = v;
+  std::ostringstream crc;
+  crc << std::hex << crc32_of(data.data(), data.size());
+  meta["ember.crc32"] = crc.str();
+  header["__metadata__"] = meta;
+  std::string h = header.dump();
+  h.append((8 - h.size() % 8) % 8, ' ');  // pad so the data section is 8-byte aligned
+  char len[8];
+  uint64_t hl = h.size();
+  for (int i = 0; i < 8; ++i) len[i] = static_cast<char>((hl >> (8 * i)) & 0xFF);
+
+  // 2. Temporary file in the same directory, then rename over the target.
+  std::filesystem::path target(path);
+  std::filesystem::path dir = target.parent_path();
+  std::string tmpl = (dir.empty() ? std::string(".") : dir.string()) + "/." + target.filename().string() + ".tmp.XXXXXX";
+  std::vector<char> tmp_name(tmpl.begin(), tmpl.end());
+  tmp_name.push_back('\0');
+  int fd = ::mkstemp(tmp_name.data());
+  EMBER_CHECK(fd >= 0, "save", path << ": cannot create a temporary file in " << (dir.empty() ? "." : dir.string()) << ": "
+                                    << std::strerror(errno));
+  std::string tmp(tmp_name.data());
+  try {
+    int64_t written = 0;
+    write_all(fd, len, 8, written, path);
+    write_all(fd, h.data(), h.size(), written, path);
+    write_all(fd, data.data(), data.size(), written, path);
+    EMBER_CHECK(::fsync(fd) == 0, "save", path << ": fsync failed: " << std::strerror(errno));
+    EMBER_CHECK(::close(fd) == 0, "save", path << ": close failed: " << std::strerror(errno));
+    fd = -1;
+    EMBER_CHECK(::rename(tmp.c_str(), path.c_str()) == 0, "save", path << ": rename failed: " << std::strerror(errno));
+  } catch (...) {
+    if (fd >= 0) ::close(fd);
+    ::unlink(tmp.c_str());
+    throw;
+  }
+  fsync_dir(dir);
+}
+
+// ---- reading and validating ----
+SafetensorsContents parse_safetensors(const std::string& bytes, const std::string& file) {
+  const char* op = "load";
+  EMBER_CHECK(bytes.size() >= 8, op, file << ": file is " << bytes.size() << " bytes, shorter than the 8-byte header length");
+  uint64_t hl = 0;
+  for (int i = 0; i < 8; ++i) hl |= static_cast<uint64_t>(static_cast<unsigned char>(bytes[i])) << (8 * i);
+  EMBER_CHECK(hl <= kMaxHeaderBytes, op, file << ": header length " << hl << " exceeds the limit of " << kMaxHeaderBytes << " bytes");
+  EMBER_CHECK(hl <= bytes.size() - 8, op, file << ": header length " << hl << " is larger than the rest of the file ("
+                                               << bytes.size() - 8 << " bytes)");
+  const std::string header_text = bytes.substr(8, hl);
+  const uint64_t data_size = bytes.size() - 8 - hl;
+  const char* data = bytes.data() + 8 + hl;
+
+  // Parse, rejecting duplicate top-level names (JSON parsers keep the last silently).
+  json header;
+  std::set<std::string> seen;
+  std::string duplicate;
+  try {
+    header = json::parse(header_text, [&](int depth, json::parse_event_t ev, json& j) {
+      if (depth == 1 && ev == json::parse_event_t::key && !seen.insert(j.get<std::string>()).second)
+        duplicate = j.get<std::string>();
+      return true;
+    });
+  } catch (const json::exception& e) {
+    EMBER_FAIL(op, file << ": header is not valid UTF-8 JSON: " << e.what());
+  }
+  EMBER_CHECK(duplicate.empty(), op, file << ": tensor \"" << duplicate << "\" appears twice in the header");
+  EMBER_CHECK(header.is_object(), op, file << ": header must be a JSON object");
+
+  SafetensorsContents out;
+  struct Entry {
+    std::string name;
+    DType dtype;
+    Shape shape;
+    uint64_t begin, end;
+  };
+  std::vector<Entry> entries;
+  for (auto it = header.begin(); it != header.end(); ++it) {
+    const std::string& name = it.key();
+    const json& v = it.value();
+    if (name == "__metadata__") {
+      EMBER_CHECK(v.is_object(), op, file << ": __metadata__ must be an object of strings");
+      for (auto m = v.begin(); m != v.end(); ++m) {
+        EMBER_CHECK(m.value().is_string(), op, file << ": __metadata__ entry \"" << m.key() << "\" is not a string");
+        out.metadata[m.key()] = m.value().get<std::string>();
+      }
+      continue;
+    }
+    EMBER_CHECK(v.is_object() && v.contains("dtype") && v.contains("shape") && v.contains("data_offsets"), op,
+                file << ": tensor \"" << name << "\" needs dtype, shape and data_offsets");
+    Entry e{name, kFloat32, {}, 0, 0};
+    EMBER_CHECK(v["dtype"].is_string() && parse_st_dtype(v["dtype"].get<std::string>(), e.dtype), op,
+                file << ": tensor \"" << name << "\" has unknown dtype " << v["dtype"].dump());
+    EMBER_CHECK(v["shape"].is_array(), op, file << ": tensor \"" << name << "\" shape must be an array");
+    for (const json& d : v["shape"]) {
+      EMBER_CHECK(d.is_number_integer() && d.get<int64_t>() >= 0 && !(d.is_number_unsigned() && d.get<uint64_t>() > INT64_MAX),
+                  op, file << ": tensor \"" << name << "\" has an invalid dim " << d.dump() << " in shape " << v["shape"].dump());
+      e.shape.push_back(d.get<int64_t>());
+    }
+    int64_t numel = 0;
+    try {
+      numel = checked_numel(e.shape, "load");
+    } catch (const Error&) {
+      EMBER_FAIL(op, file << ": tensor \"" << name << "\" shape " << shape_str(e.shape) << " has more elements than int64 can count");
+    }
+    const json& off = v["data_offsets"];
+    EMBER_CHECK(off.is_array() && off.size() == 2 && off[0].is_number_unsigned() && off[1].is_number_unsigned(), op,
+                file << ": tensor \"" << name << "\" data_offsets must be two non-negative integers, got " << off.dump());
+    e.begin = off[0].get<uint64_t>();
+    e.end = off[1].get<uint64_t>();
+    EMBER_CHECK(e.begin <= e.end && e.end <= data_size, op,
+                file << ": tensor \"" << name << "\" data_offsets [" << e.begin << ", " << e.end
+                     << "] are out of range for a data section of " << data_size << " bytes");
+    uint64_t expect = 0;
+    EMBER_CHECK(!__builtin_mul_overflow(static_cast<uint64_t>(numel), dtype_size(e.dtype), &expect) && e.end - e.begin == expect,
+                op, file << ": tensor \"" << name << "\" has " << e.end - e.begin << " bytes but shape " << shape_str(e.shape)
+                         << " of " << st_dtype(e.dtype) << " needs " << numel << " x " << dtype_size(e.dtype));
+    entries.push_back(e);
+  }
+  // The data section must be exactly the tensors, back to back, in any order.
+  std::vector<const Entry*> by_offset;
+  for (const Entry& e : entries) by_offset.push_back(&e);
+  std::sort(by_offset.begin(), by_offset.end(), [](const Entry* a, const Entry* b) {
+    return a->begin != b->begin ? a->begin < b->begin : a->end < b->end;
+  });
+  uint64_t pos = 0;
+  for (const Entry* e : by_offset) {
+    EMBER_CHECK(e->begin == pos, op,
+                file << ": tensor \"" << e->name << "\" starts at byte " << e->begin << " of the data section, expected " << pos
+                     << (e->begin < pos ? " (it overlaps the previous tensor)" : " (there is a gap before it)"));
+    pos = e->end;
+  }
+  EMBER_CHECK(pos == data_size, op, file << ": the data section has " << data_size - pos << " trailing bytes after the last tensor");
+
+  auto crc = out.metadata.find("ember.crc32");
+  if (crc != out.metadata.end()) {
+    std::ostringstream actual;
+    actual << std::hex << crc32_of(data, data_size);
+    EMBER_CHECK(actual.str() == crc->second, op,
+                file << ": data checksum mismatch (crc32 " << actual.str() << ", header says " << crc->second
+                     << "): the file is corrupted");
+  }
+  for (const Entry& e : entries) {
+    Tensor t = empty(e.shape, e.dtype);
+    if (e.end > e.begin) std::memcpy(t.raw_data(), data + e.begin, e.end - e.begin);
+    if (e.dtype == kBool) {
+      const uint8_t* b = reinterpret_cast<const uint8_t*>(t.raw_data());
+      for (int64_t i = 0; i < t.numel(); ++i)
+        EMBER_CHECK(b[i] <= 1, op, file << ": tensor \"" << e.name << "\" has a BOOL byte " << int(b[i]) << " at element " << i);
+    }
+    out.tensors.emplace_back(e.name, t);
+  }
+  return out;
+}
+
+SafetensorsContents read_safetensors(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  EMBER_CHECK(f.good(), "load", path << ": cannot open the file");
+  std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  EMBER_CHECK(!f.bad(), "load", path << ": read error");
+  return parse_safetensors(bytes, path);
+}
+
+// ---- modules ----
+namespace {
+// Every (name, tensor) of the module including repeats of tied tensors, and
+// the "alias=name" pairs of those repeats.
+struct ModuleTensors {
+  NamedTensors unique;  // parameters then buffers, each tensor once
+  std::vector<std::pair<std::string, std::string>> ties;
+};
+ModuleTensors module_tensors(const Module& m) {
+  ModuleTensors out;
+  std::map<const TensorImpl*, std::string> first;
+  for (const auto& [name, t] : m.named_parameters(/*dedup=*/false)) {
+    auto [it, fresh] = first.emplace(t.impl(), name);
+    if (fresh) out.unique.emplace_back(name, t);
+    else out.ties.emplace_back(name, it->second);
+  }
+  for (const auto& [name, t] : m.named_buffers()) out.unique.emplace_back(name, t);
+  return out;
+}
+std::string ties_str(const std::vector<std::pair<std::string, std::string>>& ties) {
+  std::string s;
+  for (const auto& [alias, name] : ties) s += (s.empty() ? "" : ";") + alias + "=" + name;
+  return s;
+}
+}  // namespace
+
+void save(const Module& module, const std::string& path, const Metadata& metadata) {
+  ModuleTensors mt = module_tensors(module);
+  Metadata meta = metadata;
+  meta["ember.tied"] = ties_str(mt.ties);
+  write_safetensors(path, mt.unique, meta);
+}
+
+Metadata load(Module& module, const std::string& path, bool strict) {
+  SafetensorsContents file = read_safetensors(path);  // fully validated
+  ModuleTensors mt = module_tensors(module);
+  std::map<std::string, Tensor> in_file(file.tensors.begin(), file.tensors.end());
+  // Stage: match every tensor before touching the module.
+  std::vector<std::pair<Tensor, Tensor>> plan;  // (destination, source)
+  std::set<std::string> used;
+  for (const auto& [name, dst] : mt.unique) {
+    auto it = in_file.find(name);
+    if (it == in_file.end()) {
+      EMBER_CHECK(!strict, "load", path << ": tensor \"" << name << "\" of the model is missing from the file");
+      continue;
+    }
+    const Tensor& src = it->second;
+    EMBER_CHECK(src.shape() == dst.shape() && src.dtype() == dst.dtype(), "load",
+                path << ": tensor \"" << name << "\" has shape " << shape_str(src.shape()) << " " << dtype_name(src.dtype())
+                     << " in the file but " << shape_str(dst.shape()) << " " << dtype_name(dst.dtype()) << " in the model");
+    plan.emplace_back(dst, src);
+    used.insert(name);
+  }
+  if (strict) {
+    for (const auto& [name, _] : file.tensors)
+      EMBER_CHECK(used.count(name), "load", path << ": the file has tensor \"" << name << "\" that the model does not have");
+  }
+  auto tied = file.metadata.find("ember.tied");
+  std::string file_ties = tied == file.metadata.end() ? "" : tied->second;
+  EMBER_CHECK(!strict || file_ties == ties_str(mt.ties), "load",
+              path << ": the file's tied weights \"" << file_ties << "\" differ from the model's \"" << ties_str(mt.ties)
+                   << "\"; build the model with the same tying");
+  // Commit.
+  NoGradGuard no_grad;
+  for (auto& [dst, src] : plan) kernel::copy_(dst, src, "load");
+  return file.metadata;
+}
+
+}  // namespace ember::nn

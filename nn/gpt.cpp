@@ -1,0 +1,149 @@
+#include "nn/gpt.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "autograd/grad_mode.h"
+#include "nn/init.h"
+#include "nn/loss.h"
+#include "tensor/factory.h"
+#include "tensor/kernels.h"
+
+namespace ember::nn {
+
+std::string GPTConfig::to_string() const {
+  std::ostringstream os;
+  os << "vocab_size=" << vocab_size << " context_length=" << context_length << " dim=" << dim << " heads=" << heads
+     << " layers=" << layers << " dropout=" << dropout
+     << " positional=" << (positional == Positional::Learned ? "learned" : "sinusoidal")
+     << " tie_weights=" << (tie_weights ? 1 : 0) << " seed=" << seed << " dtype=" << dtype_name(dtype);
+  return os.str();
+}
+
+GPTConfig GPTConfig::from_string(const std::string& s) {
+  GPTConfig c;
+  std::istringstream is(s);
+  std::string kv;
+  while (is >> kv) {
+    size_t eq = kv.find('=');
+    EMBER_CHECK(eq != std::string::npos, "GPTConfig", "malformed entry \"" << kv << "\" in \"" << s << "\"");
+    std::string k = kv.substr(0, eq), v = kv.substr(eq + 1);
+    try {
+      if (k == "vocab_size") c.vocab_size = std::stoll(v);
+      else if (k == "context_length") c.context_length = std::stoll(v);
+      else if (k == "dim") c.dim = std::stoll(v);
+      else if (k == "heads") c.heads = std::stoll(v);
+      else if (k == "layers") c.layers = std::stoll(v);
+      else if (k == "dropout") c.dropout = std::stod(v);
+      else if (k == "positional") {
+        EMBER_CHECK(v == "learned" || v == "sinusoidal", "GPTConfig", "positional must be learned or sinusoidal, got " << v);
+        c.positional = v == "learned" ? Positional::Learned : Positional::Sinusoidal;
+      } else if (k == "tie_weights") c.tie_weights = v == "1";
+      else if (k == "seed") c.seed = std::stoull(v);
+      else if (k == "dtype") {
+        EMBER_CHECK(v == "float32" || v == "float64", "GPTConfig", "dtype must be float32 or float64, got " << v);
+        c.dtype = v == "float32" ? kFloat32 : kFloat64;
+      } else EMBER_FAIL("GPTConfig", "unknown key \"" << k << "\"");
+    } catch (const std::logic_error&) {
+      EMBER_FAIL("GPTConfig", "bad value \"" << v << "\" for " << k);
+    }
+  }
+  return c;
+}
+
+GPT::GPT(const GPTConfig& c) : config_(c) {
+  EMBER_CHECK(c.vocab_size > 0 && c.context_length > 0 && c.layers >= 0, "GPT",
+              "vocab_size " << c.vocab_size << ", context_length " << c.context_length << " and layers " << c.layers
+                            << " must be positive");
+  Generator gen(c.seed);
+  auto token = std::make_shared<Embedding>(c.vocab_size, c.dim, gen, std::nullopt, c.dtype);
+  std::shared_ptr<PositionalEmbedding> pos;
+  if (c.positional == Positional::Learned)
+    pos = std::make_shared<LearnedPositionalEmbedding>(c.context_length, c.dim, gen, c.dtype);
+  else
+    pos = std::make_shared<SinusoidalPositionalEmbedding>(c.context_length, c.dim, c.dtype);
+  embed = register_module("embed", std::make_shared<EmbeddingComposer>(token, pos));
+  drop = register_module("drop", std::make_shared<Dropout>(c.dropout, gen.next_u64()));
+  for (int64_t l = 0; l < c.layers; ++l) {
+    blocks.push_back(register_module(
+        "block" + std::to_string(l),
+        std::make_shared<TransformerBlock>(c.dim, c.heads, 4, c.dropout, /*causal=*/true, gen.next_u64(), c.dtype)));
+  }
+  ln_f = register_module("ln_f", std::make_shared<LayerNorm>(c.dim, 1e-5, c.dtype));
+  head = register_module("head", std::make_shared<LMHead>(c.dim, c.vocab_size, gen, c.dtype));
+  if (c.tie_weights) tie_weights(*head, *token);
+
+  // GPT-2 initialization: every Linear weight ~ N(0, 0.02), biases 0; the two
+  // projections that write into the residual stream (attention output, MLP
+  // output) get std 0.02 / sqrt(2 * layers), so the residual's variance does
+  // not grow with depth.
+  const double resid_std = 0.02 / std::sqrt(2.0 * static_cast<double>(std::max<int64_t>(c.layers, 1)));
+  for (auto& blk : blocks) {
+    for (Linear* lin : {blk->attn->w_q.get(), blk->attn->w_k.get(), blk->attn->w_v.get(), blk->attn->w_o.get(),
+                        blk->fc1.get(), blk->fc2.get()}) {
+      bool residual = lin == blk->attn->w_o.get() || lin == blk->fc2.get();
+      init::normal_(lin->weight, 0.0, residual ? resid_std : 0.02, gen);
+      if (lin->bias.defined()) init::zeros_(lin->bias);
+    }
+  }
+}
+
+Tensor GPT::forward(const Tensor& ids) {
+  EMBER_CHECK(ids.dim() == 2, "GPT", "ids must be (B, T), got shape " << shape_str(ids.shape()));
+  EMBER_CHECK(ids.size(1) <= config_.context_length, "GPT",
+              "sequence length T = " << ids.size(1) << " exceeds the model's context length " << config_.context_length);
+  Tensor x = drop->forward(embed->forward(ids));  // (B, T, D)
+  for (auto& blk : blocks) x = blk->forward(x);
+  return head->forward(ln_f->forward(x));         // (B, T, V)
+}
+
+Tensor GPT::loss(const Tensor& ids, const Tensor& targets) { return cross_entropy(forward(ids), targets); }
+
+std::vector<int64_t> GPT::generate(const std::vector<int64_t>& prompt, int64_t max_new_tokens, double temperature,
+                                   int64_t top_k, uint64_t seed) {
+  EMBER_CHECK(!prompt.empty(), "generate", "the prompt must contain at least one token");
+  EMBER_CHECK(temperature > 0, "generate", "temperature must be > 0, got " << temperature);
+  EMBER_CHECK(max_new_tokens >= 0, "generate", "max_new_tokens must be >= 0, got " << max_new_tokens);
+  for (size_t i = 0; i < prompt.size(); ++i)
+    EMBER_CHECK(prompt[i] >= 0 && prompt[i] < config_.vocab_size, "generate",
+                "prompt token " << prompt[i] << " at [" << i << "] is outside the vocabulary [0, " << config_.vocab_size << ")");
+  NoGradGuard no_grad;
+  const bool was_training = is_training();
+  eval();
+  Generator gen(seed);
+  std::vector<int64_t> out = prompt;
+  for (int64_t n = 0; n < max_new_tokens; ++n) {
+    // the causal context window: at most the last context_length tokens
+    int64_t start = std::max<int64_t>(0, static_cast<int64_t>(out.size()) - config_.context_length);
+    std::vector<int64_t> window(out.begin() + start, out.end());
+    Tensor ids = tensor(window, {1, static_cast<int64_t>(window.size())});
+    Tensor logits = forward(ids).select(1, -1).select(0, 0);  // (V) for the last position
+    std::vector<double> l = logits.to_vector<double>();
+    for (double& v : l) v /= temperature;
+    if (top_k > 0 && top_k < static_cast<int64_t>(l.size())) {
+      std::vector<double> sorted = l;
+      std::nth_element(sorted.begin(), sorted.begin() + (top_k - 1), sorted.end(), std::greater<>());
+      double kth = sorted[top_k - 1];
+      for (double& v : l)
+        if (v < kth) v = -INFINITY;
+    }
+    double mx = *std::max_element(l.begin(), l.end()), s = 0;
+    for (double& v : l) s += (v = std::exp(v - mx));
+    // inverse-CDF sampling with one uniform draw
+    double u = gen.next_double() * s, acc = 0;
+    int64_t pick = static_cast<int64_t>(l.size()) - 1;
+    for (size_t i = 0; i < l.size(); ++i) {
+      acc += l[i];
+      if (u < acc) {
+        pick = static_cast<int64_t>(i);
+        break;
+      }
+    }
+    out.push_back(pick);
+  }
+  train(was_training);
+  return out;
+}
+
+}  // namespace ember::nn

@@ -1,0 +1,186 @@
+#include "nn/optim/optimizer.h"
+
+#include <cmath>
+#include <numbers>
+
+#include "autograd/grad_mode.h"
+#include "tensor/factory.h"
+#include "tensor/kernels.h"
+
+namespace ember::nn::optim {
+
+Optimizer::Optimizer(std::vector<ParamGroup> groups) : groups_(std::move(groups)) {
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    EMBER_CHECK(groups_[g].lr >= 0, "optimizer", "group " << g << " has a negative learning rate " << groups_[g].lr);
+    for (size_t i = 0; i < groups_[g].params.size(); ++i) {
+      const Tensor& p = groups_[g].params[i];
+      EMBER_CHECK(p.defined() && p.is_leaf() && p.is_contiguous(), "optimizer",
+                  "parameter " << i << " of group " << g << " must be a contiguous leaf tensor");
+    }
+  }
+}
+
+void Optimizer::zero_grad(bool set_to_none) {
+  for (auto& group : groups_)
+    for (Tensor& p : group.params) {
+      if (set_to_none || !p.grad().defined()) p.set_grad(Tensor());
+      else kernel::fill_(p.grad(), 0.0);
+    }
+}
+
+void Optimizer::set_lr(double lr) {
+  for (auto& g : groups_) g.lr = lr;
+}
+
+Tensor& Optimizer::slot(size_t g, size_t i, const std::string& name) {
+  std::string key = std::to_string(g) + "." + std::to_string(i) + "." + name;
+  auto it = state_.find(key);
+  if (it == state_.end()) it = state_.emplace(key, zeros_like(groups_[g].params[i])).first;
+  return it->second;
+}
+
+std::vector<std::pair<std::string, Tensor>> Optimizer::state() const {
+  return {state_.begin(), state_.end()};
+}
+
+void Optimizer::load_state(const std::vector<std::pair<std::string, Tensor>>& state, int64_t steps) {
+  std::map<std::string, Tensor> staged;
+  for (const auto& [key, t] : state) {
+    size_t a = key.find('.'), b = key.find('.', a + 1);
+    EMBER_CHECK(a != std::string::npos && b != std::string::npos, "optimizer load_state", "malformed state name \"" << key << "\"");
+    size_t g = std::stoul(key.substr(0, a)), i = std::stoul(key.substr(a + 1, b - a - 1));
+    EMBER_CHECK(g < groups_.size() && i < groups_[g].params.size(), "optimizer load_state",
+                "state \"" << key << "\" names a parameter this optimizer does not have");
+    const Tensor& p = groups_[g].params[i];
+    EMBER_CHECK(t.shape() == p.shape() && t.dtype() == p.dtype(), "optimizer load_state",
+                "state \"" << key << "\" has shape " << shape_str(t.shape()) << " " << dtype_name(t.dtype())
+                           << " but the parameter is " << shape_str(p.shape()) << " " << dtype_name(p.dtype()));
+    staged[key] = kernel::to(t, t.dtype());  // an independent copy
+  }
+  state_ = std::move(staged);
+  steps_ = steps;
+}
+
+// ---- SGD ----
+SGD::SGD(std::vector<ParamGroup> groups, double m, bool n) : Optimizer(std::move(groups)), momentum(m), nesterov(n) {
+  EMBER_CHECK(momentum >= 0, "SGD", "momentum must be >= 0, got " << momentum);
+  EMBER_CHECK(!nesterov || momentum > 0, "SGD", "Nesterov momentum needs momentum > 0");
+}
+SGD::SGD(std::vector<Tensor> params, double lr, double m, bool n, double wd)
+    : SGD(std::vector<ParamGroup>{{std::move(params), lr, wd}}, m, n) {}
+
+void SGD::step() {
+  NoGradGuard no_grad;
+  ++steps_;
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    const double lr = groups_[g].lr, wd = groups_[g].weight_decay;
+    for (size_t i = 0; i < groups_[g].params.size(); ++i) {
+      Tensor& p = groups_[g].params[i];
+      Tensor grad = p.grad();
+      if (!grad.defined()) continue;
+      Tensor gc = kernel::contiguous(grad);
+      const bool first = momentum > 0 && !state_.count(std::to_string(g) + "." + std::to_string(i) + ".momentum");
+      Tensor buf = momentum > 0 ? slot(g, i, "momentum") : Tensor();
+      EMBER_DISPATCH_FLOAT(p.dtype(), "SGD", [&]<typename T>() {
+        T* w = p.data_ptr<T>();
+        const T* dg = gc.data_ptr<T>();
+        T* b = buf.defined() ? buf.data_ptr<T>() : nullptr;
+        for (int64_t k = 0; k < p.numel(); ++k) {
+          T d = dg[k] + static_cast<T>(wd) * w[k];
+          if (b) {
+            b[k] = first ? d : static_cast<T>(momentum) * b[k] + d;
+            d = nesterov ? d + static_cast<T>(momentum) * b[k] : b[k];
+          }
+          w[k] -= static_cast<T>(lr) * d;
+        }
+      });
+      p.storage()->bump_version();
+    }
+  }
+}
+
+// ---- Adam / AdamW ----
+Adam::Adam(std::vector<ParamGroup> groups, double b1, double b2, double e)
+    : Optimizer(std::move(groups)), beta1(b1), beta2(b2), eps(e) {
+  EMBER_CHECK(b1 >= 0 && b1 < 1 && b2 >= 0 && b2 < 1, "Adam", "betas must be in [0, 1), got (" << b1 << ", " << b2 << ")");
+  EMBER_CHECK(e >= 0, "Adam", "eps must be >= 0, got " << e);
+}
+Adam::Adam(std::vector<Tensor> params, double lr, double b1, double b2, double e, double wd)
+    : Adam(std::vector<ParamGroup>{{std::move(params), lr, wd}}, b1, b2, e) {}
+
+void Adam::step() {
+  NoGradGuard no_grad;
+  ++steps_;
+  const double bc1 = 1 - std::pow(beta1, static_cast<double>(steps_));
+  const double bc2 = 1 - std::pow(beta2, static_cast<double>(steps_));
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    const double lr = groups_[g].lr, wd = groups_[g].weight_decay;
+    for (size_t i = 0; i < groups_[g].params.size(); ++i) {
+      Tensor& p = groups_[g].params[i];
+      Tensor grad = p.grad();
+      if (!grad.defined()) continue;
+      Tensor gc = kernel::contiguous(grad);
+      Tensor& m = slot(g, i, "exp_avg");
+      Tensor& v = slot(g, i, "exp_avg_sq");
+      EMBER_DISPATCH_FLOAT(p.dtype(), type_name().c_str(), [&]<typename T>() {
+        T* w = p.data_ptr<T>();
+        const T* dg = gc.data_ptr<T>();
+        T *pm = m.data_ptr<T>(), *pv = v.data_ptr<T>();
+        const T b1 = static_cast<T>(beta1), b2 = static_cast<T>(beta2);
+        const T step_size = static_cast<T>(lr / bc1), sqrt_bc2 = static_cast<T>(std::sqrt(bc2));
+        const T decay = static_cast<T>(1 - lr * wd);
+        for (int64_t k = 0; k < p.numel(); ++k) {
+          T d = dg[k];
+          if (decoupled_) w[k] *= decay;
+          else d += static_cast<T>(wd) * w[k];
+          pm[k] = b1 * pm[k] + (1 - b1) * d;
+          pv[k] = b2 * pv[k] + (1 - b2) * d * d;
+          w[k] -= step_size * pm[k] / (std::sqrt(pv[k]) / sqrt_bc2 + static_cast<T>(eps));
+        }
+      });
+      p.storage()->bump_version();
+    }
+  }
+}
+
+AdamW::AdamW(std::vector<ParamGroup> groups, double b1, double b2, double e) : Adam(std::move(groups), b1, b2, e) {
+  decoupled_ = true;
+}
+AdamW::AdamW(std::vector<Tensor> params, double lr, double b1, double b2, double e, double wd)
+    : AdamW(std::vector<ParamGroup>{{std::move(params), lr, wd}}, b1, b2, e) {}
+
+// ---- gradient clipping ----
+double clip_grad_norm_(const std::vector<Tensor>& params, double max_norm) {
+  EMBER_CHECK(max_norm > 0, "clip_grad_norm_", "max_norm must be > 0, got " << max_norm);
+  NoGradGuard no_grad;
+  double sq = 0;
+  for (const Tensor& p : params) {
+    if (!p.grad().defined()) continue;
+    double n = kernel::norm(p.grad(), 2.0, {}, false).item<double>();
+    sq += n * n;
+  }
+  const double total = std::sqrt(sq);
+  const double coef = max_norm / (total + 1e-6);
+  if (coef < 1) {
+    for (const Tensor& p : params) {
+      if (!p.grad().defined()) continue;
+      kernel::copy_(p.grad(), kernel::binary_scalar(kernel::Binary::Mul, p.grad(), coef), "clip_grad_norm_");
+    }
+  }
+  return total;
+}
+
+// ---- schedules ----
+WarmupCosineLR::WarmupCosineLR(double max_lr, double min_lr, int64_t warmup, int64_t total)
+    : max_lr_(max_lr), min_lr_(min_lr), warmup_(warmup), total_(total) {
+  EMBER_CHECK(warmup >= 0 && total >= warmup, "WarmupCosineLR",
+              "need 0 <= warmup_steps (" << warmup << ") <= total_steps (" << total << ")");
+}
+double WarmupCosineLR::lr(int64_t step) const {
+  if (step < warmup_) return max_lr_ * static_cast<double>(step + 1) / static_cast<double>(warmup_);
+  if (step >= total_) return min_lr_;
+  double progress = static_cast<double>(step - warmup_) / static_cast<double>(std::max<int64_t>(total_ - warmup_, 1));
+  return min_lr_ + 0.5 * (max_lr_ - min_lr_) * (1 + std::cos(std::numbers::pi * progress));
+}
+
+}  // namespace ember::nn::optim

@@ -1,0 +1,116 @@
+// Optimizers: what turns gradients into updated parameters.
+//
+// Each optimizer holds parameter groups (a group = parameters that share a
+// learning rate and weight decay, e.g. "decayed" matrices vs "not decayed"
+// embeddings, LayerNorm and biases) and per-parameter state (momentum, Adam's
+// moments). step() updates in place under NoGradGuard, reading .grad();
+// parameters whose grad is undefined are skipped, as in PyTorch.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "tensor/tensor.h"
+
+namespace ember::nn::optim {
+
+struct ParamGroup {
+  std::vector<Tensor> params;
+  double lr = 1e-3;
+  double weight_decay = 0.0;
+};
+
+class Optimizer {
+ public:
+  virtual ~Optimizer() = default;
+  virtual void step() = 0;
+  virtual std::string type_name() const = 0;
+  void zero_grad(bool set_to_none = true);
+  std::vector<ParamGroup>& groups() { return groups_; }
+  void set_lr(double lr);  // every group
+  int64_t steps() const { return steps_; }
+
+  // Named state tensors ("<group>.<index>.<slot>", e.g. "0.3.exp_avg") plus
+  // the step count, for checkpoints. load_state validates shapes first and
+  // leaves the optimizer unchanged on error.
+  std::vector<std::pair<std::string, Tensor>> state() const;
+  void load_state(const std::vector<std::pair<std::string, Tensor>>& state, int64_t steps);
+
+ protected:
+  explicit Optimizer(std::vector<ParamGroup> groups);
+  // The state slot `slot` of parameter (g, i), created as zeros on first use.
+  Tensor& slot(size_t g, size_t i, const std::string& name);
+  std::vector<ParamGroup> groups_;
+  std::map<std::string, Tensor> state_;
+  int64_t steps_ = 0;
+};
+
+// SGD with optional momentum (dampening 0), Nesterov momentum and L2 weight decay:
+//   g = grad + wd p;  b = momentum b + g (b = g on the first step)
+//   p -= lr (g + momentum b)  if nesterov,  p -= lr b  otherwise
+class SGD : public Optimizer {
+ public:
+  SGD(std::vector<ParamGroup> groups, double momentum = 0.0, bool nesterov = false);
+  SGD(std::vector<Tensor> params, double lr, double momentum = 0.0, bool nesterov = false, double weight_decay = 0.0);
+  void step() override;
+  std::string type_name() const override { return "SGD"; }
+  double momentum;
+  bool nesterov;
+};
+
+// Adam (decoupled = false: weight decay is L2 added to the gradient) and
+// AdamW (decoupled = true: p -= lr wd p, separately from the Adam update):
+//   m = b1 m + (1-b1) g,  v = b2 v + (1-b2) g²
+//   p -= lr · (m / (1-b1^t)) / (sqrt(v / (1-b2^t)) + eps)
+class Adam : public Optimizer {
+ public:
+  Adam(std::vector<ParamGroup> groups, double beta1 = 0.9, double beta2 = 0.999, double eps = 1e-8);
+  Adam(std::vector<Tensor> params, double lr = 1e-3, double beta1 = 0.9, double beta2 = 0.999, double eps = 1e-8,
+       double weight_decay = 0.0);
+  void step() override;
+  std::string type_name() const override { return decoupled_ ? "AdamW" : "Adam"; }
+  double beta1, beta2, eps;
+
+ protected:
+  bool decoupled_ = false;
+};
+
+class AdamW : public Adam {
+ public:
+  AdamW(std::vector<ParamGroup> groups, double beta1 = 0.9, double beta2 = 0.999, double eps = 1e-8);
+  AdamW(std::vector<Tensor> params, double lr = 1e-3, double beta1 = 0.9, double beta2 = 0.999, double eps = 1e-8,
+        double weight_decay = 0.01);
+};
+
+// Scales all gradients so that their global L2 norm is at most max_norm;
+// returns the norm before clipping.
+double clip_grad_norm_(const std::vector<Tensor>& params, double max_norm);
+
+// Learning-rate schedules: lr(step) for step = 0, 1, 2, ...
+class LRSchedule {
+ public:
+  virtual ~LRSchedule() = default;
+  virtual double lr(int64_t step) const = 0;
+};
+class ConstantLR : public LRSchedule {
+ public:
+  explicit ConstantLR(double lr) : lr_(lr) {}
+  double lr(int64_t) const override { return lr_; }
+
+ private:
+  double lr_;
+};
+// Linear warmup from 0 to max_lr over warmup_steps, then cosine decay to
+// min_lr at total_steps (and min_lr after).
+class WarmupCosineLR : public LRSchedule {
+ public:
+  WarmupCosineLR(double max_lr, double min_lr, int64_t warmup_steps, int64_t total_steps);
+  double lr(int64_t step) const override;
+
+ private:
+  double max_lr_, min_lr_;
+  int64_t warmup_, total_;
+};
+
+}  // namespace ember::nn::optim

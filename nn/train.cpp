@@ -1,0 +1,165 @@
+#include "nn/train.h"
+
+#include <cmath>
+#include <filesystem>
+
+#include "autograd/grad_mode.h"
+#include "tensor/factory.h"
+#include "tensor/kernels.h"
+
+namespace ember::nn {
+
+namespace {
+
+// AdamW groups: weight decay on matrices only; embeddings (incl. a tied
+// head), LayerNorm weights and biases are not decayed.
+std::vector<optim::ParamGroup> param_groups(const GPT& model, const TrainOptions& o) {
+  optim::ParamGroup decay{{}, o.lr, o.weight_decay}, no_decay{{}, o.lr, 0.0};
+  for (const auto& [name, p] : model.named_parameters()) {
+    bool is_matrix = p.dim() >= 2 && name.rfind("embed.", 0) != 0;
+    (is_matrix ? decay : no_decay).params.push_back(p);
+  }
+  return {decay, no_decay};
+}
+
+// Every generator whose state a resumed run needs: the sampler's and each
+// Dropout module's.
+std::vector<Generator*> generators(GPT& model, BatchSampler& sampler) {
+  std::vector<Generator*> gens{&sampler.generator()};
+  for (auto& [name, m] : model.named_modules())
+    if (auto* d = dynamic_cast<Dropout*>(m)) gens.push_back(&d->generator());
+  return gens;
+}
+
+Tensor u64_tensor(const std::vector<uint64_t>& v) {
+  Tensor t = empty({static_cast<int64_t>(v.size())}, kInt64);
+  for (size_t i = 0; i < v.size(); ++i) t.data_ptr<int64_t>()[i] = static_cast<int64_t>(v[i]);  // bit pattern kept
+  return t;
+}
+
+}  // namespace
+
+Trainer::Trainer(GPT& model, std::vector<int64_t> tokens, TrainOptions o)
+    : model_(model),
+      options_(o),
+      sampler_(std::move(tokens), o.batch, model.config().context_length, o.val_fraction, o.seed),
+      optimizer_(std::make_unique<optim::AdamW>(param_groups(model, o), 0.9, 0.95, 1e-8)),
+      schedule_(o.lr, o.min_lr, std::min(o.warmup, o.steps), o.steps) {
+  EMBER_CHECK(o.steps > 0 && o.eval_every > 0 && o.eval_batches > 0, "Trainer",
+              "steps " << o.steps << ", eval_every " << o.eval_every << " and eval_batches " << o.eval_batches
+                       << " must be positive");
+}
+
+double Trainer::evaluate() {
+  NoGradGuard no_grad;
+  const bool was_training = model_.is_training();
+  model_.eval();
+  Generator val_gen(options_.seed + 0x5eed);
+  double total = 0;
+  for (int64_t b = 0; b < options_.eval_batches; ++b) {
+    auto [x, y] = sampler_.sample(/*validation=*/options_.val_fraction > 0, val_gen);
+    total += model_.loss(x, y).item<double>();
+  }
+  model_.train(was_training);
+  return total / static_cast<double>(options_.eval_batches);
+}
+
+StepLog Trainer::step() {
+  EMBER_CHECK(!done(), "Trainer", "all " << options_.steps << " steps are done");
+  const double lr = schedule_.lr(steps_done_);
+  optimizer_->set_lr(lr);
+  auto [x, y] = sampler_.sample();
+  Tensor loss = model_.loss(x, y);
+  optimizer_->zero_grad();
+  loss.backward();
+  std::vector<Tensor> params = model_.parameters();
+  double norm = options_.grad_clip > 0 ? optim::clip_grad_norm_(params, options_.grad_clip) : 0.0;
+  optimizer_->step();
+  ++steps_done_;
+  StepLog log{steps_done_, loss.item<double>(), lr, norm, std::nullopt};
+  if (steps_done_ % options_.eval_every == 0 || done()) log.val_loss = evaluate();
+  history_.push_back(log);
+  return log;
+}
+
+void Trainer::save(const std::string& dir, const Metadata& metadata) const {
+  std::filesystem::create_directories(dir);
+  Metadata meta = metadata;
+  meta["ember.step"] = std::to_string(steps_done_);
+  // The training state first: if the model write then fails, the step
+  // numbers differ and resume refuses the pair.
+  NamedTensors state;
+  for (auto& [name, t] : optimizer_->state()) state.emplace_back("optim." + name, t);
+  std::vector<uint64_t> gen_state;
+  for (Generator* g : generators(model_, const_cast<BatchSampler&>(sampler_))) {
+    gen_state.push_back(g->get_state().state);
+    gen_state.push_back(g->get_state().inc);
+  }
+  state.emplace_back("generators", u64_tensor(gen_state));
+  Tensor hist = empty({static_cast<int64_t>(history_.size()), 5}, kFloat64);
+  for (size_t i = 0; i < history_.size(); ++i) {
+    const StepLog& h = history_[i];
+    double* row = hist.data_ptr<double>() + i * 5;
+    row[0] = static_cast<double>(h.step);
+    row[1] = h.loss;
+    row[2] = h.lr;
+    row[3] = h.grad_norm;
+    row[4] = h.val_loss ? *h.val_loss : NAN;
+  }
+  state.emplace_back("history", hist);
+  write_safetensors(dir + "/train_state.safetensors", state,
+                    {{"ember.step", std::to_string(steps_done_)}, {"ember.optimizer.steps", std::to_string(optimizer_->steps())}});
+  nn::save(model_, dir + "/model.safetensors", meta);
+}
+
+void Trainer::resume(const std::string& dir) {
+  SafetensorsContents st = read_safetensors(dir + "/train_state.safetensors");
+  // Validate everything before changing anything.
+  auto step_of = [&](const Metadata& m, const std::string& file) {
+    auto it = m.find("ember.step");
+    EMBER_CHECK(it != m.end(), "resume", file << ": no ember.step in the metadata");
+    return std::stoll(it->second);
+  };
+  int64_t steps = step_of(st.metadata, dir + "/train_state.safetensors");
+  int64_t opt_steps = std::stoll(st.metadata.count("ember.optimizer.steps") ? st.metadata.at("ember.optimizer.steps") : "0");
+  NamedTensors optim_state;
+  Tensor gens, hist;
+  for (auto& [name, t] : st.tensors) {
+    if (name.rfind("optim.", 0) == 0) optim_state.emplace_back(name.substr(6), t);
+    else if (name == "generators") gens = t;
+    else if (name == "history") hist = t;
+    else EMBER_FAIL("resume", dir << "/train_state.safetensors: unexpected tensor \"" << name << "\"");
+  }
+  std::vector<Generator*> gs = generators(model_, sampler_);
+  EMBER_CHECK(gens.defined() && gens.dtype() == kInt64 && gens.shape() == Shape{static_cast<int64_t>(2 * gs.size())}, "resume",
+              dir << "/train_state.safetensors: generator state does not match this model (" << gs.size() << " generators)");
+  EMBER_CHECK(hist.defined() && hist.dtype() == kFloat64 && hist.dim() == 2 && hist.size(1) == 5 && hist.size(0) == steps,
+              "resume", dir << "/train_state.safetensors: the history does not match step " << steps);
+  EMBER_CHECK(steps <= options_.steps, "resume",
+              dir << ": the checkpoint is at step " << steps << ", beyond --steps " << options_.steps);
+  // Model (validated, staged and committed by load), then the rest.
+  std::vector<std::pair<std::string, Tensor>> before;
+  for (auto& [name, t] : model_.named_parameters()) before.emplace_back(name, kernel::to(t, t.dtype()));
+  Metadata model_meta = nn::load(model_, dir + "/model.safetensors");
+  try {
+    EMBER_CHECK(step_of(model_meta, dir + "/model.safetensors") == steps, "resume",
+                dir << ": model.safetensors and train_state.safetensors are from different steps");
+    optimizer_->load_state(optim_state, opt_steps);
+  } catch (...) {
+    NoGradGuard no_grad;  // put the model back as it was
+    auto params = model_.named_parameters();
+    for (size_t i = 0; i < params.size(); ++i) kernel::copy_(params[i].second, before[i].second, "resume");
+    throw;
+  }
+  for (size_t i = 0; i < gs.size(); ++i)
+    gs[i]->set_state({static_cast<uint64_t>(gens.data_ptr<int64_t>()[2 * i]), static_cast<uint64_t>(gens.data_ptr<int64_t>()[2 * i + 1])});
+  history_.clear();
+  for (int64_t i = 0; i < hist.size(0); ++i) {
+    const double* row = hist.data_ptr<double>() + i * 5;
+    history_.push_back({static_cast<int64_t>(row[0]), row[1], row[2], row[3],
+                        std::isnan(row[4]) ? std::nullopt : std::optional<double>(row[4])});
+  }
+  steps_done_ = steps;
+}
+
+}  // namespace ember::nn

@@ -1,0 +1,71 @@
+// The training loop of examples/train_gpt, as a library piece so that tests
+// can check what matters: the loss goes down, and training N steps straight
+// equals training k steps, saving, resuming and training N - k more, bit for bit.
+//
+// One step: sample a batch, forward, loss, zero grads, backward, clip the
+// gradient norm, set the learning rate from the schedule, AdamW step.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "nn/checkpoint.h"
+#include "nn/data.h"
+#include "nn/gpt.h"
+#include "nn/optim/optimizer.h"
+
+namespace ember::nn {
+
+struct TrainOptions {
+  int64_t steps = 1000;
+  int64_t batch = 32;
+  double lr = 3e-3;            // peak learning rate
+  double min_lr = 3e-4;        // at the end of the cosine decay
+  int64_t warmup = 50;         // linear warmup steps
+  double weight_decay = 0.1;   // AdamW, on matrices only
+  double grad_clip = 1.0;      // max global gradient norm (0: off)
+  int64_t eval_every = 100;    // validation loss every N steps (and at the last)
+  int64_t eval_batches = 8;    // batches per validation estimate
+  double val_fraction = 0.1;
+  uint64_t seed = 0;           // batches (the model has its own seed)
+};
+
+struct StepLog {
+  int64_t step;                // 1-based: the number of updates done
+  double loss;                 // training loss of this step's batch
+  double lr;
+  double grad_norm;            // before clipping
+  std::optional<double> val_loss;
+};
+
+class Trainer {
+ public:
+  Trainer(GPT& model, std::vector<int64_t> tokens, TrainOptions options);
+
+  StepLog step();
+  bool done() const { return steps_done_ >= options_.steps; }
+  // Mean loss over options.eval_batches validation batches; the batches are
+  // the same at every call (their own fixed generator), so values compare.
+  double evaluate();
+  int64_t steps_done() const { return steps_done_; }
+  const std::vector<StepLog>& history() const { return history_; }
+  const TrainOptions& options() const { return options_; }
+
+  // dir/model.safetensors: the model, with `metadata` (config, vocabulary)
+  // dir/train_state.safetensors: optimizer moments, step, generators, history.
+  void save(const std::string& dir, const Metadata& metadata) const;
+  // Restores what save wrote; everything is validated before anything changes.
+  void resume(const std::string& dir);
+
+ private:
+  GPT& model_;
+  TrainOptions options_;
+  BatchSampler sampler_;
+  std::unique_ptr<optim::AdamW> optimizer_;
+  optim::WarmupCosineLR schedule_;
+  int64_t steps_done_ = 0;
+  std::vector<StepLog> history_;
+};
+
+}  // namespace ember::nn
