@@ -6,6 +6,7 @@
 #include "autograd/node.h"
 #include "autograd/ops.h"
 #include "tensor/factory.h"
+#include "tensor/fast_math.h"
 #include "tensor/kernels.h"
 #include "tensor/parallel.h"
 
@@ -47,12 +48,9 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, Reduction redu
         const T* row = px + n * C;
         T mx = -std::numeric_limits<T>::infinity();
         for (int64_t c = 0; c < C; ++c) mx = std::max(mx, row[c]);
+        for (int64_t c = 0; c < C; ++c) pp[n * C + c] = detail::exp_t(row[c] - mx);  // vectorizes
         double s = 0;
-        for (int64_t c = 0; c < C; ++c) {
-          T e = std::exp(row[c] - mx);
-          pp[n * C + c] = e;
-          s += e;
-        }
+        for (int64_t c = 0; c < C; ++c) s += pp[n * C + c];
         const T inv = static_cast<T>(1.0 / s), log_s = static_cast<T>(std::log(s));
         for (int64_t c = 0; c < C; ++c) pp[n * C + c] *= inv;
         // -log softmax[target] = log Σ exp(x - max) - (x_t - max)

@@ -4,6 +4,7 @@
 #include <numbers>
 
 #include "tensor/elementwise.h"
+#include "tensor/fast_math.h"
 #include "tensor/kernels.h"
 
 namespace ember::kernel {
@@ -27,7 +28,7 @@ namespace {
 
 template <typename T>
 T gelu_exact(T x) {
-  return static_cast<T>(0.5) * x * (static_cast<T>(1) + std::erf(x * static_cast<T>(std::numbers::sqrt2 / 2)));
+  return static_cast<T>(0.5) * x * (static_cast<T>(1) + detail::erf_t(x * static_cast<T>(std::numbers::sqrt2 / 2)));
 }
 template <typename T>
 T gelu_tanh(T x) {
@@ -36,16 +37,16 @@ T gelu_tanh(T x) {
 }
 template <typename T>
 T sigmoid(T x) {
-  // Two branches so exp never overflows.
-  if (x >= 0) return static_cast<T>(1) / (static_cast<T>(1) + std::exp(-x));
-  T e = std::exp(x);
-  return e / (static_cast<T>(1) + e);
+  // exp of -|x| never overflows; the two cases are selects, not branches.
+  T e = detail::exp_t(x >= 0 ? -x : x);
+  T one = static_cast<T>(1);
+  return x >= 0 ? one / (one + e) : e / (one + e);
 }
 
 template <typename T>
 Tensor unary_float(Unary op, const Tensor& x) {
   switch (op) {
-    case Unary::Exp: return map1<T, T>(x, [](T v) { return std::exp(v); });
+    case Unary::Exp: return map1<T, T>(x, [](T v) { return detail::exp_t(v); });
     case Unary::Log: return map1<T, T>(x, [](T v) { return std::log(v); });
     case Unary::Sqrt: return map1<T, T>(x, [](T v) { return std::sqrt(v); });
     case Unary::Rsqrt: return map1<T, T>(x, [](T v) { return static_cast<T>(1) / std::sqrt(v); });

@@ -160,6 +160,19 @@ Tensor map3(const Tensor& a, const Tensor& b, const Tensor& c, const F& f, const
   return out;
 }
 
+// dst[i] = f(src[i]), src broadcast to dst's shape; dst is only written
+// (it may be uninitialized).
+template <typename D, typename S, typename F>
+void assign(const Tensor& dst, const Tensor& src, const F& f) {
+  const Shape& shape = dst.shape();
+  StridedLoop<2> loop(shape, {byte_strides(dst, shape), byte_strides(src, shape)});
+  loop.run({static_cast<char*>(dst.raw_data()), static_cast<char*>(src.raw_data())},
+           [&](std::array<char*, 2> p, int64_t n, std::array<int64_t, 2> st) {
+             for (int64_t i = 0; i < n; ++i)
+               *reinterpret_cast<D*>(p[0] + i * st[0]) = f(*reinterpret_cast<const S*>(p[1] + i * st[1]));
+           });
+}
+
 // dst[i] = f(dst[i], src[i]) in place, src broadcast to dst's shape.
 template <typename D, typename S, typename F>
 void apply_inplace(const Tensor& dst, const Tensor& src, const F& f) {

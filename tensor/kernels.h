@@ -70,6 +70,9 @@ std::pair<Tensor, Tensor> min(const Tensor& x, int64_t d, bool keepdim);
 Tensor argmax(const Tensor& x, std::optional<int64_t> d, bool keepdim);
 Tensor softmax(const Tensor& x, int64_t d);
 Tensor log_softmax(const Tensor& x, int64_t d);
+// The gradient of softmax (log = false) or log_softmax (log = true) given the
+// op's output y and grad_out g, fused into one pass over each row.
+Tensor softmax_backward(const Tensor& y, const Tensor& g, int64_t d, bool log);
 // Sums a broadcast gradient back to `shape` (the inverse of broadcasting).
 Tensor sum_to(const Tensor& x, const Shape& shape);
 

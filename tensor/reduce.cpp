@@ -9,6 +9,7 @@
 
 #include "tensor/elementwise.h"
 #include "tensor/factory.h"
+#include "tensor/fast_math.h"
 #include "tensor/kernels.h"
 
 namespace ember::kernel {
@@ -50,6 +51,17 @@ Rows as_rows(const Tensor& x, const Shape& dims_in, bool keepdim, const char* op
   r.perm.insert(r.perm.end(), red.begin(), red.end());
   r.data = reshape(contiguous(permute(x, r.perm)), {r.M, r.K});
   return r;
+}
+
+// The inverse of as_rows for a keepdim=true layout: (M, K) rows back to a
+// tensor of `shape` in its own dim order (a copy only if dims were permuted).
+Tensor from_rows(const Tensor& rows, const Rows& r, const Shape& shape) {
+  Shape perm_shape;
+  for (int64_t pd : r.perm) perm_shape.push_back(shape[pd]);
+  Tensor permuted = reshape(rows, perm_shape);
+  Shape inverse(r.perm.size());
+  for (size_t i = 0; i < r.perm.size(); ++i) inverse[r.perm[i]] = static_cast<int64_t>(i);
+  return contiguous(permute(permuted, inverse));
 }
 
 // Sum of p[0..n) in a fixed order, in block-sized pieces.
@@ -260,12 +272,10 @@ Tensor softmax_impl(const Tensor& x, int64_t d, const char* op) {
         T mx = -std::numeric_limits<T>::infinity();
         for (int64_t k = 0; k < K; ++k) mx = row[k] > mx ? row[k] : mx;
         if (mx == -std::numeric_limits<T>::infinity()) mx = 0;  // all -inf: avoid inf - inf
+        // exp in its own loop so it vectorizes; the sum stays in order.
+        for (int64_t k = 0; k < K; ++k) orow[k] = detail::exp_t(row[k] - mx);
         T s = 0;
-        for (int64_t k = 0; k < K; ++k) {
-          T e = std::exp(row[k] - mx);
-          if constexpr (!Log) orow[k] = e;
-          s += e;
-        }
+        for (int64_t k = 0; k < K; ++k) s += orow[k];
         if (s == 0) {
           // Every entry is -inf (e.g. a fully masked attention row): the
           // documented rule is weight 0 everywhere (log: -inf), never NaN.
@@ -282,18 +292,45 @@ Tensor softmax_impl(const Tensor& x, int64_t d, const char* op) {
       }
     });
   });
-  // Back from (kept..., d) order to x's dim order.
-  Shape perm_shape;
-  for (int64_t pd : r.perm) perm_shape.push_back(x.shape()[pd]);
-  Tensor permuted = reshape(out_rows, perm_shape);
-  Shape inverse(r.perm.size());
-  for (size_t i = 0; i < r.perm.size(); ++i) inverse[r.perm[i]] = static_cast<int64_t>(i);
-  return contiguous(permute(permuted, inverse));
+  return from_rows(out_rows, r, x.shape());
 }
 }  // namespace
 
 Tensor softmax(const Tensor& x, int64_t d) { return softmax_impl<false>(x, d, "softmax"); }
 Tensor log_softmax(const Tensor& x, int64_t d) { return softmax_impl<true>(x, d, "log_softmax"); }
+
+// One pass per row instead of four tensor ops:
+//   softmax:     dx = y (g - Σ g y)
+//   log_softmax: dx = g - exp(y) Σ g
+Tensor softmax_backward(const Tensor& y, const Tensor& g, int64_t d, bool log) {
+  const char* op = log ? "log_softmax backward" : "softmax backward";
+  EMBER_CHECK(y.shape() == g.shape() && y.dtype() == g.dtype(), op,
+              "output " << shape_str(y.shape()) << " and gradient " << shape_str(g.shape()) << " must match");
+  if (y.dim() == 0) return zeros_like(y);
+  int64_t w = wrap_dim(d, y.dim(), op);
+  Rows ry = as_rows(y, {w}, true, op), rg = as_rows(g, {w}, true, op);
+  Tensor out = empty({ry.M, ry.K}, y.dtype());
+  EMBER_DISPATCH_FLOAT(y.dtype(), op, [&]<typename T>() {
+    const T *py = ry.data.data_ptr<T>(), *pg = rg.data.data_ptr<T>();
+    T* po = out.data_ptr<T>();
+    const int64_t K = ry.K;
+    detail::parallel_for(ry.M, std::max<int64_t>(1, detail::kGrain / std::max<int64_t>(K, 1)), [&](int64_t m0, int64_t m1) {
+      for (int64_t m = m0; m < m1; ++m) {
+        const T *yr = py + m * K, *gr = pg + m * K;
+        T* o = po + m * K;
+        double s = 0;
+        if (log) {
+          for (int64_t k = 0; k < K; ++k) s += gr[k];
+          for (int64_t k = 0; k < K; ++k) o[k] = gr[k] - detail::exp_t(yr[k]) * static_cast<T>(s);
+        } else {
+          for (int64_t k = 0; k < K; ++k) s += static_cast<double>(gr[k]) * yr[k];
+          for (int64_t k = 0; k < K; ++k) o[k] = yr[k] * (gr[k] - static_cast<T>(s));
+        }
+      }
+    });
+  });
+  return from_rows(out, ry, y.shape());
+}
 
 Tensor sum_to(const Tensor& x, const Shape& shape) {
   if (x.shape() == shape) return x;

@@ -47,7 +47,9 @@ Shape contiguous_strides(const Shape& s) {
   int64_t acc = 1;
   for (size_t i = s.size(); i-- > 0;) {
     st[i] = acc;
-    acc *= std::max<int64_t>(s[i], 1);
+    // Only a tensor with no elements can overflow here (its sizes were
+    // checked): its strides are never used to address memory.
+    if (__builtin_mul_overflow(acc, std::max<int64_t>(s[i], 1), &acc)) acc = INT64_MAX;
   }
   return st;
 }

@@ -23,7 +23,11 @@ std::string index_str(int64_t i, const Shape& s);
 // Product of sizes; throws ember::Error naming `op` if a size is negative or
 // the product overflows int64 (checked before anything is allocated).
 int64_t checked_numel(const Shape& s, const char* op);
+// Product of sizes of an already validated shape (0 if any size is 0, even
+// when the other sizes multiply past int64).
 inline int64_t numel_of(const Shape& s) {
+  for (int64_t d : s)
+    if (d == 0) return 0;
   int64_t n = 1;
   for (int64_t d : s) n *= d;
   return n;

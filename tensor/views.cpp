@@ -163,7 +163,7 @@ void copy_(const Tensor& dst, const Tensor& src, const char* op) {
       if (std::is_same_v<D, S> && dst.is_contiguous() && src.is_contiguous() && src.shape() == dst.shape()) {
         std::memmove(dst.raw_data(), src.raw_data(), static_cast<size_t>(dst.numel()) * sizeof(D));
       } else {
-        detail::apply_inplace<D, S>(dst, src, [](D, S s) { return static_cast<D>(s); });
+        detail::assign<D, S>(dst, src, [](S s) { return static_cast<D>(s); });
       }
     });
   });
@@ -177,8 +177,9 @@ void fill_(const Tensor& dst, double value) {
       T* p = dst.data_ptr<T>();
       std::fill(p, p + dst.numel(), v);
     } else {
-      Tensor dummy = empty({}, dst.dtype());
-      detail::apply_inplace<T, T>(dst, dummy, [v](T, T) { return v; });
+      Tensor src = empty({}, dst.dtype());  // the value as a 0-d tensor, broadcast
+      *src.data_ptr<T>() = v;
+      detail::assign<T, T>(dst, src, [](T s) { return s; });
     }
   });
   dst.storage()->bump_version();

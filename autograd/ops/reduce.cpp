@@ -172,10 +172,7 @@ struct SoftmaxBackward final : Node {
   SoftmaxBackward(const Tensor& o, int64_t d, bool l) : out(o), dim(d), log(l) {}
   std::vector<SavedTensor*> saved() override { return {&out}; }
   std::vector<Tensor> apply(const Tensor& g) override {
-    const Tensor& y = out.get(*this);
-    if (y.dim() == 0) return {g * 0.0};
-    if (log) return {g - exp(y) * kernel::sum(g, {dim}, true)};
-    return {y * (g - kernel::sum(g * y, {dim}, true))};
+    return {kernel::softmax_backward(out.get(*this), g, dim, log)};  // fused: see tensor/reduce.cpp
   }
 };
 

@@ -7,6 +7,7 @@
 #include "autograd/node.h"
 #include "autograd/ops.h"
 #include "tensor/elementwise.h"
+#include "tensor/fast_math.h"
 #include "tensor/kernels.h"
 
 namespace ember {
@@ -204,8 +205,8 @@ struct GeluBackward final : Node {
     if (approx == GeluApprox::None) {
       return {fused(x.get(*this), g, [](auto v, auto gv) {
         using T = decltype(v);
-        T cdf = T(0.5) * (T(1) + std::erf(v * T(std::numbers::sqrt2 / 2)));
-        T pdf = std::exp(T(-0.5) * v * v) * T(std::numbers::inv_sqrtpi / std::numbers::sqrt2);
+        T cdf = T(0.5) * (T(1) + detail::erf_t(v * T(std::numbers::sqrt2 / 2)));
+        T pdf = detail::exp_t(T(-0.5) * v * v) * T(std::numbers::inv_sqrtpi / std::numbers::sqrt2);
         return gv * (cdf + v * pdf);
       })};
     }
