@@ -2,7 +2,7 @@
 # Fresh clone -> running demo: installs missing Debian packages, builds
 # (Release) and runs the main example.
 set -euo pipefail
-DEMO=tensor_tour  # the program in examples/ that this script runs
+DEMO=embeddings_demo  # the program in examples/ that this script runs (lesson A)
 
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
