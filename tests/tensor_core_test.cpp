@@ -8,38 +8,13 @@
 #include <vector>
 
 #include "ember.h"
+#include "test_util.h"
 
 namespace {
 
 using namespace ember;
+using namespace ember::test;
 
-// Runs f, which must throw ember::Error whose message starts with "op: " and
-// contains every part; returns the message.
-template <typename F>
-std::string expect_error(F&& f, const std::string& op, std::initializer_list<std::string> parts,
-                         int line = __builtin_LINE()) {
-  ::testing::ScopedTrace trace(__FILE__, line, "expect_error");
-  std::string msg;
-  try {
-    f();
-    ADD_FAILURE() << "expected ember::Error from " << op << ", nothing was thrown";
-    return "";
-  } catch (const Error& e) {
-    msg = e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "expected ember::Error, got another exception: " << e.what();
-    return "";
-  }
-  if (!op.empty()) {
-    EXPECT_EQ(msg.rfind(op + ": ", 0), 0u) << "message \"" << msg << "\" does not start with \"" << op << ": \"";
-  }
-  for (const auto& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "message \"" << msg << "\" lacks \"" << p << "\"";
-  return msg;
-}
-
-Tensor f64(const std::vector<double>& v, const Shape& s = {}) { return tensor(v, s); }
-Tensor i64(const std::vector<int64_t>& v, const Shape& s = {}) { return tensor(v, s); }
-std::vector<double> vals(const Tensor& t) { return t.to_vector<double>(); }
 
 // ---- dtype ----
 

@@ -7,32 +7,12 @@
 #include <vector>
 
 #include "ember.h"
+#include "test_util.h"
 
 namespace {
 
 using namespace ember;
-
-template <typename F>
-std::string expect_error(F&& f, const std::string& op, std::initializer_list<std::string> parts,
-                         int line = __builtin_LINE()) {
-  ::testing::ScopedTrace trace(__FILE__, line, "expect_error");
-  std::string msg;
-  try {
-    f();
-    ADD_FAILURE() << "expected ember::Error from " << op << ", nothing was thrown";
-    return "";
-  } catch (const Error& e) {
-    msg = e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "expected ember::Error, got another exception: " << e.what();
-    return "";
-  }
-  if (!op.empty()) {
-    EXPECT_EQ(msg.rfind(op + ": ", 0), 0u) << "message \"" << msg << "\" does not start with \"" << op << ": \"";
-  }
-  for (const auto& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "message \"" << msg << "\" lacks \"" << p << "\"";
-  return msg;
-}
+using namespace ember::test;
 
 struct Moments {
   double mean, var, min, max;

@@ -7,12 +7,13 @@
 #include <vector>
 
 #include "ember.h"
+#include "test_util.h"
 
 namespace {
 
 using namespace ember;
+using namespace ember::test;
 
-std::vector<double> vals(const Tensor& t) { return t.to_vector<double>(); }
 
 class TensorThreads : public ::testing::Test {
  protected:

@@ -33,6 +33,22 @@ std::string expect_error(F&& f, std::initializer_list<std::string> parts, const 
   return msg;
 }
 
+// The same, and the message must start with "op: " (the op the user called).
+template <typename F>
+std::string expect_error(F&& f, const std::string& op, std::initializer_list<std::string> parts,
+                         const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
+  std::string msg = expect_error(std::forward<F>(f), parts, file, line);
+  if (!msg.empty() && !op.empty()) {
+    EXPECT_EQ(msg.rfind(op + ": ", 0), 0u) << "message \"" << msg << "\" does not start with \"" << op << ": \"";
+  }
+  return msg;
+}
+
+// Short factories for test values.
+inline Tensor f64(const std::vector<double>& v, const Shape& s = {}) { return tensor(v, s); }
+inline Tensor i64(const std::vector<int64_t>& v, const Shape& s = {}) { return tensor(v, s); }
+inline std::vector<double> vals(const Tensor& t) { return t.to_vector<double>(); }
+
 // Row-major values as doubles, whatever the float dtype.
 inline std::vector<double> values(const Tensor& t) { return t.to_vector<double>(); }
 
