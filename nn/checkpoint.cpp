@@ -1,6 +1,7 @@
 #include "nn/checkpoint.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -18,7 +19,10 @@
 
 namespace ember::nn {
 
-using json = nlohmann::json;
+// ordered_json keeps the header's keys in the order they were written or
+// read, so a file lists its tensors in the caller's order and a read returns
+// them in the file's order (nlohmann::json would sort them by name).
+using json = nlohmann::ordered_json;
 
 namespace {
 
@@ -39,6 +43,17 @@ bool parse_st_dtype(const std::string& s, DType& out) {
   else if (s == "BOOL") out = kBool;
   else return false;
   return true;
+}
+
+// A JSON value for an error message. Arrays and objects are described, not
+// dumped: dump() recurses, and a hostile header can nest a million levels.
+std::string describe(const json& j) {
+  bool flat = j.is_primitive() || (j.is_array() && j.size() <= 8);
+  if (j.is_array())
+    for (const json& x : j) flat = flat && x.is_primitive();
+  if (!flat) return j.is_array() ? "an array of " + std::to_string(j.size()) + " values" : std::string("an object");
+  std::string s = j.dump(-1, ' ', false, json::error_handler_t::replace);
+  return s.size() > 64 ? s.substr(0, 64) + "..." : s;
 }
 
 uint32_t crc32_of(const char* data, size_t n) {
@@ -118,7 +133,12 @@ void write_safetensors(const std::string& path, const NamedTensors& tensors, con
   crc << std::hex << crc32_of(data.data(), data.size());
   meta["ember.crc32"] = crc.str();
   header["__metadata__"] = meta;
-  std::string h = header.dump();
+  std::string h;
+  try {
+    h = header.dump();
+  } catch (const json::exception&) {  // a name or a metadata string that is not valid UTF-8
+    EMBER_FAIL("save", path << ": tensor names and metadata must be valid UTF-8");
+  }
   h.append((8 - h.size() % 8) % 8, ' ');  // pad so the data section is 8-byte aligned
   char len[8];
   uint64_t hl = h.size();
@@ -135,6 +155,10 @@ void write_safetensors(const std::string& path, const NamedTensors& tensors, con
                                     << std::strerror(errno));
   std::string tmp(tmp_name.data());
   try {
+    // mkstemp creates the file 0600; a checkpoint gets the usual 0666 & ~umask.
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    EMBER_CHECK(::fchmod(fd, 0666 & ~mask) == 0, "save", path << ": chmod failed: " << std::strerror(errno));
     int64_t written = 0;
     write_all(fd, len, 8, written, path);
     write_all(fd, h.data(), h.size(), written, path);
@@ -203,11 +227,13 @@ SafetensorsContents parse_safetensors(const std::string& bytes, const std::strin
                 file << ": tensor \"" << name << "\" needs dtype, shape and data_offsets");
     Entry e{name, kFloat32, {}, 0, 0};
     EMBER_CHECK(v["dtype"].is_string() && parse_st_dtype(v["dtype"].get<std::string>(), e.dtype), op,
-                file << ": tensor \"" << name << "\" has unknown dtype " << v["dtype"].dump());
-    EMBER_CHECK(v["shape"].is_array(), op, file << ": tensor \"" << name << "\" shape must be an array");
+                file << ": tensor \"" << name << "\" has unknown dtype " << describe(v["dtype"]));
+    EMBER_CHECK(v["shape"].is_array(), op,
+                file << ": tensor \"" << name << "\" shape must be an array, got " << describe(v["shape"]));
     for (const json& d : v["shape"]) {
       EMBER_CHECK(d.is_number_integer() && d.get<int64_t>() >= 0 && !(d.is_number_unsigned() && d.get<uint64_t>() > INT64_MAX),
-                  op, file << ": tensor \"" << name << "\" has an invalid dim " << d.dump() << " in shape " << v["shape"].dump());
+                  op, file << ": tensor \"" << name << "\" has an invalid dim " << describe(d) << " at index " << e.shape.size()
+                           << " of its shape");
       e.shape.push_back(d.get<int64_t>());
     }
     int64_t numel = 0;
@@ -216,9 +242,16 @@ SafetensorsContents parse_safetensors(const std::string& bytes, const std::strin
     } catch (const Error&) {
       EMBER_FAIL(op, file << ": tensor \"" << name << "\" shape " << shape_str(e.shape) << " has more elements than int64 can count");
     }
+    // empty() computes contiguous strides, products of the dims with zeros
+    // counted as 1: they must fit in int64 too, or a zero-size shape such as
+    // (0, 2^62, 2^62) would overflow them.
+    int64_t span = 1;
+    for (int64_t d : e.shape)
+      EMBER_CHECK(!__builtin_mul_overflow(span, std::max<int64_t>(d, 1), &span), op,
+                  file << ": tensor \"" << name << "\" shape " << shape_str(e.shape) << " is too large (its strides overflow int64)");
     const json& off = v["data_offsets"];
     EMBER_CHECK(off.is_array() && off.size() == 2 && off[0].is_number_unsigned() && off[1].is_number_unsigned(), op,
-                file << ": tensor \"" << name << "\" data_offsets must be two non-negative integers, got " << off.dump());
+                file << ": tensor \"" << name << "\" data_offsets must be two non-negative integers, got " << describe(off));
     e.begin = off[0].get<uint64_t>();
     e.end = off[1].get<uint64_t>();
     EMBER_CHECK(e.begin <= e.end && e.end <= data_size, op,

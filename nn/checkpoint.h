@@ -32,7 +32,7 @@ inline constexpr uint64_t kMaxHeaderBytes = 100ull << 20;
 void write_safetensors(const std::string& path, const NamedTensors& tensors, const Metadata& metadata = {});
 
 struct SafetensorsContents {
-  NamedTensors tensors;  // in file order
+  NamedTensors tensors;  // in the order of the header (write_safetensors keeps the caller's order)
   Metadata metadata;
 };
 // Reads and validates a whole file; throws ember::Error naming the file, the

@@ -31,6 +31,23 @@ std::vector<Generator*> generators(GPT& model, BatchSampler& sampler) {
   return gens;
 }
 
+// A metadata integer; an ember::Error naming the file and the key otherwise
+// (std::stoll alone would throw std::invalid_argument past the caller).
+int64_t metadata_int(const Metadata& m, const std::string& key, const std::string& file) {
+  auto it = m.find(key);
+  EMBER_CHECK(it != m.end(), "resume", file << ": no " << key << " in the metadata");
+  size_t used = 0;
+  int64_t v = 0;
+  try {
+    v = std::stoll(it->second, &used);
+  } catch (const std::logic_error&) {
+    used = 0;
+  }
+  EMBER_CHECK(used > 0 && used == it->second.size() && v >= 0, "resume",
+              file << ": metadata " << key << " = \"" << it->second << "\" is not a non-negative integer");
+  return v;
+}
+
 Tensor u64_tensor(const std::vector<uint64_t>& v) {
   Tensor t = empty({static_cast<int64_t>(v.size())}, kInt64);
   for (size_t i = 0; i < v.size(); ++i) t.data_ptr<int64_t>()[i] = static_cast<int64_t>(v[i]);  // bit pattern kept
@@ -83,7 +100,9 @@ StepLog Trainer::step() {
 }
 
 void Trainer::save(const std::string& dir, const Metadata& metadata) const {
-  std::filesystem::create_directories(dir);
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  EMBER_CHECK(!ec, "save", dir << ": cannot create the directory: " << ec.message());
   Metadata meta = metadata;
   meta["ember.step"] = std::to_string(steps_done_);
   // The training state first: if the model write then fails, the step
@@ -115,13 +134,9 @@ void Trainer::save(const std::string& dir, const Metadata& metadata) const {
 void Trainer::resume(const std::string& dir) {
   SafetensorsContents st = read_safetensors(dir + "/train_state.safetensors");
   // Validate everything before changing anything.
-  auto step_of = [&](const Metadata& m, const std::string& file) {
-    auto it = m.find("ember.step");
-    EMBER_CHECK(it != m.end(), "resume", file << ": no ember.step in the metadata");
-    return std::stoll(it->second);
-  };
-  int64_t steps = step_of(st.metadata, dir + "/train_state.safetensors");
-  int64_t opt_steps = std::stoll(st.metadata.count("ember.optimizer.steps") ? st.metadata.at("ember.optimizer.steps") : "0");
+  const std::string state_file = dir + "/train_state.safetensors", model_file = dir + "/model.safetensors";
+  int64_t steps = metadata_int(st.metadata, "ember.step", state_file);
+  int64_t opt_steps = st.metadata.count("ember.optimizer.steps") ? metadata_int(st.metadata, "ember.optimizer.steps", state_file) : 0;
   NamedTensors optim_state;
   Tensor gens, hist;
   for (auto& [name, t] : st.tensors) {
@@ -138,17 +153,25 @@ void Trainer::resume(const std::string& dir) {
   EMBER_CHECK(steps <= options_.steps, "resume",
               dir << ": the checkpoint is at step " << steps << ", beyond --steps " << options_.steps);
   // Model (validated, staged and committed by load), then the rest.
-  std::vector<std::pair<std::string, Tensor>> before;
-  for (auto& [name, t] : model_.named_parameters()) before.emplace_back(name, kernel::to(t, t.dtype()));
-  Metadata model_meta = nn::load(model_, dir + "/model.safetensors");
+  // Snapshot of every tensor load may write (parameters and buffers).
+  std::vector<Tensor> live, before;
+  for (auto& [name, t] : model_.named_parameters()) live.push_back(t);
+  for (auto& [name, t] : model_.named_buffers()) live.push_back(t);
+  for (const Tensor& t : live) before.push_back(kernel::to(t, t.dtype()));
+  Metadata model_meta = nn::load(model_, model_file);
   try {
-    EMBER_CHECK(step_of(model_meta, dir + "/model.safetensors") == steps, "resume",
-                dir << ": model.safetensors and train_state.safetensors are from different steps");
-    optimizer_->load_state(optim_state, opt_steps);
+    int64_t model_steps = metadata_int(model_meta, "ember.step", model_file);
+    EMBER_CHECK(model_steps == steps, "resume",
+                dir << ": model.safetensors is at step " << model_steps << " but train_state.safetensors at step " << steps
+                    << "; the two files are from different saves");
+    try {
+      optimizer_->load_state(optim_state, opt_steps);
+    } catch (const std::logic_error& e) {  // a malformed state name (std::stoul)
+      EMBER_FAIL("resume", state_file << ": malformed optimizer state: " << e.what());
+    }
   } catch (...) {
     NoGradGuard no_grad;  // put the model back as it was
-    auto params = model_.named_parameters();
-    for (size_t i = 0; i < params.size(); ++i) kernel::copy_(params[i].second, before[i].second, "resume");
+    for (size_t i = 0; i < live.size(); ++i) kernel::copy_(live[i], before[i], "resume");
     throw;
   }
   for (size_t i = 0; i < gs.size(); ++i)

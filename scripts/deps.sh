@@ -5,7 +5,7 @@
 #   bash scripts/deps.sh --bench   also python3-torch/numpy for bench/compare.sh
 set -euo pipefail
 
-pkgs=(cmake g++ make pkg-config libopenblas-dev libopenblas-openmp-dev libgtest-dev libbenchmark-dev
+pkgs=(cmake g++ make pkg-config libopenblas-dev libopenblas-openmp-dev libgtest-dev libbenchmark-dev python3
       nlohmann-json3-dev zlib1g-dev libstb-dev libcli11-dev graphviz)
 for arg in "$@"; do
   case $arg in

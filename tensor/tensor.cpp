@@ -88,15 +88,10 @@ EMBER_INSTANTIATE_READ(int)
 // ---- printing, in PyTorch's style ----
 namespace {
 
-std::string format_number(double v, DType dt, int precision, bool sci) {
-  std::ostringstream os;
-  if (dt == kBool) return v != 0 ? "True" : "False";
-  if (dt == kInt64) {
-    os << static_cast<int64_t>(v);
-    return os.str();
-  }
+std::string format_float(double v, int precision, bool sci) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  std::ostringstream os;
   if (sci) os << std::scientific << std::setprecision(precision) << v;
   else os << std::fixed << std::setprecision(precision) << v;
   return os.str();
@@ -106,20 +101,29 @@ std::string format_number(double v, DType dt, int precision, bool sci) {
 
 std::string Tensor::to_string() const {
   if (!defined()) return "tensor(undefined)";
-  std::vector<double> vals = to_vector<double>();
   const DType dt = dtype();
-  // Scientific notation when the magnitudes span too much to show in fixed.
-  double max_abs = 0, min_abs = INFINITY;
-  for (double v : vals) {
-    if (std::isfinite(v) && v != 0) {
-      max_abs = std::max(max_abs, std::abs(v));
-      min_abs = std::min(min_abs, std::abs(v));
+  // Every element as text first (integers exactly, never through double),
+  // then one column width for all.
+  std::vector<std::string> text;
+  if (dt == kInt64) {
+    for (int64_t v : to_vector<int64_t>()) text.push_back(std::to_string(v));
+  } else if (dt == kBool) {
+    for (bool v : to_vector<bool>()) text.push_back(v ? "True" : "False");
+  } else {
+    std::vector<double> vals = to_vector<double>();
+    // Scientific notation when the magnitudes span too much to show in fixed.
+    double max_abs = 0, min_abs = INFINITY;
+    for (double v : vals) {
+      if (std::isfinite(v) && v != 0) {
+        max_abs = std::max(max_abs, std::abs(v));
+        min_abs = std::min(min_abs, std::abs(v));
+      }
     }
+    bool sci = max_abs > 0 && (max_abs >= 1e8 || min_abs < 1e-4 || max_abs / min_abs > 1e5);
+    for (double v : vals) text.push_back(format_float(v, 4, sci));
   }
-  bool sci = is_floating(dt) && max_abs > 0 && (max_abs >= 1e8 || min_abs < 1e-4 || max_abs / min_abs > 1e5);
-  const int precision = 4;
   size_t width = 0;
-  for (double v : vals) width = std::max(width, format_number(v, dt, precision, sci).size());
+  for (const std::string& t : text) width = std::max(width, t.size());
 
   const int64_t nd = dim();
   const bool summarize = numel() > 1000;
@@ -130,8 +134,7 @@ std::string Tensor::to_string() const {
   // Recursive print over dims (depth is the tensor's rank, small).
   std::function<void(int64_t, int64_t)> rec = [&](int64_t d, int64_t flat) {
     if (d == nd) {
-      std::string s = format_number(vals[flat], dt, precision, sci);
-      os << std::string(width - s.size(), ' ') << s;
+      os << std::string(width - text[flat].size(), ' ') << text[flat];
       return;
     }
     int64_t n = impl_->shape[d];
@@ -152,7 +155,7 @@ std::string Tensor::to_string() const {
     os << "]";
   };
   if (nd == 0) {
-    os << format_number(vals[0], dt, precision, sci);
+    os << text[0];
   } else {
     rec(0, 0);
   }

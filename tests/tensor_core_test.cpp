@@ -488,3 +488,12 @@ TEST(TensorAutogradFields, RequiresGradOnlyForFloats) {
 }
 
 }  // namespace
+
+namespace {
+// Integers print exactly, even beyond 2^53 (they never pass through double).
+TEST(TensorPrint, Int64PrintsExactlyAtTheExtremes) {
+  using namespace ember;
+  Tensor t = tensor(std::vector<int64_t>{INT64_MAX, -5, INT64_MIN}, {3});
+  EXPECT_EQ(t.to_string(), "tensor([ 9223372036854775807,                   -5, -9223372036854775808], shape=(3), dtype=int64)");
+}
+}  // namespace
