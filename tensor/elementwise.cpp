@@ -27,16 +27,16 @@ const char* binary_name(Binary op) {
 namespace {
 
 template <typename T>
-T gelu_exact(T x) {
+[[gnu::always_inline]] inline T gelu_exact(T x) {
   return static_cast<T>(0.5) * x * (static_cast<T>(1) + detail::erf_t(x * static_cast<T>(std::numbers::sqrt2 / 2)));
 }
 template <typename T>
-T gelu_tanh(T x) {
+[[gnu::always_inline]] inline T gelu_tanh(T x) {
   const T k = static_cast<T>(std::numbers::sqrt2 * std::numbers::inv_sqrtpi);  // sqrt(2/pi)
   return static_cast<T>(0.5) * x * (static_cast<T>(1) + std::tanh(k * (x + static_cast<T>(0.044715) * x * x * x)));
 }
 template <typename T>
-T sigmoid(T x) {
+[[gnu::always_inline]] inline T sigmoid(T x) {
   // exp of -|x| never overflows; the two cases are selects, not branches.
   T e = detail::exp_t(x >= 0 ? -x : x);
   T one = static_cast<T>(1);

@@ -20,7 +20,7 @@
 
 namespace ember::detail {
 
-inline float fast_exp(float x) {
+[[gnu::always_inline]] inline float fast_exp(float x) {
   const float hi = 88.3762626647949f, lo = -87.3365447504019f;
   float xc = x > hi ? hi : (x < lo ? lo : x);
   // k = round(xc / ln2), computed without floor() so it vectorizes on SSE2
@@ -45,7 +45,7 @@ inline float fast_exp(float x) {
   return x != x ? x : y;
 }
 
-inline float fast_erf(float x) {
+[[gnu::always_inline]] inline float fast_erf(float x) {
   const float ax = x < 0 ? -x : x;
   const float t = 1.0f / (1.0f + 0.3275911f * ax);
   float poly = 1.061405429f;
@@ -59,12 +59,12 @@ inline float fast_erf(float x) {
 
 // The dispatch point: float32 gets the fast versions, float64 the exact ones.
 template <typename T>
-inline T exp_t(T x) {
+[[gnu::always_inline]] inline T exp_t(T x) {
   if constexpr (sizeof(T) == 4) return fast_exp(x);
   else return std::exp(x);
 }
 template <typename T>
-inline T erf_t(T x) {
+[[gnu::always_inline]] inline T erf_t(T x) {
   if constexpr (sizeof(T) == 4) return fast_erf(x);
   else return std::erf(x);
 }
