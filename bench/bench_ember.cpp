@@ -3,8 +3,10 @@
 //   bench_ember [--threads N] [workload ...]      (default: all, 2 threads)
 //
 // Output: one line per workload, `name median_ms`, e.g. `matmul_1024 12.345`
-// (bench/compare.sh parses it). Each workload is set up once (untimed), run a
-// few times to warm up (caches, allocator, thread pool), then timed `reps`
+// (bench/compare.sh parses it), extra `<name>_ns_per_op` and
+// `<name>_tokens_per_s` lines for some, and last `peak_rss_mb N`, the
+// process's peak resident memory. Each workload is set up once (untimed), run
+// a few times to warm up (caches, allocator, thread pool), then timed `reps`
 // times with std::chrono::steady_clock; the median is printed.
 //
 // bench/torch_reference.py defines the same workloads in PyTorch. To add one,
@@ -19,10 +21,13 @@
 #include <vector>
 
 #include <cblas.h>
+#include <sys/resource.h>
 
 #include "ember.h"
 #include "nn/attention.h"
 #include "nn/embedding.h"
+#include "nn/gpt.h"
+#include "nn/optim/optimizer.h"
 
 namespace {
 
@@ -35,7 +40,36 @@ struct Workload {
   std::function<std::function<void()>()> setup;
   // When > 0, also print `<name>_ns_per_op <median / ops_per_run in ns>`.
   int64_t ops_per_run = 0;
+  // When > 0, also print `<name>_tokens_per_s <tokens_per_run / median>`.
+  int64_t tokens_per_run = 0;
 };
+
+// One GPT training step on random ids, as train_gpt takes it: forward,
+// loss, zero grads, backward, AdamW step (lr 1e-3, no clipping, no dropout).
+// Legend: V vocab, L context, D dim, B batch, T sequence length (<= L).
+Workload gpt_train_step(const std::string& name, int reps, int64_t V, int64_t L, int64_t D, int64_t heads,
+                        int64_t layers, int64_t B, int64_t T) {
+  return {name, reps,
+          [=] {
+            ember::nn::GPTConfig c;
+            c.vocab_size = V;
+            c.context_length = L;
+            c.dim = D;
+            c.heads = heads;
+            c.layers = layers;
+            auto model = std::make_shared<ember::nn::GPT>(c);
+            auto opt = std::make_shared<ember::nn::optim::AdamW>(model->parameters(), /*lr=*/1e-3);
+            ember::Generator g(1);
+            Tensor x = ember::randint(0, V, {B, T}, g), y = ember::randint(0, V, {B, T}, g);
+            return std::function<void()>([model, opt, x, y] {
+              Tensor loss = model->loss(x, y);
+              opt->zero_grad();
+              loss.backward();
+              opt->step();
+            });
+          },
+          0, B * T};
+}
 
 std::vector<Workload> workloads() {
   std::vector<Workload> w;
@@ -140,6 +174,13 @@ std::vector<Workload> workloads() {
                  });
                }});
 
+  // The GPTs of examples/train_gpt, tiny and small (the same definitions in
+  // torch_reference.py).
+  w.push_back(gpt_train_step("gpt_tiny_train_step", 20, /*V=*/65, /*L=*/64, /*D=*/64, /*heads=*/4, /*layers=*/2,
+                             /*B=*/16, /*T=*/64));
+  w.push_back(gpt_train_step("gpt_small_train_step", 5, /*V=*/65, /*L=*/256, /*D=*/192, /*heads=*/6, /*layers=*/4,
+                             /*B=*/16, /*T=*/128));
+
   return w;
 }
 
@@ -196,7 +237,13 @@ int main(int argc, char** argv) {
     double ms = median_ms(w, /*warmup=*/2);
     std::printf("%s %.3f\n", w.name.c_str(), ms);
     if (w.ops_per_run > 0) std::printf("%s_ns_per_op %.1f\n", w.name.c_str(), ms * 1e6 / w.ops_per_run);
+    if (w.tokens_per_run > 0) std::printf("%s_tokens_per_s %.0f\n", w.name.c_str(), w.tokens_per_run / (ms * 1e-3));
     std::fflush(stdout);
   }
+  // The process's peak resident set (Linux: ru_maxrss in KiB). It covers
+  // every workload run, so compare.sh runs the GPT ones one per process.
+  struct rusage ru {};
+  getrusage(RUSAGE_SELF, &ru);
+  std::printf("peak_rss_mb %.1f\n", static_cast<double>(ru.ru_maxrss) / 1024.0);
   return 0;
 }

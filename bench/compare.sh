@@ -5,7 +5,9 @@
 #
 # Usage: bench/compare.sh [--build DIR] [--threads N] [workload ...]
 #   DIR defaults to build; PYTHON (env) defaults to /usr/bin/python3, the
-#   Debian interpreter that has python3-torch.
+#   Debian interpreter that has python3-torch. No workload: all of them.
+# The gpt_* workloads (e.g. bench/compare.sh gpt_tiny_train_step
+# gpt_small_train_step) also get a table of tokens/s and peak resident memory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,19 +28,34 @@ if [[ ! -x $bench ]]; then
   exit 1
 fi
 
+# No names: every workload bench_ember knows.
+if ((${#names[@]} == 0)); then
+  read -ra names <<<"$("$bench" --help | sed -n 's/^workloads: *//p')"
+fi
 # matmul_1024 is also compared with the direct cblas_sgemm call.
-ember_names=("${names[@]}")
-if ((${#names[@]})) && [[ " ${names[*]} " == *" matmul_1024 "* && " ${names[*]} " != *" cblas_sgemm_1024 "* ]]; then
-  ember_names+=(cblas_sgemm_1024)
+if [[ " ${names[*]} " == *" matmul_1024 "* && " ${names[*]} " != *" cblas_sgemm_1024 "* ]]; then
+  names+=(cblas_sgemm_1024)
 fi
-torch_names=()
-for n in "${names[@]}"; do [[ $n == cblas_sgemm_1024 ]] || torch_names+=("$n"); done
+# The GPT workloads run one per process (for each framework): peak RSS is a
+# per-process number, and this way it is that workload's own.
+plain=() gpt=()
+for n in "${names[@]}"; do
+  if [[ $n == gpt_* ]]; then gpt+=("$n"); else plain+=("$n"); fi
+done
+torch_plain=()
+for n in "${plain[@]}"; do [[ $n == cblas_sgemm_1024 ]] || torch_plain+=("$n"); done
 
-ember_out=$("$bench" --threads "$threads" "${ember_names[@]}")
-torch_out=
-if ((${#names[@]} == 0 || ${#torch_names[@]} > 0)); then
-  torch_out=$("$python" bench/torch_reference.py --threads "$threads" "${torch_names[@]}")
+ember_out= torch_out=
+if ((${#plain[@]})); then
+  ember_out=$("$bench" --threads "$threads" "${plain[@]}" | grep -v '^peak_rss_mb ')
 fi
+if ((${#torch_plain[@]})); then
+  torch_out=$("$python" bench/torch_reference.py --threads "$threads" "${torch_plain[@]}" | grep -v '^peak_rss_mb ')
+fi
+for n in "${gpt[@]}"; do
+  ember_out+=$'\n'$("$bench" --threads "$threads" "$n" | sed "s/^peak_rss_mb /${n}_peak_rss_mb /")
+  torch_out+=$'\n'$("$python" bench/torch_reference.py --threads "$threads" "$n" | sed "s/^peak_rss_mb /${n}_peak_rss_mb /")
+done
 
 echo "threads: $threads"
 awk -v torch_out="$torch_out" '
@@ -48,8 +65,12 @@ awk -v torch_out="$torch_out" '
     printf "| %-28s | %10s | %10s | %17s |\n", "workload", "ember ms", "torch ms", "ratio ember/torch"
     printf "|%s|%s|%s|%s|\n", "------------------------------", "------------", "------------", "-------------------"
   }
+  $1 == "" { next }
+  { ember[$1] = $2 }
+  # tokens/s and peak RSS go to the GPT table below
+  $1 ~ /_tokens_per_s$/ || $1 ~ /_peak_rss_mb$/ { next }
   {
-    ember[$1] = $2
+    names[++count] = $1
     if (($1 in torch) && torch[$1] > 0) printf "| %-28s | %10s | %10s | %17.2f |\n", $1, $2, torch[$1], ($2 / torch[$1])
     else             printf "| %-28s | %10s | %10s | %17s |\n", $1, $2, "-", "-"
   }
@@ -57,4 +78,21 @@ awk -v torch_out="$torch_out" '
     if (("matmul_1024" in ember) && ("cblas_sgemm_1024" in ember) && ember["cblas_sgemm_1024"] > 0)
       printf "\nmatmul_1024 / cblas_sgemm_1024 (ember overhead over raw OpenBLAS): %.2f\n",
              ember["matmul_1024"] / ember["cblas_sgemm_1024"]
+    header = 0
+    for (i = 1; i <= count; i++) {
+      w = names[i]
+      if (!((w "_tokens_per_s") in ember)) continue
+      if (!header) {
+        printf "\n| %-22s | %12s | %12s | %14s | %14s |\n", "GPT training", "ember tok/s", "torch tok/s",
+               "ember RSS MB", "torch RSS MB"
+        printf "|%s|%s|%s|%s|%s|\n", "------------------------", "--------------", "--------------",
+               "----------------", "----------------"
+        header = 1
+      }
+      printf "| %-22s | %12s | %12s | %14s | %14s |\n", w, ember[w "_tokens_per_s"],
+             ((w "_tokens_per_s") in torch) ? torch[w "_tokens_per_s"] : "-",
+             ((w "_peak_rss_mb") in ember) ? ember[w "_peak_rss_mb"] : "-",
+             ((w "_peak_rss_mb") in torch) ? torch[w "_peak_rss_mb"] : "-"
+    }
+    if (header) print "(peak RSS: each GPT workload in its own process; torch'"'"'s includes the Python interpreter and libtorch)"
   }' <<<"$ember_out"

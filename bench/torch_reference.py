@@ -5,9 +5,13 @@ median of `reps` timed runs), printed the same way: `name median_ms`.
 
     python3 bench/torch_reference.py [--threads N] [workload ...]
 
+Some workloads add `<name>_ns_per_op` / `<name>_tokens_per_s` lines; the last
+line is `peak_rss_mb N`, the process's peak resident memory.
+
 cblas_sgemm_1024 has no PyTorch counterpart and is not listed here.
 """
 import argparse
+import resource
 import statistics
 import sys
 import time
@@ -115,16 +119,60 @@ def embed_fwd_bwd_gpt2():
     return body
 
 
-# name -> (setup, reps, ops_per_run); setup returns the timed body.
+class GPT(torch.nn.Module):
+    """nanoGPT's shape with ember's GPT choices: learned positions, pre-LN
+    Blocks (above: biases, 4D exact-GELU MLP, masked_fill + softmax causal
+    attention), a final LayerNorm and an LM head tied to the token embedding
+    (no bias)."""
+
+    def __init__(self, V, L, D, heads, layers):
+        super().__init__()
+        self.tok, self.pos = torch.nn.Embedding(V, D), torch.nn.Embedding(L, D)
+        self.blocks = torch.nn.ModuleList(Block(D, heads) for _ in range(layers))
+        self.ln_f = torch.nn.LayerNorm(D)
+        self.head = torch.nn.Linear(D, V, bias=False)
+        self.head.weight = self.tok.weight  # tied
+
+    def loss(self, ids, targets):
+        B, T = ids.shape
+        x = self.tok(ids) + self.pos(torch.arange(T))
+        for block in self.blocks:
+            x = block(x)
+        logits = self.head(self.ln_f(x))  # (B, T, V)
+        return torch.nn.functional.cross_entropy(logits.view(B * T, -1), targets.view(B * T))
+
+
+def gpt_train_step(V, L, D, heads, layers, B, T):
+    """One step as in bench_ember.cpp: forward, loss, zero grads, backward,
+    AdamW(lr=1e-3)."""
+    def setup():
+        model = GPT(V, L, D, heads, layers)
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+        x, y = torch.randint(0, V, (B, T)), torch.randint(0, V, (B, T))
+
+        def body():
+            loss = model.loss(x, y)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+        return body
+    return setup
+
+
+# name -> (setup, reps, ops_per_run, tokens_per_run); setup returns the timed body.
 WORKLOADS = {
-    "matmul_1024": (matmul_1024, 10, 0),
-    "add_4M": (add_4m, 20, 0),
-    "add_bcast_4M": (add_bcast_4m, 20, 0),
-    "small_op_overhead": (small_op_overhead, 20, 10000),
-    "chain_2000_small_ops": (chain_2000_small_ops, 20, 0),
-    "matmul_fwd_bwd_1024": (matmul_fwd_bwd_1024, 5, 0),
-    "attention_block_fwd_bwd": (attention_block_fwd_bwd, 10, 0),
-    "embed_fwd_bwd_gpt2": (embed_fwd_bwd_gpt2, 10, 0),
+    "matmul_1024": (matmul_1024, 10, 0, 0),
+    "add_4M": (add_4m, 20, 0, 0),
+    "add_bcast_4M": (add_bcast_4m, 20, 0, 0),
+    "small_op_overhead": (small_op_overhead, 20, 10000, 0),
+    "chain_2000_small_ops": (chain_2000_small_ops, 20, 0, 0),
+    "matmul_fwd_bwd_1024": (matmul_fwd_bwd_1024, 5, 0, 0),
+    "attention_block_fwd_bwd": (attention_block_fwd_bwd, 10, 0, 0),
+    "embed_fwd_bwd_gpt2": (embed_fwd_bwd_gpt2, 10, 0, 0),
+    # V=65, L=64, D=64, heads=4, layers=2, B=16, T=64
+    "gpt_tiny_train_step": (gpt_train_step(65, 64, 64, 4, 2, 16, 64), 20, 0, 16 * 64),
+    # V=65, L=256, D=192, heads=6, layers=4, B=16, T=128
+    "gpt_small_train_step": (gpt_train_step(65, 256, 192, 6, 4, 16, 128), 5, 0, 16 * 128),
 }
 
 
@@ -151,13 +199,18 @@ def main():
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
-    for name, (setup, reps, ops) in WORKLOADS.items():
+    for name, (setup, reps, ops, tokens) in WORKLOADS.items():
         if args.workloads and name not in args.workloads:
             continue
         ms = median_ms(setup, reps)
         print(f"{name} {ms:.3f}", flush=True)
         if ops:
             print(f"{name}_ns_per_op {ms * 1e6 / ops:.1f}", flush=True)
+        if tokens:
+            print(f"{name}_tokens_per_s {tokens / (ms * 1e-3):.0f}", flush=True)
+    # The process's peak resident set (Linux: ru_maxrss in KiB), as bench_ember
+    # prints it; it includes the Python interpreter and torch's libraries.
+    print(f"peak_rss_mb {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.1f}", flush=True)
 
 
 if __name__ == "__main__":

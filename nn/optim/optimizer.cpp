@@ -46,8 +46,14 @@ std::vector<std::pair<std::string, Tensor>> Optimizer::state() const {
 void Optimizer::load_state(const std::vector<std::pair<std::string, Tensor>>& state, int64_t steps) {
   std::map<std::string, Tensor> staged;
   for (const auto& [key, t] : state) {
-    size_t a = key.find('.'), b = key.find('.', a + 1);
-    EMBER_CHECK(a != std::string::npos && b != std::string::npos, "optimizer load_state", "malformed state name \"" << key << "\"");
+    // "<group>.<index>.<slot>"; the two numbers are plain digits (std::stoul
+    // alone would throw std::invalid_argument for "x.0.m", not an ember::Error)
+    size_t a = key.find('.'), b = a == std::string::npos ? a : key.find('.', a + 1);
+    auto digits = [](const std::string& n) {
+      return !n.empty() && n.size() < 10 && n.find_first_not_of("0123456789") == std::string::npos;
+    };
+    EMBER_CHECK(b != std::string::npos && digits(key.substr(0, a)) && digits(key.substr(a + 1, b - a - 1)),
+                "optimizer load_state", "malformed state name \"" << key << "\"");
     size_t g = std::stoul(key.substr(0, a)), i = std::stoul(key.substr(a + 1, b - a - 1));
     EMBER_CHECK(g < groups_.size() && i < groups_[g].params.size(), "optimizer load_state",
                 "state \"" << key << "\" names a parameter this optimizer does not have");

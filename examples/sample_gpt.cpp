@@ -1,0 +1,75 @@
+// Sample text from a GPT that train_gpt saved.
+//
+//   ./build/examples/sample_gpt --model out/gpt --prompt "ROMEO:" --chars 300
+//   ./build/examples/sample_gpt --model out/gpt --temperature 0.5 --top-k 10 --seed 2
+//
+// Everything needed to rebuild the model is in DIR/model.safetensors: the
+// weights, and in its metadata the config ("ember.config", GPTConfig's
+// to_string) and the vocabulary ("ember.vocab", the characters in id order).
+// Prints the prompt followed by the continuation. The same seed gives the
+// same text.
+#include <CLI/CLI.hpp>
+#include <cstdlib>
+#include <iostream>
+
+#include "ember.h"
+#include "nn/checkpoint.h"
+#include "nn/data.h"
+#include "nn/gpt.h"
+
+using namespace ember;
+
+int main(int argc, char** argv) {
+  CLI::App app{"Sample text from a character-level GPT saved by train_gpt."};
+  std::string model_dir = "out/gpt", prompt = "\n";
+  int64_t chars = 300, top_k = 0;
+  double temperature = 0.8;
+  uint64_t seed = 1;
+  int threads = 2;
+  app.add_option("--model", model_dir, "directory that train_gpt wrote (holds model.safetensors)");
+  app.add_option("--prompt", prompt, "text to continue; every character must be in the model's vocabulary");
+  app.add_option("--chars", chars, "characters to generate")->check(CLI::NonNegativeNumber);
+  app.add_option("--temperature", temperature, "softmax temperature (< 1: more conservative)")
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            char* end = nullptr;
+            double t = std::strtod(v.c_str(), &end);
+            return *end == '\0' && t > 0 ? std::string() : "the temperature must be a number > 0, got " + v;
+          },
+          "> 0"));
+  app.add_option("--top-k", top_k, "sample among the k most likely characters only (0: all)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--seed", seed, "seed of the sampling");
+  app.add_option("--threads", threads, "threads for ember and OpenBLAS")->check(CLI::PositiveNumber);
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    set_num_threads(threads);
+    const std::string path = model_dir + "/model.safetensors";
+    // Read once for the metadata (the file is validated, CRC included), then
+    // build the model it describes and load the weights into it.
+    nn::SafetensorsContents file = nn::read_safetensors(path);
+    auto meta = [&](const std::string& key) {
+      auto it = file.metadata.find(key);
+      EMBER_CHECK(it != file.metadata.end(), "sample_gpt",
+                  path << " has no \"" << key << "\" in its metadata: was it written by train_gpt?");
+      return it->second;
+    };
+    nn::GPTConfig cfg = nn::GPTConfig::from_string(meta("ember.config"));
+    nn::CharTokenizer tok = nn::CharTokenizer::from_vocab(meta("ember.vocab"));
+    EMBER_CHECK(tok.vocab_size() == cfg.vocab_size, "sample_gpt",
+                path << ": the vocabulary has " << tok.vocab_size() << " characters but the model "
+                     << cfg.vocab_size);
+    nn::GPT model(cfg);
+    nn::load(model, path);
+
+    EMBER_CHECK(!prompt.empty(), "sample_gpt", "the prompt is empty; give at least one character");
+    std::vector<int64_t> ids = tok.encode(prompt);  // names a character outside the vocabulary
+    std::vector<int64_t> out = model.generate(ids, chars, temperature, top_k, seed);
+    std::cout << tok.decode(out) << std::endl;
+  } catch (const Error& e) {
+    std::cerr << "sample_gpt: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
