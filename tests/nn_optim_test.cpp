@@ -357,3 +357,29 @@ TEST(NnOptimFixture, MatchesPyTorchFiveSteps) {
     }
   }
 }
+
+namespace {
+// Bias correction counts each parameter's own updates, as PyTorch does: b
+// gets its first gradient on step 2, so its first update is lr * sign(g).
+TEST(NnOptimAdam, BiasCorrectionCountsEachParametersOwnSteps) {
+  using namespace ember;
+  Tensor a = tensor(std::vector<double>{1.0}).requires_grad_();
+  Tensor b = tensor(std::vector<double>{1.0}).requires_grad_();
+  nn::optim::Adam opt({a, b}, /*lr=*/0.1);
+  a.set_grad(tensor(std::vector<double>{1.0}));
+  opt.step();  // b has no grad: skipped
+  a.set_grad(tensor(std::vector<double>{1.0}));
+  b.set_grad(tensor(std::vector<double>{1.0}));
+  opt.step();
+  // m_hat / sqrt(v_hat) = 1 on a parameter's first update: b = 1 - 0.1 (up to eps)
+  EXPECT_NEAR(b.item<double>(), 0.9, 1e-7);
+  auto state = opt.state();
+  bool found = false;
+  for (auto& [name, t] : state)
+    if (name == "0.1.step") {
+      found = true;
+      EXPECT_EQ(t.item<int64_t>(), 1);
+    }
+  EXPECT_TRUE(found);
+}
+}  // namespace

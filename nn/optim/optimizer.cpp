@@ -35,7 +35,12 @@ void Optimizer::set_lr(double lr) {
 Tensor& Optimizer::slot(size_t g, size_t i, const std::string& name) {
   std::string key = std::to_string(g) + "." + std::to_string(i) + "." + name;
   auto it = state_.find(key);
-  if (it == state_.end()) it = state_.emplace(key, zeros_like(groups_[g].params[i])).first;
+  if (it == state_.end()) {
+    // "step" counts this parameter's updates (a 0-d int64); other slots
+    // have the parameter's shape.
+    Tensor init = name == "step" ? zeros({}, kInt64) : zeros_like(groups_[g].params[i]);
+    it = state_.emplace(key, init).first;
+  }
   return it->second;
 }
 
@@ -58,9 +63,12 @@ void Optimizer::load_state(const std::vector<std::pair<std::string, Tensor>>& st
     EMBER_CHECK(g < groups_.size() && i < groups_[g].params.size(), "optimizer load_state",
                 "state \"" << key << "\" names a parameter this optimizer does not have");
     const Tensor& p = groups_[g].params[i];
-    EMBER_CHECK(t.shape() == p.shape() && t.dtype() == p.dtype(), "optimizer load_state",
+    const bool is_step = key.substr(b + 1) == "step";
+    const Shape want_shape = is_step ? Shape{} : p.shape();
+    const DType want_dtype = is_step ? kInt64 : p.dtype();
+    EMBER_CHECK(t.shape() == want_shape && t.dtype() == want_dtype, "optimizer load_state",
                 "state \"" << key << "\" has shape " << shape_str(t.shape()) << " " << dtype_name(t.dtype())
-                           << " but the parameter is " << shape_str(p.shape()) << " " << dtype_name(p.dtype()));
+                           << " but needs " << shape_str(want_shape) << " " << dtype_name(want_dtype));
     staged[key] = kernel::to(t, t.dtype());  // an independent copy
   }
   state_ = std::move(staged);
@@ -117,8 +125,6 @@ Adam::Adam(std::vector<Tensor> params, double lr, double b1, double b2, double e
 void Adam::step() {
   NoGradGuard no_grad;
   ++steps_;
-  const double bc1 = 1 - std::pow(beta1, static_cast<double>(steps_));
-  const double bc2 = 1 - std::pow(beta2, static_cast<double>(steps_));
   for (size_t g = 0; g < groups_.size(); ++g) {
     const double lr = groups_[g].lr, wd = groups_[g].weight_decay;
     for (size_t i = 0; i < groups_[g].params.size(); ++i) {
@@ -128,6 +134,12 @@ void Adam::step() {
       Tensor gc = kernel::contiguous(grad);
       Tensor& m = slot(g, i, "exp_avg");
       Tensor& v = slot(g, i, "exp_avg_sq");
+      // Bias correction counts this parameter's own updates (like PyTorch):
+      // a parameter that had no gradient on earlier steps starts at t = 1.
+      int64_t& t = slot(g, i, "step").data_ptr<int64_t>()[0];
+      ++t;
+      const double bc1 = 1 - std::pow(beta1, static_cast<double>(t));
+      const double bc2 = 1 - std::pow(beta2, static_cast<double>(t));
       EMBER_DISPATCH_FLOAT(p.dtype(), type_name().c_str(), [&]<typename T>() {
         T* w = p.data_ptr<T>();
         const T* dg = gc.data_ptr<T>();
