@@ -46,17 +46,17 @@ template <typename T>
 template <typename T>
 Tensor unary_float(Unary op, const Tensor& x) {
   switch (op) {
-    case Unary::Exp: return map1<T, T>(x, [](T v) { return detail::exp_t(v); });
-    case Unary::Log: return map1<T, T>(x, [](T v) { return std::log(v); });
-    case Unary::Sqrt: return map1<T, T>(x, [](T v) { return std::sqrt(v); });
-    case Unary::Rsqrt: return map1<T, T>(x, [](T v) { return static_cast<T>(1) / std::sqrt(v); });
-    case Unary::Sin: return map1<T, T>(x, [](T v) { return std::sin(v); });
-    case Unary::Cos: return map1<T, T>(x, [](T v) { return std::cos(v); });
-    case Unary::Tanh: return map1<T, T>(x, [](T v) { return std::tanh(v); });
-    case Unary::Sigmoid: return map1<T, T>(x, [](T v) { return sigmoid(v); });
-    case Unary::Relu: return map1<T, T>(x, [](T v) { return v > 0 ? v : static_cast<T>(0); });
-    case Unary::Gelu: return map1<T, T>(x, [](T v) { return gelu_exact(v); });
-    case Unary::GeluTanh: return map1<T, T>(x, [](T v) { return gelu_tanh(v); });
+    case Unary::Exp: return map1<T, T>(x, [](T v) EMBER_INLINE { return detail::exp_t(v); });
+    case Unary::Log: return map1<T, T>(x, [](T v) EMBER_INLINE { return std::log(v); });
+    case Unary::Sqrt: return map1<T, T>(x, [](T v) EMBER_INLINE { return std::sqrt(v); });
+    case Unary::Rsqrt: return map1<T, T>(x, [](T v) EMBER_INLINE { return static_cast<T>(1) / std::sqrt(v); });
+    case Unary::Sin: return map1<T, T>(x, [](T v) EMBER_INLINE { return std::sin(v); });
+    case Unary::Cos: return map1<T, T>(x, [](T v) EMBER_INLINE { return std::cos(v); });
+    case Unary::Tanh: return map1<T, T>(x, [](T v) EMBER_INLINE { return std::tanh(v); });
+    case Unary::Sigmoid: return map1<T, T>(x, [](T v) EMBER_INLINE { return sigmoid(v); });
+    case Unary::Relu: return map1<T, T>(x, [](T v) EMBER_INLINE { return v > 0 ? v : static_cast<T>(0); });
+    case Unary::Gelu: return map1<T, T>(x, [](T v) EMBER_INLINE { return gelu_exact(v); });
+    case Unary::GeluTanh: return map1<T, T>(x, [](T v) EMBER_INLINE { return gelu_tanh(v); });
     default: break;
   }
   EMBER_FAIL(unary_name(op), "unsupported");
@@ -67,9 +67,9 @@ Tensor unary_float(Unary op, const Tensor& x) {
 Tensor unary(Unary op, const Tensor& x) {
   if (op == Unary::Neg || op == Unary::Abs || op == Unary::Sign) {
     return EMBER_DISPATCH_NUMERIC(x.dtype(), unary_name(op), [&]<typename T>() {
-      if (op == Unary::Neg) return map1<T, T>(x, [](T v) { return static_cast<T>(-v); });
-      if (op == Unary::Abs) return map1<T, T>(x, [](T v) { return v < 0 ? static_cast<T>(-v) : v; });
-      return map1<T, T>(x, [](T v) { return static_cast<T>((v > 0) - (v < 0)); });
+      if (op == Unary::Neg) return map1<T, T>(x, [](T v) EMBER_INLINE { return static_cast<T>(-v); });
+      if (op == Unary::Abs) return map1<T, T>(x, [](T v) EMBER_INLINE { return v < 0 ? static_cast<T>(-v) : v; });
+      return map1<T, T>(x, [](T v) EMBER_INLINE { return static_cast<T>((v > 0) - (v < 0)); });
     });
   }
   EMBER_CHECK(is_floating(x.dtype()), unary_name(op),

@@ -15,6 +15,10 @@
 #include "tensor/parallel.h"
 #include "tensor/tensor.h"
 
+// Forces a per-element lambda inline into the loop that calls it, so the
+// loop vectorizes (GCC leaves larger lambdas, e.g. GELU's, as calls).
+#define EMBER_INLINE __attribute__((always_inline))
+
 namespace ember::detail {
 
 template <size_t N>
