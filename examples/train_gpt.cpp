@@ -185,6 +185,8 @@ int main(int argc, char** argv) {
     std::cout << "trained " << trainer.steps_done() - first_step << " steps in " << format_duration(secs) << "; final validation loss "
               << trainer.history().back().val_loss.value_or(NAN) << "\n"
               << "wrote " << out << "/model.safetensors, train_state.safetensors, loss.csv, loss.png\n"
+              << "  loss.png: grey dots = training loss per step, red squares = validation loss,\n"
+              << "  gridlines every 0.5 of loss from 0 (bottom), steps left to right\n"
               << "--- sample (temperature 0.8) ---" << sample(sample_chars) << "\n---\n";
   } catch (const Error& e) {
     std::cerr << "train_gpt: " << e.what() << "\n";

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <sstream>
 
 #include "autograd/grad_mode.h"
 #include "tensor/factory.h"
@@ -46,6 +47,16 @@ int64_t metadata_int(const Metadata& m, const std::string& key, const std::strin
   EMBER_CHECK(used > 0 && used == it->second.size() && v >= 0, "resume",
               file << ": metadata " << key << " = \"" << it->second << "\" is not a non-negative integer");
   return v;
+}
+
+// Every option that shapes the run, as text (saved with the training state).
+std::string options_string(const TrainOptions& o) {
+  std::ostringstream os;
+  os.precision(15);
+  os << "steps=" << o.steps << " batch=" << o.batch << " lr=" << o.lr << " min_lr=" << o.min_lr << " warmup=" << o.warmup
+     << " weight_decay=" << o.weight_decay << " grad_clip=" << o.grad_clip << " eval_every=" << o.eval_every
+     << " eval_batches=" << o.eval_batches << " val_fraction=" << o.val_fraction << " seed=" << o.seed;
+  return os.str();
 }
 
 Tensor u64_tensor(const std::vector<uint64_t>& v) {
@@ -127,7 +138,9 @@ void Trainer::save(const std::string& dir, const Metadata& metadata) const {
   }
   state.emplace_back("history", hist);
   write_safetensors(dir + "/train_state.safetensors", state,
-                    {{"ember.step", std::to_string(steps_done_)}, {"ember.optimizer.steps", std::to_string(optimizer_->steps())}});
+                    {{"ember.step", std::to_string(steps_done_)},
+                     {"ember.optimizer.steps", std::to_string(optimizer_->steps())},
+                     {"ember.train", options_string(options_)}});
   nn::save(model_, dir + "/model.safetensors", meta);
 }
 
@@ -150,6 +163,12 @@ void Trainer::resume(const std::string& dir) {
               dir << "/train_state.safetensors: generator state does not match this model (" << gs.size() << " generators)");
   EMBER_CHECK(hist.defined() && hist.dtype() == kFloat64 && hist.dim() == 2 && hist.size(1) == 5 && hist.size(0) == steps,
               "resume", dir << "/train_state.safetensors: the history does not match step " << steps);
+  // The schedule, batches and evaluation depend on every training option:
+  // continuing exactly needs the same ones.
+  auto saved_options = st.metadata.find("ember.train");
+  EMBER_CHECK(saved_options == st.metadata.end() || saved_options->second == options_string(options_), "resume",
+              state_file << ": the run was trained with \"" << saved_options->second << "\" but these options are \""
+                         << options_string(options_) << "\"; resume with the same training options");
   EMBER_CHECK(steps <= options_.steps, "resume",
               dir << ": the checkpoint is at step " << steps << ", beyond --steps " << options_.steps);
   // Model (validated, staged and committed by load), then the rest.
