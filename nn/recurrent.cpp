@@ -81,18 +81,29 @@ Tensor GRUCell::forward(const Tensor& x, const Tensor& h) const {
 std::string GRUCell::extra_repr() const { return sizes(w_z->weight.size(1), hidden_); }
 
 // ---- sequence helpers: a plain loop over time; autograd records every step ----
+namespace {
+// Runs state = step(x_t, state) for t = 0..T-1 over x (B, T, I) and stacks
+// hidden(state) of every step into (B, T, H).
+template <typename State, typename Step, typename Hidden>
+Tensor unroll(const Tensor& x, int64_t H, State& state, const Step& step, const Hidden& hidden) {
+  std::vector<Tensor> outs;
+  for (int64_t t = 0; t < x.size(1); ++t) {
+    state = step(select(x, 1, t), state);
+    outs.push_back(hidden(state));
+  }
+  return outs.empty() ? zeros({x.size(0), 0, H}, x.dtype()) : stack(outs, 1);
+}
+}  // namespace
+
 RNN::RNN(int64_t I, int64_t H, uint64_t seed, DType dtype) {
   cell = register_module("cell", std::make_shared<RNNCell>(I, H, seed, dtype));
 }
 std::pair<Tensor, Tensor> RNN::forward(const Tensor& x, std::optional<Tensor> h0) const {
   check_sequence("RNN", x, cell->w_x->weight.size(1));
   Tensor h = h0 ? *h0 : zeros({x.size(0), cell->hidden_size()}, x.dtype());
-  std::vector<Tensor> outs;
-  for (int64_t t = 0; t < x.size(1); ++t) {
-    h = cell->forward(select(x, 1, t), h);
-    outs.push_back(h);
-  }
-  Tensor y = outs.empty() ? zeros({x.size(0), 0, cell->hidden_size()}, x.dtype()) : stack(outs, 1);
+  Tensor y = unroll(
+      x, cell->hidden_size(), h, [&](const Tensor& xt, const Tensor& hp) { return cell->forward(xt, hp); },
+      [](const Tensor& hs) { return hs; });
   return {y, h};
 }
 
@@ -103,15 +114,12 @@ std::pair<Tensor, std::pair<Tensor, Tensor>> LSTM::forward(const Tensor& x,
                                                            std::optional<std::pair<Tensor, Tensor>> state) const {
   check_sequence("LSTM", x, cell->weight_ih.size(1));
   const Shape s{x.size(0), cell->hidden_size()};
-  Tensor h = state ? state->first : zeros(s, x.dtype());
-  Tensor c = state ? state->second : zeros(s, x.dtype());
-  std::vector<Tensor> outs;
-  for (int64_t t = 0; t < x.size(1); ++t) {
-    std::tie(h, c) = cell->forward(select(x, 1, t), h, c);
-    outs.push_back(h);
-  }
-  Tensor y = outs.empty() ? zeros({x.size(0), 0, cell->hidden_size()}, x.dtype()) : stack(outs, 1);
-  return {y, {h, c}};
+  std::pair<Tensor, Tensor> hc = state ? *state : std::pair<Tensor, Tensor>{zeros(s, x.dtype()), zeros(s, x.dtype())};
+  Tensor y = unroll(
+      x, cell->hidden_size(), hc,
+      [&](const Tensor& xt, const std::pair<Tensor, Tensor>& prev) { return cell->forward(xt, prev.first, prev.second); },
+      [](const std::pair<Tensor, Tensor>& st) { return st.first; });
+  return {y, hc};
 }
 
 GRU::GRU(int64_t I, int64_t H, uint64_t seed, DType dtype) {
@@ -120,12 +128,9 @@ GRU::GRU(int64_t I, int64_t H, uint64_t seed, DType dtype) {
 std::pair<Tensor, Tensor> GRU::forward(const Tensor& x, std::optional<Tensor> h0) const {
   check_sequence("GRU", x, cell->w_z->weight.size(1));
   Tensor h = h0 ? *h0 : zeros({x.size(0), cell->hidden_size()}, x.dtype());
-  std::vector<Tensor> outs;
-  for (int64_t t = 0; t < x.size(1); ++t) {
-    h = cell->forward(select(x, 1, t), h);
-    outs.push_back(h);
-  }
-  Tensor y = outs.empty() ? zeros({x.size(0), 0, cell->hidden_size()}, x.dtype()) : stack(outs, 1);
+  Tensor y = unroll(
+      x, cell->hidden_size(), h, [&](const Tensor& xt, const Tensor& hp) { return cell->forward(xt, hp); },
+      [](const Tensor& hs) { return hs; });
   return {y, h};
 }
 

@@ -86,31 +86,24 @@ SGD::SGD(std::vector<Tensor> params, double lr, double m, bool n, double wd)
 void SGD::step() {
   NoGradGuard no_grad;
   ++steps_;
-  for (size_t g = 0; g < groups_.size(); ++g) {
-    const double lr = groups_[g].lr, wd = groups_[g].weight_decay;
-    for (size_t i = 0; i < groups_[g].params.size(); ++i) {
-      Tensor& p = groups_[g].params[i];
-      Tensor grad = p.grad();
-      if (!grad.defined()) continue;
-      Tensor gc = kernel::contiguous(grad);
-      const bool first = momentum > 0 && !state_.count(std::to_string(g) + "." + std::to_string(i) + ".momentum");
-      Tensor buf = momentum > 0 ? slot(g, i, "momentum") : Tensor();
-      EMBER_DISPATCH_FLOAT(p.dtype(), "SGD", [&]<typename T>() {
-        T* w = p.data_ptr<T>();
-        const T* dg = gc.data_ptr<T>();
-        T* b = buf.defined() ? buf.data_ptr<T>() : nullptr;
-        for (int64_t k = 0; k < p.numel(); ++k) {
-          T d = dg[k] + static_cast<T>(wd) * w[k];
-          if (b) {
-            b[k] = first ? d : static_cast<T>(momentum) * b[k] + d;
-            d = nesterov ? d + static_cast<T>(momentum) * b[k] : b[k];
-          }
-          w[k] -= static_cast<T>(lr) * d;
+  for_each_param_with_grad([&](size_t g, size_t i, Tensor& p, const Tensor& grad, const ParamGroup& group) {
+    const bool first = momentum > 0 && !state_.count(std::to_string(g) + "." + std::to_string(i) + ".momentum");
+    Tensor buf = momentum > 0 ? slot(g, i, "momentum") : Tensor();
+    EMBER_DISPATCH_FLOAT(p.dtype(), "SGD", [&]<typename T>() {
+      T* w = p.data_ptr<T>();
+      const T* dg = grad.data_ptr<T>();
+      T* b = buf.defined() ? buf.data_ptr<T>() : nullptr;
+      const T lr = static_cast<T>(group.lr), wd = static_cast<T>(group.weight_decay), mu = static_cast<T>(momentum);
+      for (int64_t k = 0; k < p.numel(); ++k) {
+        T d = dg[k] + wd * w[k];
+        if (b) {
+          b[k] = first ? d : mu * b[k] + d;
+          d = nesterov ? d + mu * b[k] : b[k];
         }
-      });
-      p.storage()->bump_version();
-    }
-  }
+        w[k] -= lr * d;
+      }
+    });
+  });
 }
 
 // ---- Adam / AdamW ----
@@ -125,40 +118,33 @@ Adam::Adam(std::vector<Tensor> params, double lr, double b1, double b2, double e
 void Adam::step() {
   NoGradGuard no_grad;
   ++steps_;
-  for (size_t g = 0; g < groups_.size(); ++g) {
-    const double lr = groups_[g].lr, wd = groups_[g].weight_decay;
-    for (size_t i = 0; i < groups_[g].params.size(); ++i) {
-      Tensor& p = groups_[g].params[i];
-      Tensor grad = p.grad();
-      if (!grad.defined()) continue;
-      Tensor gc = kernel::contiguous(grad);
-      Tensor& m = slot(g, i, "exp_avg");
-      Tensor& v = slot(g, i, "exp_avg_sq");
-      // Bias correction counts this parameter's own updates (like PyTorch):
-      // a parameter that had no gradient on earlier steps starts at t = 1.
-      int64_t& t = slot(g, i, "step").data_ptr<int64_t>()[0];
-      ++t;
-      const double bc1 = 1 - std::pow(beta1, static_cast<double>(t));
-      const double bc2 = 1 - std::pow(beta2, static_cast<double>(t));
-      EMBER_DISPATCH_FLOAT(p.dtype(), type_name().c_str(), [&]<typename T>() {
-        T* w = p.data_ptr<T>();
-        const T* dg = gc.data_ptr<T>();
-        T *pm = m.data_ptr<T>(), *pv = v.data_ptr<T>();
-        const T b1 = static_cast<T>(beta1), b2 = static_cast<T>(beta2);
-        const T step_size = static_cast<T>(lr / bc1), sqrt_bc2 = static_cast<T>(std::sqrt(bc2));
-        const T decay = static_cast<T>(1 - lr * wd);
-        for (int64_t k = 0; k < p.numel(); ++k) {
-          T d = dg[k];
-          if (decoupled_) w[k] *= decay;
-          else d += static_cast<T>(wd) * w[k];
-          pm[k] = b1 * pm[k] + (1 - b1) * d;
-          pv[k] = b2 * pv[k] + (1 - b2) * d * d;
-          w[k] -= step_size * pm[k] / (std::sqrt(pv[k]) / sqrt_bc2 + static_cast<T>(eps));
-        }
-      });
-      p.storage()->bump_version();
-    }
-  }
+  for_each_param_with_grad([&](size_t g, size_t i, Tensor& p, const Tensor& grad, const ParamGroup& group) {
+    Tensor& m = slot(g, i, "exp_avg");
+    Tensor& v = slot(g, i, "exp_avg_sq");
+    // Bias correction counts this parameter's own updates (like PyTorch):
+    // a parameter that had no gradient on earlier steps starts at t = 1.
+    int64_t& t = slot(g, i, "step").data_ptr<int64_t>()[0];
+    ++t;
+    const double bc1 = 1 - std::pow(beta1, static_cast<double>(t));
+    const double bc2 = 1 - std::pow(beta2, static_cast<double>(t));
+    const double lr = group.lr, wd = group.weight_decay;
+    EMBER_DISPATCH_FLOAT(p.dtype(), type_name().c_str(), [&]<typename T>() {
+      T* w = p.data_ptr<T>();
+      const T* dg = grad.data_ptr<T>();
+      T *pm = m.data_ptr<T>(), *pv = v.data_ptr<T>();
+      const T b1 = static_cast<T>(beta1), b2 = static_cast<T>(beta2);
+      const T step_size = static_cast<T>(lr / bc1), sqrt_bc2 = static_cast<T>(std::sqrt(bc2));
+      const T decay = static_cast<T>(1 - lr * wd);
+      for (int64_t k = 0; k < p.numel(); ++k) {
+        T d = dg[k];
+        if (decoupled_) w[k] *= decay;
+        else d += static_cast<T>(wd) * w[k];
+        pm[k] = b1 * pm[k] + (1 - b1) * d;
+        pv[k] = b2 * pv[k] + (1 - b2) * d * d;
+        w[k] -= step_size * pm[k] / (std::sqrt(pv[k]) / sqrt_bc2 + static_cast<T>(eps));
+      }
+    });
+  });
 }
 
 AdamW::AdamW(std::vector<ParamGroup> groups, double b1, double b2, double e) : Adam(std::move(groups), b1, b2, e) {

@@ -41,6 +41,19 @@ class Optimizer {
   explicit Optimizer(std::vector<ParamGroup> groups);
   // The state slot `slot` of parameter (g, i), created as zeros on first use.
   Tensor& slot(size_t g, size_t i, const std::string& name);
+  // Calls f(g, i, param, contiguous grad, group) for every parameter that has
+  // a gradient (the others are skipped, as in PyTorch), then bumps its version.
+  template <typename F>
+  void for_each_param_with_grad(const F& f) {
+    for (size_t g = 0; g < groups_.size(); ++g) {
+      for (size_t i = 0; i < groups_[g].params.size(); ++i) {
+        Tensor& p = groups_[g].params[i];
+        if (!p.grad().defined()) continue;
+        f(g, i, p, p.grad().contiguous(), groups_[g]);
+        p.storage()->bump_version();
+      }
+    }
+  }
   std::vector<ParamGroup> groups_;
   std::map<std::string, Tensor> state_;
   int64_t steps_ = 0;
