@@ -163,12 +163,12 @@ int main(int argc, char** argv) {
       std::snprintf(line, sizeof line, "step %5lld/%lld %s loss %.4f  %7.0f tok/s  ETA %s", static_cast<long long>(s.step),
                     static_cast<long long>(opt.steps), bar(static_cast<double>(s.step) / static_cast<double>(opt.steps)).c_str(),
                     s.loss, tok_s, format_duration(eta).c_str());
+      // A terminal gets one line redrawn in place; a log file gets a plain
+      // line every 5% of the run and at every validation.
+      const int64_t log_every = std::max<int64_t>(1, opt.steps / 20);
       if (tty) std::cout << "\r" << line << std::flush;
-      if (s.val_loss) {
-        if (tty) std::cout << "\n";
-        else std::cout << line << "\n";
-        std::cout << "  validation loss " << *s.val_loss << "\n";
-      }
+      else if (s.step % log_every == 0 || s.val_loss) std::cout << line << "\n";
+      if (s.val_loss) std::cout << (tty ? "\n" : "") << "  validation loss " << *s.val_loss << "\n";
       if (s.step % save_every == 0 && !trainer.done()) trainer.save(out, meta);
       if (sample_every > 0 && s.step % sample_every == 0) std::cout << "--- sample ---" << sample(sample_chars) << "\n---\n";
     }
