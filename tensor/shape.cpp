@@ -84,37 +84,47 @@ Shape broadcast_strides(const Shape& shape, const Shape& strides, const Shape& t
 }
 
 bool view_strides(const Shape& shape, const Shape& strides, const Shape& new_shape, Shape& out) {
-  // Walk both shapes, grouping old dims into "chunks" that are contiguous
-  // among themselves; each chunk can be re-split freely.
-  out.assign(new_shape.size(), 0);
   if (numel_of(shape) == 0 || shape.empty() || new_shape.empty()) {
-    out = contiguous_strides(new_shape);
-    if (numel_of(shape) == 0 || shape.empty()) return true;
-    // old has dims, new is a scalar: numel must be 1, any strides work.
+    out = contiguous_strides(new_shape);  // nothing (or one element) to address
     return true;
   }
-  int64_t view_d = static_cast<int64_t>(new_shape.size()) - 1;
-  int64_t chunk_base_stride = strides.back();
-  int64_t tensor_numel = 1, view_numel = 1;
-  for (int64_t tensor_d = static_cast<int64_t>(shape.size()) - 1; tensor_d >= 0; --tensor_d) {
-    tensor_numel *= shape[tensor_d];
-    // End of a chunk: the next-outer old dim is not contiguous with this one.
-    if (tensor_d == 0 ||
-        (shape[tensor_d - 1] != 1 && strides[tensor_d - 1] != tensor_numel * chunk_base_stride)) {
-      while (view_d >= 0 && (view_numel < tensor_numel || new_shape[view_d] == 1)) {
-        out[view_d] = view_numel * chunk_base_stride;
-        view_numel *= new_shape[view_d];
-        --view_d;
-      }
-      if (view_numel != tensor_numel) return false;
-      if (tensor_d > 0) {
-        chunk_base_stride = strides[tensor_d - 1];
-        tensor_numel = 1;
-        view_numel = 1;
-      }
+  // 1. Merge the old dims into blocks that are contiguous among themselves:
+  //    dim d joins the block of dim d-1 when stepping d-1 by one equals
+  //    stepping d across its whole size. Size-1 dims take no part.
+  struct Block {
+    int64_t numel, stride;  // elements in the block, stride of its innermost dim
+  };
+  std::vector<Block> blocks;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) continue;
+    if (!blocks.empty() && blocks.back().stride == strides[d] * shape[d]) {
+      blocks.back().numel *= shape[d];
+      blocks.back().stride = strides[d];
+    } else {
+      blocks.push_back({shape[d], strides[d]});
     }
   }
-  return view_d == -1;
+  // 2. Lay the new dims over the blocks from the innermost outwards. A new
+  //    dim must fall inside one block; a block must be used up exactly
+  //    before the next (outer) one starts.
+  out.assign(new_shape.size(), 0);
+  int64_t b = static_cast<int64_t>(blocks.size()) - 1, used = 1;
+  for (int64_t d = static_cast<int64_t>(new_shape.size()) - 1; d >= 0; --d) {
+    const int64_t n = new_shape[d];
+    if (n == 1) {  // any stride works; keep it regular
+      out[d] = b >= 0 ? blocks[b].stride * used : 1;
+      continue;
+    }
+    if (b >= 0 && used == blocks[b].numel) {
+      --b;
+      used = 1;
+    }
+    if (b < 0) return false;
+    out[d] = blocks[b].stride * used;
+    used *= n;
+    if (used > blocks[b].numel) return false;  // would straddle two blocks
+  }
+  return blocks.empty() || (b == 0 && used == blocks[0].numel);
 }
 
 Shape infer_shape(const Shape& target, int64_t numel, const Shape& from, const char* op) {

@@ -47,9 +47,9 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
 // missing leading dims and size-1 dims get stride 0.
 Shape broadcast_strides(const Shape& shape, const Shape& strides, const Shape& target);
 
-// Strides for viewing (shape, strides) as new_shape without copying, or an
-// empty optional-like result (ok=false) when the memory layout does not allow
-// it (PyTorch's rule: each group of merged/split dims must be contiguous).
+// Strides for viewing (shape, strides) as new_shape without copying; false
+// when the memory layout does not allow it (dims that are merged or split
+// must be contiguous with each other).
 bool view_strides(const Shape& shape, const Shape& strides, const Shape& new_shape, Shape& out);
 
 // Resolves a single -1 in a reshape target; error naming op and both shapes.

@@ -304,3 +304,30 @@ TEST(TensorView, ViewsOfViewsKeepOffsets) {
 }
 
 }  // namespace
+
+namespace {
+// The no-copy rule of view(): merged or split dims must be contiguous with
+// each other. Strides of the result checked by hand.
+TEST(TensorViewStrides, MergesAndSplitsOnlyContiguousBlocks) {
+  using ember::Shape;
+  Shape out;
+  // (3, 2) transposed from (2, 3): strides (1, 3)
+  EXPECT_FALSE(ember::view_strides({3, 2}, {1, 3}, {6}, out));
+  ASSERT_TRUE(ember::view_strides({3, 2}, {1, 3}, {3, 1, 2}, out));
+  EXPECT_EQ(out[0], 1);  // (a size-1 dim may have any stride)
+  EXPECT_EQ(out[2], 3);
+  // columns 0..2 of a (4, 6) matrix: rows are not adjacent
+  EXPECT_FALSE(ember::view_strides({4, 3}, {6, 1}, {12}, out));
+  ASSERT_TRUE(ember::view_strides({4, 3}, {6, 1}, {2, 2, 3}, out));
+  EXPECT_EQ(out, (Shape{12, 6, 1}));
+  // an expanded (stride 0) dim can be split but not merged with a real one
+  EXPECT_FALSE(ember::view_strides({3, 4}, {0, 1}, {12}, out));
+  ASSERT_TRUE(ember::view_strides({3, 4}, {0, 1}, {3, 2, 2}, out));
+  EXPECT_EQ(out, (Shape{0, 2, 1}));
+  // contiguous (2, 3, 4) -> (4, 6) and (24)
+  ASSERT_TRUE(ember::view_strides({2, 3, 4}, {12, 4, 1}, {4, 6}, out));
+  EXPECT_EQ(out, (Shape{6, 1}));
+  ASSERT_TRUE(ember::view_strides({2, 3, 4}, {12, 4, 1}, {24}, out));
+  EXPECT_EQ(out, (Shape{1}));
+}
+}  // namespace
