@@ -18,6 +18,13 @@ struct EmbeddingBackward;
 Tensor embedding(const Tensor& weight, const Tensor& ids, std::optional<int64_t> padding_idx) {
   EMBER_CHECK(weight.dim() == 2, "embedding", "weight must be (V, D), got shape " << shape_str(weight.shape()));
   kernel::check_ids(ids, weight.size(0), "embedding", "id", "the vocabulary");
+  if (padding_idx) {
+    const int64_t V = weight.size(0);
+    EMBER_CHECK(*padding_idx >= -V && *padding_idx < V, "embedding",
+                "padding_idx " << *padding_idx << " is outside the vocabulary [0, " << V << ") of weight "
+                               << shape_str(weight.shape()));
+    if (*padding_idx < 0) *padding_idx += V;  // as the module does
+  }
   Shape out_shape = ids.shape();
   out_shape.push_back(weight.size(1));
   Tensor flat_ids = kernel::reshape(ids, {-1});

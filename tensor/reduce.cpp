@@ -98,8 +98,7 @@ void reduce_rows(const Rows& r, O* out, const F& finish) {
 
 // True if x viewed as (K, M) with the reduced dims leading is contiguous:
 // then the sum is a sweep over K rows of length M (vectorizable, no copy).
-bool reduces_leading_dims(const Tensor& x, const Shape& dims, bool& ok_all) {
-  ok_all = dims.empty();
+bool reduces_leading_dims(const Tensor& x, const Shape& dims) {
   if (dims.empty() || !x.is_contiguous()) return false;
   Shape sorted = dims;
   for (auto& d : sorted) d = wrap_dim(d, x.dim(), "sum");
@@ -113,8 +112,7 @@ bool reduces_leading_dims(const Tensor& x, const Shape& dims, bool& ok_all) {
 
 Tensor sum(const Tensor& x, const Shape& dims, bool keepdim) {
   EMBER_CHECK(x.dtype() != kBool, "sum", "not defined for bool tensors; convert with to(kInt64)");
-  bool all = false;
-  if (reduces_leading_dims(x, dims, all)) {
+  if (reduces_leading_dims(x, dims)) {
     // Column sweep: out[m] = sum_k x[k, m].
     Shape out_shape;
     int64_t K = 1;

@@ -616,3 +616,16 @@ TEST(NnRegistry, EmbeddingModulesAreRegisteredOnceAndPassGradcheck) {
 }
 
 }  // namespace
+
+namespace {
+// The functional form treats padding_idx like the module: negative counts
+// from the end, out of range is an error naming it and V.
+TEST(NnEmbedding, FunctionalPaddingIdxWrapsAndIsChecked) {
+  using namespace ember;
+  Tensor w = tensor(std::vector<double>{1, 2, 3, 4, 5, 6}, {3, 2}).requires_grad_();
+  Tensor ids = tensor(std::vector<int64_t>{2, 0, 2}, {3});
+  nn::embedding(w, ids, -1).sum().backward();  // -1 is row 2: no gradient there
+  test::expect_values(w.grad(), {1, 1, 0, 0, 0, 0}, 0);
+  test::expect_error([&] { nn::embedding(w, ids, 3); }, "embedding", {"padding_idx 3", "[0, 3)", "(3, 2)"});
+}
+}  // namespace
