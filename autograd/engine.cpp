@@ -18,7 +18,6 @@
 
 #include "autograd/grad_mode.h"
 #include "autograd/node.h"
-#include "autograd/ops.h"
 #include "tensor/factory.h"
 #include "tensor/kernels.h"
 
@@ -43,7 +42,7 @@ void accumulate(TensorImpl* leaf, Tensor g) {
   if (!leaf->grad.defined()) {
     bool owned = g.impl_ptr().use_count() == 1 && g.storage().use_count() == 1 && g.is_contiguous() &&
                  g.storage()->nbytes() == static_cast<size_t>(g.numel()) * dtype_size(g.dtype());
-    leaf->grad = owned ? g : kernel::contiguous(clone(g));
+    leaf->grad = owned ? g : kernel::to(g, g.dtype());  // a contiguous copy of its own
   } else {
     kernel::copy_(leaf->grad, kernel::binary(kernel::Binary::Add, leaf->grad, g), "backward");
   }

@@ -32,16 +32,6 @@ const Tensor& SavedTensor::get(const Node& owner) const {
   return tensor_;
 }
 
-std::vector<std::string>& node_type_names() {
-  static std::vector<std::string> names;
-  return names;
-}
-
-bool register_node_type(const char* name) {
-  node_type_names().push_back(name);
-  return true;
-}
-
 namespace {
 template <typename Range>
 bool any_requires_grad(const Range& inputs) {
@@ -53,6 +43,31 @@ bool any_requires_grad(const Range& inputs) {
 }  // namespace
 bool needs_grad(std::initializer_list<Tensor> inputs) { return any_requires_grad(inputs); }
 bool needs_grad(const std::vector<Tensor>& inputs) { return any_requires_grad(inputs); }
+
+namespace {
+template <typename Range>
+void connect(Tensor& out, std::shared_ptr<Node> node, const Range& inputs) {
+  node->next.reserve(inputs.size());
+  node->input_shapes.reserve(inputs.size());
+  for (const Tensor& in : inputs) {
+    Edge e;
+    if (in.defined() && in.requires_grad()) {
+      if (in.grad_fn()) e.node = in.grad_fn();
+      else e.leaf = in.impl_ptr();
+    }
+    node->next.push_back(std::move(e));
+    node->input_shapes.push_back(in.defined() ? in.shape() : Shape{});
+  }
+  out.impl()->grad_fn = std::move(node);
+  out.impl()->requires_grad = true;
+}
+}  // namespace
+void record(Tensor& out, std::shared_ptr<Node> node, std::initializer_list<Tensor> inputs) {
+  connect(out, std::move(node), inputs);
+}
+void record(Tensor& out, std::shared_ptr<Node> node, const std::vector<Tensor>& inputs) {
+  connect(out, std::move(node), inputs);
+}
 
 namespace {
 thread_local std::vector<std::shared_ptr<Node>> pending;

@@ -73,48 +73,17 @@ struct Node {
   static constexpr const char* kName = #N;   \
   const char* name() const override { return kName; }
 
-// Every node type that record<N>() can create, by name (filled at load time,
-// used by the op-registry test to find ops missing from the registry).
-std::vector<std::string>& node_type_names();
-bool register_node_type(const char* name);
-template <typename N>
-inline const bool node_type_registered = register_node_type(N::kName);
-
-// True when an op with these inputs must record a node.
+// True when an op with these inputs must record a node: grad mode is on and
+// some input requires grad.
 bool needs_grad(std::initializer_list<Tensor> inputs);
 bool needs_grad(const std::vector<Tensor>& inputs);
 
-// Connects a new node N (constructed from args) to `inputs` and makes it
-// `out`'s grad_fn, when grad mode is on and an input requires grad.
-// (A template so that an op's forward can sit above its Node's definition:
-// it is instantiated at the end of the file.)
-template <typename N, typename Inputs, typename... Args>
-void record_node(Tensor& out, const Inputs& inputs, Args&&... args) {
-  (void)node_type_registered<N>;
-  if (!needs_grad(inputs)) return;
-  auto node = std::make_shared<N>(std::forward<Args>(args)...);
-  node->next.reserve(inputs.size());
-  node->input_shapes.reserve(inputs.size());
-  for (const Tensor& in : inputs) {
-    Edge e;
-    if (in.defined() && in.requires_grad()) {
-      if (in.grad_fn()) e.node = in.grad_fn();
-      else e.leaf = in.impl_ptr();
-    }
-    node->next.push_back(std::move(e));
-    node->input_shapes.push_back(in.defined() ? in.shape() : Shape{});
-  }
-  out.impl()->grad_fn = std::move(node);
-  out.impl()->requires_grad = true;
-}
-template <typename N, typename... Args>
-void record(Tensor& out, std::initializer_list<Tensor> inputs, Args&&... args) {
-  record_node<N>(out, inputs, std::forward<Args>(args)...);
-}
-template <typename N, typename... Args>
-void record(Tensor& out, const std::vector<Tensor>& inputs, Args&&... args) {
-  record_node<N>(out, inputs, std::forward<Args>(args)...);
-}
+// Makes `node` the grad_fn of `out`: one edge per input (to the input's
+// grad_fn, or to the input itself when it is a leaf that requires grad), and
+// each input's shape. An op calls it only when needs_grad said so:
+//   if (needs_grad({a, b})) record(out, std::make_shared<MulBackward>(b, a), {a, b});
+void record(Tensor& out, std::shared_ptr<Node> node, std::initializer_list<Tensor> inputs);
+void record(Tensor& out, std::shared_ptr<Node> node, const std::vector<Tensor>& inputs);
 
 // Releases a node reference without recursion: a 100 000-node chain is torn
 // down by a loop, not by 100 000 nested destructors.

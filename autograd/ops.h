@@ -1,7 +1,8 @@
 // The differentiable operations: what users call. Each one checks its
 // arguments, computes with tensor/kernels.h, and — when grad mode is on and an
 // input requires grad — records a backward node. The implementations live in
-// autograd/ops/<family>.cpp, each op's backward right below its forward.
+// autograd/ops/<family>.cpp, each op's Node (its backward rule) directly
+// above its forward.
 #pragma once
 
 #include <optional>
@@ -33,7 +34,7 @@ Tensor to(const Tensor& x, DType dt);  // differentiable between float32 and flo
 Tensor cat(const std::vector<Tensor>& xs, int64_t d = 0);
 Tensor stack(const std::vector<Tensor>& xs, int64_t d = 0);
 
-// ---- elementwise (autograd/ops/elementwise.cpp, unary.cpp) ----
+// ---- elementwise (autograd/ops/binary.cpp, autograd/ops/unary.cpp) ----
 Tensor add(const Tensor& a, const Tensor& b);
 Tensor sub(const Tensor& a, const Tensor& b);
 Tensor mul(const Tensor& a, const Tensor& b);
@@ -113,9 +114,28 @@ Tensor matmul(const Tensor& a, const Tensor& b);
 
 // ---- indexing (autograd/ops/index.cpp); ids are int64 and bounds-checked ----
 Tensor index_select(const Tensor& x, int64_t d, const Tensor& ids);
+// The embedding lookup: weight (V, D), ids (*) -> (*, D), one row per id.
+// Rows never looked up get exactly zero gradient; the padding_idx row (if
+// any; negative counts from the end) gets none at all.
+Tensor embedding(const Tensor& weight, const Tensor& ids, std::optional<int64_t> padding_idx = std::nullopt);
+// padding_idx wrapped into [0, V) for a (V, D) weight; error naming op otherwise.
+int64_t padding_index(int64_t padding_idx, const Shape& weight_shape, const char* op);
 Tensor gather(const Tensor& x, int64_t d, const Tensor& ids);
 Tensor one_hot(const Tensor& ids, int64_t num_classes = -1);  // int64
 // In place: x.narrow(d, ids[i], 1) += src.narrow(d, i, 1); repeated ids accumulate.
 Tensor& index_add_(Tensor& x, int64_t d, const Tensor& ids, const Tensor& src);
+
+// ---- fused ops: one node instead of many (autograd/ops/layer_norm.cpp, cross_entropy.cpp) ----
+// (x - mean) / sqrt(var + eps) * weight + bias over the last dim (biased var);
+// x (*, D), weight and bias (D).
+Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps = 1e-5);
+
+enum class Reduction { Mean, Sum, None };
+// logits (N, C) or (B, T, C), targets (N) or (B, T) int64 in [0, C).
+// Targets equal to ignore_index contribute nothing (and are not counted by
+// Mean). Reduction::None returns the per-target losses (0 where ignored).
+// Mean over zero counted targets is NaN, as in PyTorch.
+Tensor cross_entropy(const Tensor& logits, const Tensor& targets, Reduction reduction = Reduction::Mean,
+                     int64_t ignore_index = -100);
 
 }  // namespace ember

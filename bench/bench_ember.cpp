@@ -27,7 +27,7 @@
 #include "nn/attention.h"
 #include "nn/embedding.h"
 #include "nn/gpt.h"
-#include "nn/optim/optimizer.h"
+#include "train/optim.h"
 
 namespace {
 
@@ -58,7 +58,7 @@ Workload gpt_train_step(const std::string& name, int reps, int64_t V, int64_t L,
             c.heads = heads;
             c.layers = layers;
             auto model = std::make_shared<ember::nn::GPT>(c);
-            auto opt = std::make_shared<ember::nn::optim::AdamW>(model->parameters(), /*lr=*/1e-3);
+            auto opt = std::make_shared<ember::optim::AdamW>(model->parameters(), /*lr=*/1e-3);
             ember::Generator g(1);
             Tensor x = ember::randint(0, V, {B, T}, g), y = ember::randint(0, V, {B, T}, g);
             return std::function<void()>([model, opt, x, y] {

@@ -11,7 +11,6 @@
 #include <iostream>
 #include <string>
 
-#include "autograd/node.h"  // Node::name(); ember.h only forward-declares Node
 #include "ember.h"
 
 using namespace ember;

@@ -3,8 +3,9 @@
 //
 //   ./build/examples/gradcheck_tour
 //
-// The ops and their sample inputs come from the op registry
-// (autograd/op_registry.h), the same list the test suite gradchecks.
+// The ops and their sample inputs come from the gradcheck registry
+// (tests/gradcheck_samples/registry.h), the same list the test suite
+// gradchecks.
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
@@ -12,12 +13,11 @@
 #include <string>
 #include <vector>
 
-#include "autograd/op_registry.h"
 #include "ember.h"
-#include "nn/nn_registry.h"
-#include "nn/nn_registry_seq.h"
+#include "registry.h"
 
 using namespace ember;
+using namespace ember::samples;
 
 namespace {
 
@@ -52,8 +52,6 @@ int main() {
                "  (f(x + eps e_j) - f(x - eps e_j)) / 2 eps, with eps = 1e-6 in float64. backward()\n"
                "  computes the same Jacobian analytically, one output element at a time. They must agree.\n\n";
 
-  nn::register_embedding_ops();  // the nn modules' entries join the tensor ops'
-  nn::register_sequence_ops();
   std::vector<Row> rows;
   for (const OpInfo& op : op_registry()) {
     Generator gen(2024);  // the seed the tests use: the same inputs

@@ -4,8 +4,8 @@
 //   ./build/examples/sample_gpt --model out/gpt --temperature 0.5 --top-k 10 --seed 2
 //
 // Everything needed to rebuild the model is in DIR/model.safetensors: the
-// weights, and in its metadata the config ("ember.config", GPTConfig's
-// to_string) and the vocabulary ("ember.vocab", the characters in id order).
+// weights, and in its metadata the config and the vocabulary
+// (train::load_gpt reads both).
 // Prints the prompt followed by the continuation. The same seed gives the
 // same text.
 #include <CLI/CLI.hpp>
@@ -13,9 +13,7 @@
 #include <iostream>
 
 #include "ember.h"
-#include "nn/checkpoint.h"
-#include "nn/data.h"
-#include "nn/gpt.h"
+#include "train/checkpoint.h"
 
 using namespace ember;
 
@@ -45,23 +43,11 @@ int main(int argc, char** argv) {
 
   try {
     set_num_threads(threads);
-    const std::string path = model_dir + "/model.safetensors";
-    // Read once for the metadata (the file is validated, CRC included), then
-    // build the model it describes and load the weights into it.
-    nn::SafetensorsContents file = nn::read_safetensors(path);
-    auto meta = [&](const std::string& key) {
-      auto it = file.metadata.find(key);
-      EMBER_CHECK(it != file.metadata.end(), "sample_gpt",
-                  path << " has no \"" << key << "\" in its metadata: was it written by train_gpt?");
-      return it->second;
-    };
-    nn::GPTConfig cfg = nn::GPTConfig::from_string(meta("ember.config"));
-    nn::CharTokenizer tok = nn::CharTokenizer::from_vocab(meta("ember.vocab"));
-    EMBER_CHECK(tok.vocab_size() == cfg.vocab_size, "sample_gpt",
-                path << ": the vocabulary has " << tok.vocab_size() << " characters but the model "
-                     << cfg.vocab_size);
-    nn::GPT model(cfg);
-    nn::load(model, path);
+    // The weights, and in the metadata what rebuilds the model (its config
+    // and vocabulary): see train/checkpoint.h.
+    train::LoadedGPT ck = train::load_gpt(model_dir + "/model.safetensors");
+    nn::GPT& model = *ck.model;
+    const train::CharTokenizer& tok = ck.tokenizer;
 
     EMBER_CHECK(!prompt.empty(), "sample_gpt", "the prompt is empty; give at least one character");
     std::vector<int64_t> ids = tok.encode(prompt);  // names a character outside the vocabulary

@@ -74,10 +74,10 @@ void lstm_step() {
   }
   Tensor x = zeros({1, 1}, kFloat64), h = zeros({1, 1}, kFloat64);
   Tensor c_prev = full({1, 1}, 0.8, kFloat64);
-  auto [h_t, c_t] = cell.forward(x, h, c_prev);
+  nn::LSTMState next = cell.forward(x, {h, c_prev});
   std::printf("  f * c_prev = 0.9 * 0.8 = 0.72,  i * g = 0.2 * 0.5 = 0.10\n");
-  show("c_t", c_t.item<double>(), 0.82);
-  show("h_t = o * tanh(c_t), o = 0.5", h_t.item<double>(), 0.5 * std::tanh(0.82));
+  show("c_t", next.c.item<double>(), 0.82);
+  show("h_t = o * tanh(c_t), o = 0.5", next.h.item<double>(), 0.5 * std::tanh(0.82));
 }
 
 void two_score_attention() {

@@ -1,6 +1,6 @@
 // Train a tiny character-level GPT on the CPU and watch it learn.
 //
-//   ./build/examples/train_gpt                      # Shakespeare, defaults (~2 min on 2 cores, val loss ~1.9)
+//   ./build/examples/train_gpt                      # Shakespeare, defaults (see README: about a minute, val loss ~1.9)
 //   ./build/examples/train_gpt --data my.txt --steps 2000 --dim 128 --layers 4
 //   ./build/examples/train_gpt --resume out/gpt     # continue a saved run exactly
 //
@@ -21,7 +21,7 @@
 
 #include "common/png.h"
 #include "ember.h"
-#include "nn/train.h"
+#include "train/trainer.h"
 
 using namespace ember;
 
@@ -43,7 +43,7 @@ std::string bar(double frac, int width = 24) {
   return "[" + std::string(filled, '#') + std::string(width - filled, '.') + "]";
 }
 
-void write_csv(const std::string& path, const std::vector<nn::StepLog>& h) {
+void write_csv(const std::string& path, const std::vector<train::StepLog>& h) {
   std::ofstream f(path);
   f << "step,loss,lr,grad_norm,val_loss\n";
   for (const auto& s : h) {
@@ -55,7 +55,7 @@ void write_csv(const std::string& path, const std::vector<nn::StepLog>& h) {
 
 // Training loss (grey) and validation loss (red) against the step, on a
 // shared y axis from 0 to the highest loss; gridlines at every 0.5 of loss.
-void write_plot(const std::string& path, const std::vector<nn::StepLog>& h) {
+void write_plot(const std::string& path, const std::vector<train::StepLog>& h) {
   using examples::Image;
   const int W = 800, H = 400, pad = 40;
   Image img(W, H);
@@ -84,8 +84,8 @@ int main(int argc, char** argv) {
   cfg.dim = 128;
   cfg.heads = 4;
   cfg.layers = 3;
-  nn::TrainOptions opt;
-  opt.steps = 1000;  // val loss ~1.91 in ~2 min on 2 cores (600 steps stop at ~2.04)
+  train::TrainOptions opt;
+  opt.steps = 1000;  // val loss ~1.91 (600 steps stop at ~2.04)
   opt.batch = 16;
   opt.lr = 3e-3;
   int threads = 2;
@@ -114,23 +114,24 @@ int main(int argc, char** argv) {
 
   try {
     set_num_threads(threads);
-    std::string text = nn::read_text_file(data);
-    nn::CharTokenizer tok = nn::CharTokenizer::from_text(text);  // errors name empty / invalid UTF-8 input
+    std::string text = train::read_text_file(data);
+    train::CharTokenizer tok = train::CharTokenizer::from_text(text);  // errors name empty / invalid UTF-8 input
     opt.min_lr = opt.lr / 10;
     opt.seed = cfg.seed;
     cfg.vocab_size = tok.vocab_size();
     cfg.positional = positional == "learned" ? nn::Positional::Learned : nn::Positional::Sinusoidal;
     cfg.tie_weights = !no_tie;
     if (!resume.empty()) {
-      nn::SafetensorsContents ck = nn::read_safetensors(resume + "/model.safetensors");
-      cfg = nn::GPTConfig::from_string(ck.metadata.at("ember.config"));
-      EMBER_CHECK(ck.metadata.at("ember.vocab") == tok.vocab(), "train_gpt",
+      const std::string path = resume + "/model.safetensors";
+      train::GPTInfo ck = train::gpt_info(train::read_safetensors(path).metadata, path);
+      cfg = ck.config;
+      EMBER_CHECK(ck.tokenizer.vocab() == tok.vocab(), "train_gpt",
                   "the checkpoint's vocabulary differs from the one of " << data);
     }
     nn::GPT model(cfg);
-    nn::Trainer trainer(model, tok.encode(text), opt);
+    train::Trainer trainer(model, tok.encode(text), opt);
     if (!resume.empty()) trainer.resume(resume);
-    const nn::Metadata meta{{"ember.config", cfg.to_string()}, {"ember.vocab", tok.vocab()}};
+    const train::Metadata meta = train::gpt_metadata(cfg, tok);
 
     std::cout << "data        " << data << ": " << text.size() << " bytes, vocabulary of " << tok.vocab_size()
               << " characters\n"
@@ -155,7 +156,7 @@ int main(int argc, char** argv) {
       return tok.decode(ids);
     };
     while (!trainer.done() && !interrupted) {
-      nn::StepLog s = trainer.step();
+      train::StepLog s = trainer.step();
       double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       double done = static_cast<double>(s.step - first_step), left = static_cast<double>(opt.steps - s.step);
       double tok_s = done * tokens_per_step / elapsed, eta = elapsed / done * left;

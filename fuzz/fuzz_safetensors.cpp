@@ -1,4 +1,4 @@
-// libFuzzer target: nn::parse_safetensors on arbitrary bytes.
+// libFuzzer target: train::parse_safetensors on arbitrary bytes.
 //
 // A hostile file may only ever produce an ember::Error. Any other exception,
 // a crash, or a sanitizer report (AddressSanitizer, UndefinedBehaviorSanitizer)
@@ -7,12 +7,12 @@
 #include <cstdint>
 #include <string>
 
-#include "nn/checkpoint.h"
+#include "train/safetensors.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
-    ember::nn::SafetensorsContents c =
-        ember::nn::parse_safetensors(std::string(reinterpret_cast<const char*>(data), size), "fuzz");
+    ember::train::SafetensorsContents c =
+        ember::train::parse_safetensors(std::string(reinterpret_cast<const char*>(data), size), "fuzz");
     // Read every byte of every tensor: AddressSanitizer reports a tensor
     // whose buffer is smaller than its shape x dtype says.
     unsigned sum = 0;

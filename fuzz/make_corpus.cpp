@@ -4,7 +4,7 @@
 #include <string>
 
 #include "ember.h"
-#include "nn/checkpoint.h"
+#include "train/safetensors.h"
 
 using namespace ember;
 
@@ -15,9 +15,9 @@ int main(int argc, char** argv) {
   }
   const std::string dir = argv[1];
   Generator g(1);
-  nn::write_safetensors(dir + "/empty_file.safetensors", {});
-  nn::write_safetensors(dir + "/one_f32.safetensors", {{"w", randn({2, 3}, g)}}, {{"note", "seed"}});
-  nn::write_safetensors(dir + "/all_dtypes.safetensors",
+  train::write_safetensors(dir + "/empty_file.safetensors", {});
+  train::write_safetensors(dir + "/one_f32.safetensors", {{"w", randn({2, 3}, g)}}, {{"note", "seed"}});
+  train::write_safetensors(dir + "/all_dtypes.safetensors",
                         {{"f32", randn({3}, g)},
                          {"f64", randn({2, 2}, g, kFloat64)},
                          {"i64", randint(-5, 5, {4}, g)},
@@ -25,7 +25,7 @@ int main(int argc, char** argv) {
                          {"scalar", scalar_tensor(1.5, kFloat64)},
                          {"empty", zeros({0, 4})}},
                         {{"ember.tied", "head.weight=embed.token.weight"}});
-  nn::write_safetensors(dir + "/nested_names.safetensors",
+  train::write_safetensors(dir + "/nested_names.safetensors",
                         {{"block0.attn.w_q.weight", randn({4, 4}, g)}, {"block0.attn.w_q.bias", zeros({4})}});
   return 0;
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fuzzes the safetensors reader (nn::parse_safetensors) with libFuzzer under
+# Fuzzes the safetensors reader (train::parse_safetensors) with libFuzzer under
 # AddressSanitizer + UndefinedBehaviorSanitizer, for a bounded time.
 #
 #   bash fuzz/run.sh                  # 60 s

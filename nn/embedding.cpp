@@ -3,8 +3,6 @@
 #include <cmath>
 #include <sstream>
 
-#include "autograd/grad_mode.h"
-#include "autograd/node.h"
 #include "autograd/ops.h"
 #include "nn/init.h"
 #include "tensor/factory.h"
@@ -12,57 +10,11 @@
 
 namespace ember::nn {
 
-// ---- the lookup, and its backward ----
-struct EmbeddingBackward;
-// weight:(V,D) ids:(*) -> (*,D)
-Tensor embedding(const Tensor& weight, const Tensor& ids, std::optional<int64_t> padding_idx) {
-  EMBER_CHECK(weight.dim() == 2, "embedding", "weight must be (V, D), got shape " << shape_str(weight.shape()));
-  kernel::check_ids(ids, weight.size(0), "embedding", "id", "the vocabulary");
-  if (padding_idx) {
-    const int64_t V = weight.size(0);
-    EMBER_CHECK(*padding_idx >= -V && *padding_idx < V, "embedding",
-                "padding_idx " << *padding_idx << " is outside the vocabulary [0, " << V << ") of weight "
-                               << shape_str(weight.shape()));
-    if (*padding_idx < 0) *padding_idx += V;  // as the module does
-  }
-  Shape out_shape = ids.shape();
-  out_shape.push_back(weight.size(1));
-  Tensor flat_ids = kernel::reshape(ids, {-1});
-  Tensor out = kernel::reshape(kernel::index_select(weight, 0, flat_ids), out_shape);
-  record<EmbeddingBackward>(out, {weight}, weight.shape(), flat_ids, padding_idx);
-  return out;
-}
-// grad_weight = zeros(V, D); grad_weight[ids[n]] += grad_out[n] for every n.
-// Rows never looked up stay exactly 0; a repeated id receives the sum; the
-// padding row receives nothing.
-struct EmbeddingBackward final : Node {
-  EMBER_NODE_NAME(EmbeddingBackward)
-  Shape weight_shape;
-  SavedTensor ids;  // (N) flattened
-  std::optional<int64_t> padding_idx;
-  EmbeddingBackward(Shape s, const Tensor& i, std::optional<int64_t> p) : weight_shape(std::move(s)), ids(i), padding_idx(p) {}
-  std::vector<SavedTensor*> saved() override { return {&ids}; }
-  std::vector<Tensor> apply(const Tensor& g) override {
-    Tensor grad_w = zeros(weight_shape, g.dtype());  // the dense (V, D) write is the cost floor
-    kernel::index_add_(grad_w, 0, ids.get(*this), kernel::reshape(g, {-1, weight_shape[1]}));
-    if (padding_idx) kernel::fill_(kernel::select(grad_w, 0, *padding_idx), 0.0);
-    return {grad_w};
-  }
-};
-
 // ---- Embedding ----
-namespace {
-void check_padding(std::optional<int64_t>& p, int64_t V) {
-  if (!p) return;
-  EMBER_CHECK(*p >= -V && *p < V, "Embedding", "padding_idx " << *p << " is outside the vocabulary [0, " << V << ")");
-  if (*p < 0) *p += V;
-}
-}  // namespace
-
 Embedding::Embedding(int64_t V, int64_t D, Generator& gen, std::optional<int64_t> padding_idx, DType dtype)
     : num_embeddings_(V), embedding_dim_(D), padding_idx_(padding_idx) {
   EMBER_CHECK(V > 0 && D > 0, "Embedding", "num_embeddings " << V << " and embedding_dim " << D << " must be positive");
-  check_padding(padding_idx_, V);
+  if (padding_idx_) padding_idx_ = padding_index(*padding_idx_, {V, D}, "Embedding");
   Tensor w = empty({V, D}, dtype);
   init::normal_(w, 0.0, 0.02, gen);  // the lesson's init
   if (padding_idx_) kernel::fill_(kernel::select(w, 0, *padding_idx_), 0.0);
@@ -74,7 +26,7 @@ Embedding::Embedding(int64_t V, int64_t D, uint64_t seed, std::optional<int64_t>
 
 Embedding::Embedding(const Tensor& weights, bool freeze, std::optional<int64_t> padding_idx)
     : num_embeddings_(weights.size(0)), embedding_dim_(weights.size(1)), padding_idx_(padding_idx) {
-  check_padding(padding_idx_, num_embeddings_);
+  if (padding_idx_) padding_idx_ = padding_index(*padding_idx_, weights.shape(), "Embedding");
   Tensor w = kernel::to(weights, weights.dtype());  // an independent contiguous copy
   weight = register_parameter("weight", w, !freeze);
 }

@@ -13,6 +13,7 @@
 
 #include <optional>
 
+#include "autograd/ops.h"
 #include "nn/module.h"
 #include "tensor/random.h"
 
@@ -50,8 +51,10 @@ class Embedding : public Module {
   std::optional<int64_t> padding_idx_;
 };
 
-// The functional form: weight (V, D), ids (*) -> (*, D).
-Tensor embedding(const Tensor& weight, const Tensor& ids, std::optional<int64_t> padding_idx = std::nullopt);
+// The functional form, weight (V, D), ids (*) -> (*, D), is the op
+// ember::embedding (autograd/ops/index.cpp): a row lookup whose backward is
+// index_select's scatter-add.
+using ember::embedding;
 
 // What the composer needs from a positional module.
 class PositionalEmbedding : public Module {

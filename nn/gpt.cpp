@@ -9,6 +9,7 @@
 #include "nn/loss.h"
 #include "tensor/factory.h"
 #include "tensor/kernels.h"
+#include "tensor/parse.h"
 
 namespace ember::nn {
 
@@ -29,37 +30,25 @@ GPTConfig GPTConfig::from_string(const std::string& s) {
     size_t eq = kv.find('=');
     EMBER_CHECK(eq != std::string::npos, "GPTConfig", "malformed entry \"" << kv << "\" in \"" << s << "\"");
     std::string k = kv.substr(0, eq), v = kv.substr(eq + 1);
-    // std::stoll("64x") is 64: a number must use up the whole value, or
-    // a corrupted config would load as a different model.
-    auto whole = [&](auto parse) {
-      size_t used = 0;
-      auto x = parse(v, &used);
-      if (used != v.size()) throw std::invalid_argument(v);
-      return x;
-    };
-    auto to_i64 = [](const std::string& str, size_t* n) { return std::stoll(str, n); };
-    try {
-      if (k == "vocab_size") c.vocab_size = whole(to_i64);
-      else if (k == "context_length") c.context_length = whole(to_i64);
-      else if (k == "dim") c.dim = whole(to_i64);
-      else if (k == "heads") c.heads = whole(to_i64);
-      else if (k == "layers") c.layers = whole(to_i64);
-      else if (k == "dropout") c.dropout = whole([](const std::string& str, size_t* n) { return std::stod(str, n); });
-      else if (k == "positional") {
-        EMBER_CHECK(v == "learned" || v == "sinusoidal", "GPTConfig", "positional must be learned or sinusoidal, got " << v);
-        c.positional = v == "learned" ? Positional::Learned : Positional::Sinusoidal;
-      } else if (k == "tie_weights") {
-        EMBER_CHECK(v == "0" || v == "1", "GPTConfig", "tie_weights must be 0 or 1, got " << v);
-        c.tie_weights = v == "1";
-      } else if (k == "seed") {
-        EMBER_CHECK(v.empty() || v[0] != '-', "GPTConfig", "bad value \"" << v << "\" for seed");  // stoull wraps negatives
-        c.seed = whole([](const std::string& str, size_t* n) { return std::stoull(str, n); });
-      } else if (k == "dtype") {
-        EMBER_CHECK(v == "float32" || v == "float64", "GPTConfig", "dtype must be float32 or float64, got " << v);
-        c.dtype = v == "float32" ? kFloat32 : kFloat64;
-      } else EMBER_FAIL("GPTConfig", "unknown key \"" << k << "\"");
-    } catch (const std::logic_error&) {
-      EMBER_FAIL("GPTConfig", "bad value \"" << v << "\" for " << k);
+    auto i64 = [&] { return parse_int64(v, "GPTConfig", k); };
+    if (k == "vocab_size") c.vocab_size = i64();
+    else if (k == "context_length") c.context_length = i64();
+    else if (k == "dim") c.dim = i64();
+    else if (k == "heads") c.heads = i64();
+    else if (k == "layers") c.layers = i64();
+    else if (k == "dropout") c.dropout = parse_double(v, "GPTConfig", k);
+    else if (k == "seed") c.seed = parse_uint64(v, "GPTConfig", k);
+    else if (k == "positional") {
+      EMBER_CHECK(v == "learned" || v == "sinusoidal", "GPTConfig", "positional must be learned or sinusoidal, got " << v);
+      c.positional = v == "learned" ? Positional::Learned : Positional::Sinusoidal;
+    } else if (k == "tie_weights") {
+      EMBER_CHECK(v == "0" || v == "1", "GPTConfig", "tie_weights must be 0 or 1, got " << v);
+      c.tie_weights = v == "1";
+    } else if (k == "dtype") {
+      EMBER_CHECK(v == "float32" || v == "float64", "GPTConfig", "dtype must be float32 or float64, got " << v);
+      c.dtype = v == "float32" ? kFloat32 : kFloat64;
+    } else {
+      EMBER_FAIL("GPTConfig", "unknown key \"" << k << "\"");
     }
   }
   return c;

@@ -3,12 +3,9 @@
 #include <cmath>
 #include <sstream>
 
-#include "autograd/grad_mode.h"
-#include "autograd/node.h"
 #include "nn/init.h"
 #include "tensor/factory.h"
 #include "tensor/kernels.h"
-#include "tensor/parallel.h"
 
 namespace ember::nn {
 
@@ -43,84 +40,6 @@ std::string Linear::extra_repr() const {
   os << "in_features=" << weight.size(1) << ", out_features=" << weight.size(0) << ", bias=" << (bias.defined() ? "true" : "false");
   return os.str();
 }
-
-// ---- LayerNorm: one fused op, forward and backward as plain loops over rows ----
-struct LayerNormBackward;
-// x:(N, D) rows (any leading dims), weight/bias:(D)
-Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {
-  const int64_t D = x.dim() ? x.size(-1) : 0;
-  EMBER_CHECK(x.dim() >= 1 && weight.shape() == Shape{D} && bias.shape() == Shape{D}, "layer_norm",
-              "input " << shape_str(x.shape()) << " needs weight and bias of shape (" << D << "), got "
-                       << shape_str(weight.shape()) << " and " << shape_str(bias.shape()));
-  EMBER_CHECK(x.dtype() == weight.dtype() && x.dtype() == bias.dtype() && x.is_floating_point(), "layer_norm",
-              "dtypes must be one floating type: input " << dtype_name(x.dtype()) << ", weight "
-                                                         << dtype_name(weight.dtype()) << ", bias " << dtype_name(bias.dtype()));
-  Tensor xc = kernel::contiguous(x), wc = kernel::contiguous(weight), bc = kernel::contiguous(bias);
-  const int64_t N = D ? x.numel() / D : 0;
-  Tensor out = empty(x.shape(), x.dtype());
-  Tensor xhat = empty(x.shape(), x.dtype());  // saved for backward
-  Tensor rstd = empty({N}, x.dtype());        // 1 / sqrt(var + eps) per row
-  EMBER_DISPATCH_FLOAT(x.dtype(), "layer_norm", [&]<typename T>() {
-    const T *px = xc.data_ptr<T>(), *pw = wc.data_ptr<T>(), *pb = bc.data_ptr<T>();
-    T *po = out.data_ptr<T>(), *ph = xhat.data_ptr<T>(), *pr = rstd.data_ptr<T>();
-    detail::parallel_for(N, std::max<int64_t>(1, detail::kGrain / std::max<int64_t>(D, 1)), [&](int64_t n0, int64_t n1) {
-      for (int64_t n = n0; n < n1; ++n) {
-        const T* row = px + n * D;
-        double mean = 0, var = 0;
-        for (int64_t d = 0; d < D; ++d) mean += row[d];
-        mean /= static_cast<double>(D);
-        for (int64_t d = 0; d < D; ++d) var += (row[d] - mean) * (row[d] - mean);
-        var /= static_cast<double>(D);
-        const T r = static_cast<T>(1.0 / std::sqrt(var + eps));
-        pr[n] = r;
-        for (int64_t d = 0; d < D; ++d) {
-          T h = (row[d] - static_cast<T>(mean)) * r;
-          ph[n * D + d] = h;
-          po[n * D + d] = h * pw[d] + pb[d];
-        }
-      }
-    });
-  });
-  record<LayerNormBackward>(out, {x, weight, bias}, xhat, rstd, weight);
-  return out;
-}
-// With x̂ = (x - μ) r and g' = g ⊙ w (per row of length D):
-//   dx = r (g' - mean(g') - x̂ mean(g' ⊙ x̂)),   dw = Σ_rows g ⊙ x̂,   db = Σ_rows g
-struct LayerNormBackward final : Node {
-  EMBER_NODE_NAME(LayerNormBackward)
-  SavedTensor xhat, rstd, weight;
-  LayerNormBackward(const Tensor& h, const Tensor& r, const Tensor& w) : xhat(h), rstd(r), weight(w) {}
-  std::vector<SavedTensor*> saved() override { return {&xhat, &rstd, &weight}; }
-  std::vector<Tensor> apply(const Tensor& g_in) override {
-    const Tensor &H = xhat.get(*this), &R = rstd.get(*this), &W = weight.get(*this);
-    Tensor g = kernel::contiguous(g_in), wc = kernel::contiguous(W);
-    const int64_t D = H.size(-1), N = D ? H.numel() / D : 0;
-    Tensor dx = empty(H.shape(), H.dtype());
-    EMBER_DISPATCH_FLOAT(H.dtype(), "layer_norm backward", [&]<typename T>() {
-      const T *ph = H.data_ptr<T>(), *pr = R.data_ptr<T>(), *pg = g.data_ptr<T>(), *pw = wc.data_ptr<T>();
-      T* pdx = dx.data_ptr<T>();
-      detail::parallel_for(N, std::max<int64_t>(1, detail::kGrain / std::max<int64_t>(D, 1)), [&](int64_t n0, int64_t n1) {
-        for (int64_t n = n0; n < n1; ++n) {
-          const T *h = ph + n * D, *gr = pg + n * D;
-          double mean_g = 0, mean_gh = 0;
-          for (int64_t d = 0; d < D; ++d) {
-            double gw = gr[d] * pw[d];
-            mean_g += gw;
-            mean_gh += gw * h[d];
-          }
-          mean_g /= static_cast<double>(D);
-          mean_gh /= static_cast<double>(D);
-          for (int64_t d = 0; d < D; ++d)
-            pdx[n * D + d] = static_cast<T>(pr[n] * (gr[d] * pw[d] - mean_g - h[d] * mean_gh));
-        }
-      });
-    });
-    Tensor g2 = kernel::reshape(g, {N, D});
-    Tensor dw = kernel::sum(kernel::binary(kernel::Binary::Mul, g2, kernel::reshape(H, {N, D})), {0}, false);
-    Tensor db = kernel::sum(g2, {0}, false);
-    return {dx, dw, db};
-  }
-};
 
 LayerNorm::LayerNorm(int64_t dim, double eps_, DType dtype) : eps(eps_) {
   EMBER_CHECK(dim > 0, "LayerNorm", "dim must be positive, got " << dim);

@@ -35,8 +35,7 @@ class Linear : public UnaryModule {
 
 // Functional forms.
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor());
-// (x - mean) / sqrt(var + eps) * weight + bias over the last dim (biased var).
-Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps = 1e-5);
+using ember::layer_norm;  // a fused op with its own backward: autograd/ops/layer_norm.cpp
 // Zeroes each element with probability p and scales the rest by 1/(1-p).
 Tensor dropout(const Tensor& x, double p, Generator& gen);
 

@@ -46,7 +46,8 @@ LSTMCell::LSTMCell(int64_t I, int64_t H, uint64_t seed, DType dtype) : hidden_(H
   bias_ih = register_parameter("bias_ih", make({4 * H}));
   bias_hh = register_parameter("bias_hh", make({4 * H}));
 }
-std::pair<Tensor, Tensor> LSTMCell::forward(const Tensor& x, const Tensor& h, const Tensor& c) const {
+LSTMState LSTMCell::forward(const Tensor& x, const LSTMState& state) const {
+  const Tensor &h = state.h, &c = state.c;
   check_step("LSTMCell", x, weight_ih.size(1), h, hidden_);
   check_step("LSTMCell", x, weight_ih.size(1), c, hidden_);
   const int64_t H = hidden_;
@@ -80,18 +81,24 @@ Tensor GRUCell::forward(const Tensor& x, const Tensor& h) const {
 }
 std::string GRUCell::extra_repr() const { return sizes(w_z->weight.size(1), hidden_); }
 
-// ---- sequence helpers: a plain loop over time; autograd records every step ----
+// ---- sequences: a plain loop over time; autograd records every step, so
+// backward() through the outputs is backpropagation through time ----
 namespace {
-// Runs state = step(x_t, state) for t = 0..T-1 over x (B, T, I) and stacks
-// hidden(state) of every step into (B, T, H).
-template <typename State, typename Step, typename Hidden>
-Tensor unroll(const Tensor& x, int64_t H, State& state, const Step& step, const Hidden& hidden) {
+// The outputs of every step, (B, T, H); T = 0 gives an empty (B, 0, H).
+Tensor stack_steps(const std::vector<Tensor>& outs, const Tensor& x, int64_t H) {
+  return outs.empty() ? zeros({x.size(0), 0, H}, x.dtype()) : stack(outs, 1);
+}
+
+// For the cells whose state is one tensor (RNN, GRU): h_t = cell(x_t, h_{t-1})
+// for t = 0..T-1; returns every h_t as (B, T, H), and h_T.
+template <typename Cell>
+std::pair<Tensor, Tensor> run_over_time(const Cell& cell, const Tensor& x, Tensor h) {
   std::vector<Tensor> outs;
   for (int64_t t = 0; t < x.size(1); ++t) {
-    state = step(select(x, 1, t), state);
-    outs.push_back(hidden(state));
+    h = cell.forward(select(x, 1, t), h);  // x_t: (B, I)
+    outs.push_back(h);
   }
-  return outs.empty() ? zeros({x.size(0), 0, H}, x.dtype()) : stack(outs, 1);
+  return {stack_steps(outs, x, cell.hidden_size()), h};
 }
 }  // namespace
 
@@ -100,26 +107,22 @@ RNN::RNN(int64_t I, int64_t H, uint64_t seed, DType dtype) {
 }
 std::pair<Tensor, Tensor> RNN::forward(const Tensor& x, std::optional<Tensor> h0) const {
   check_sequence("RNN", x, cell->w_x->weight.size(1));
-  Tensor h = h0 ? *h0 : zeros({x.size(0), cell->hidden_size()}, x.dtype());
-  Tensor y = unroll(
-      x, cell->hidden_size(), h, [&](const Tensor& xt, const Tensor& hp) { return cell->forward(xt, hp); },
-      [](const Tensor& hs) { return hs; });
-  return {y, h};
+  return run_over_time(*cell, x, h0 ? *h0 : zeros({x.size(0), cell->hidden_size()}, x.dtype()));
 }
 
 LSTM::LSTM(int64_t I, int64_t H, uint64_t seed, DType dtype) {
   cell = register_module("cell", std::make_shared<LSTMCell>(I, H, seed, dtype));
 }
-std::pair<Tensor, std::pair<Tensor, Tensor>> LSTM::forward(const Tensor& x,
-                                                           std::optional<std::pair<Tensor, Tensor>> state) const {
+std::pair<Tensor, LSTMState> LSTM::forward(const Tensor& x, std::optional<LSTMState> state) const {
   check_sequence("LSTM", x, cell->weight_ih.size(1));
   const Shape s{x.size(0), cell->hidden_size()};
-  std::pair<Tensor, Tensor> hc = state ? *state : std::pair<Tensor, Tensor>{zeros(s, x.dtype()), zeros(s, x.dtype())};
-  Tensor y = unroll(
-      x, cell->hidden_size(), hc,
-      [&](const Tensor& xt, const std::pair<Tensor, Tensor>& prev) { return cell->forward(xt, prev.first, prev.second); },
-      [](const std::pair<Tensor, Tensor>& st) { return st.first; });
-  return {y, hc};
+  LSTMState st = state ? *state : LSTMState{zeros(s, x.dtype()), zeros(s, x.dtype())};
+  std::vector<Tensor> outs;
+  for (int64_t t = 0; t < x.size(1); ++t) {
+    st = cell->forward(select(x, 1, t), st);
+    outs.push_back(st.h);
+  }
+  return {stack_steps(outs, x, cell->hidden_size()), st};
 }
 
 GRU::GRU(int64_t I, int64_t H, uint64_t seed, DType dtype) {
@@ -127,11 +130,7 @@ GRU::GRU(int64_t I, int64_t H, uint64_t seed, DType dtype) {
 }
 std::pair<Tensor, Tensor> GRU::forward(const Tensor& x, std::optional<Tensor> h0) const {
   check_sequence("GRU", x, cell->w_z->weight.size(1));
-  Tensor h = h0 ? *h0 : zeros({x.size(0), cell->hidden_size()}, x.dtype());
-  Tensor y = unroll(
-      x, cell->hidden_size(), h, [&](const Tensor& xt, const Tensor& hp) { return cell->forward(xt, hp); },
-      [](const Tensor& hs) { return hs; });
-  return {y, h};
+  return run_over_time(*cell, x, h0 ? *h0 : zeros({x.size(0), cell->hidden_size()}, x.dtype()));
 }
 
 }  // namespace ember::nn

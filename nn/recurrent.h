@@ -32,11 +32,17 @@ class RNNCell : public Module {
 //   [i f g o] = W_ih x + b_ih + W_hh h + b_hh
 //   i, f, o = sigmoid(.), g = tanh(.)
 //   c_t = f ⊙ c_{t-1} + i ⊙ g,  h_t = o ⊙ tanh(c_t)
+// An LSTM's state: the hidden state h (what the next layer sees) and the
+// cell state c (the memory the gates write to), each (B, H).
+struct LSTMState {
+  Tensor h, c;
+};
+
 class LSTMCell : public Module {
  public:
   LSTMCell(int64_t input_size, int64_t hidden_size, uint64_t seed = 0, DType dtype = kFloat32);
   // x:(B,I), state (h, c) each (B,H) -> (h_t, c_t)
-  std::pair<Tensor, Tensor> forward(const Tensor& x, const Tensor& h, const Tensor& c) const;
+  LSTMState forward(const Tensor& x, const LSTMState& state) const;
   std::string type_name() const override { return "LSTMCell"; }
   std::string extra_repr() const override;
   int64_t hidden_size() const { return hidden_; }
@@ -80,9 +86,8 @@ class RNN : public Module {
 class LSTM : public Module {
  public:
   LSTM(int64_t input_size, int64_t hidden_size, uint64_t seed = 0, DType dtype = kFloat32);
-  // -> (outputs (B,T,H), (h_T, c_T))
-  std::pair<Tensor, std::pair<Tensor, Tensor>> forward(const Tensor& x,
-                                                       std::optional<std::pair<Tensor, Tensor>> state = std::nullopt) const;
+  // -> (outputs (B,T,H), state at T)
+  std::pair<Tensor, LSTMState> forward(const Tensor& x, std::optional<LSTMState> state = std::nullopt) const;
   std::string type_name() const override { return "LSTM"; }
   std::shared_ptr<LSTMCell> cell;
 };

@@ -14,13 +14,13 @@
 
 namespace ember::kernel {
 
-// ---- conversion and copies ----
+// ---- conversion and copies (tensor/copy.cpp) ----
 Tensor to(const Tensor& x, DType dt);  // always a new contiguous tensor
 Tensor contiguous(const Tensor& x);    // x itself when already contiguous
 void copy_(const Tensor& dst, const Tensor& src, const char* op = "copy_");  // src broadcast to dst, dtype converted
 void fill_(const Tensor& dst, double value);
 
-// ---- views: new TensorImpl, same storage ----
+// ---- views: new TensorImpl, same storage (tensor/views.cpp) ----
 Tensor as_strided(const Tensor& x, const Shape& shape, const Shape& strides, int64_t offset);
 Tensor view(const Tensor& x, const Shape& shape);     // error if strides do not allow it
 Tensor reshape(const Tensor& x, const Shape& shape);  // view if possible, else a copy
@@ -33,9 +33,8 @@ Tensor slice(const Tensor& x, int64_t d, int64_t start, int64_t end, int64_t ste
 Tensor select(const Tensor& x, int64_t d, int64_t index);
 Tensor flatten(const Tensor& x, int64_t start, int64_t end);
 
-// ---- joining ----
+// ---- joining (a copy, in tensor/copy.cpp) ----
 Tensor cat(const std::vector<Tensor>& xs, int64_t d);
-Tensor stack(const std::vector<Tensor>& xs, int64_t d);
 
 // ---- elementwise ----
 enum class Unary { Neg, Exp, Log, Sqrt, Rsqrt, Abs, Sin, Cos, Tanh, Sigmoid, Relu, Gelu, GeluTanh, Sign };

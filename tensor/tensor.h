@@ -5,10 +5,11 @@
 // Copying a Tensor copies the handle, not the numbers: `Tensor b = a;` makes b
 // another name for the same tensor. Use clone() for a deep copy.
 //
-// This header holds the data structure and the non-differentiable basics.
-// The differentiable operations (a + b, matmul, sum, views, ...) are declared
-// in autograd/ops.h; the member shortcuts below (x.sum(), x.reshape(...))
-// forward to them and are defined in autograd/tensor_methods.cpp.
+// This header holds the data structure and the non-differentiable basics
+// (tensor/tensor.cpp). The differentiable operations (a + b, matmul, sum,
+// views, ...) are declared in autograd/ops.h; the class's last block of
+// members (backward, in-place writes, shortcuts such as x.sum()) is defined
+// in autograd/tensor_methods.cpp, as its banner says.
 #pragma once
 
 #include <cstdint>
@@ -64,22 +65,30 @@ class Tensor {
   template <typename T> std::vector<T> to_vector() const;  // row-major copy
   std::string to_string() const;                      // PyTorch-like printing
 
-  // ---- autograd fields (the engine lives in autograd/) ----
+  // ---- autograd fields (the data; the engine lives in autograd/) ----
   bool requires_grad() const;
   Tensor& requires_grad_(bool on = true);  // error for int64/bool
   Tensor grad() const;                     // undefined until a backward writes it
-  void set_grad(const Tensor& g) const;          // undefined tensor clears it
+  void set_grad(const Tensor& g) const;    // undefined tensor clears it
   const std::shared_ptr<Node>& grad_fn() const;
   bool is_leaf() const { return grad_fn() == nullptr; }
   std::string name() const;                // a label for graph export
   Tensor& set_name(const std::string& n);
-  // Defined in autograd/:
+
+  // =====================================================================
+  // Everything below is defined in autograd/tensor_methods.cpp, not in
+  // tensor/: these members run the engine, check in-place writes against
+  // the graph, or forward to the differentiable ops of autograd/ops.h.
+  // (tensor/ itself never includes a header of autograd/.)
+  // =====================================================================
+
+  // ---- the backward pass (autograd/engine.h) ----
   void backward(const Tensor& grad_output = Tensor(), bool retain_graph = false) const;
   void retain_grad() const;
   void register_hook(GradHook hook) const;
   Tensor detach() const;  // same storage, no graph
 
-  // ---- in-place writes (bump the version; refused on leaves that require grad) ----
+  // ---- in-place writes (bump the version; refused on tensors in a graph) ----
   Tensor& fill_(double value);
   Tensor& zero_();
   Tensor& copy_(const Tensor& src);  // src broadcast to this shape, dtype converted

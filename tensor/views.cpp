@@ -1,10 +1,8 @@
 // Views: every function here returns a tensor that shares x's storage and
 // differs only in (shape, strides, offset). Nothing is copied, except by
-// reshape when the strides make a view impossible, and by the joining ops.
+// reshape when the strides make a view impossible.
 #include <algorithm>
-#include <cstring>
 
-#include "tensor/elementwise.h"
 #include "tensor/kernels.h"
 
 namespace ember::kernel {
@@ -148,96 +146,6 @@ Tensor flatten(const Tensor& x, int64_t start, int64_t end) {
   shape.push_back(n);
   shape.insert(shape.end(), x.shape().begin() + end + 1, x.shape().end());
   return reshape(x, shape);
-}
-
-// ---- copies ----
-
-void copy_(const Tensor& dst, const Tensor& src, const char* op) {
-  // Error before writing: src must broadcast to dst exactly.
-  Shape b = broadcast_shapes(dst.shape(), src.shape(), op);
-  EMBER_CHECK(b == dst.shape(), op,
-              "source of shape " << shape_str(src.shape()) << " cannot be broadcast to destination "
-                                 << shape_str(dst.shape()));
-  EMBER_DISPATCH_ALL(dst.dtype(), op, [&]<typename D>() {
-    EMBER_DISPATCH_ALL(src.dtype(), op, [&]<typename S>() {
-      if (std::is_same_v<D, S> && dst.is_contiguous() && src.is_contiguous() && src.shape() == dst.shape()) {
-        std::memmove(dst.raw_data(), src.raw_data(), static_cast<size_t>(dst.numel()) * sizeof(D));
-      } else {
-        detail::assign<D, S>(dst, src, [](S s) { return static_cast<D>(s); });
-      }
-    });
-  });
-  dst.storage()->bump_version();
-}
-
-void fill_(const Tensor& dst, double value) {
-  EMBER_DISPATCH_ALL(dst.dtype(), "fill_", [&]<typename T>() {
-    T v = static_cast<T>(value);
-    if (dst.is_contiguous()) {
-      T* p = dst.data_ptr<T>();
-      std::fill(p, p + dst.numel(), v);
-    } else {
-      Tensor src = empty({}, dst.dtype());  // the value as a 0-d tensor, broadcast
-      *src.data_ptr<T>() = v;
-      detail::assign<T, T>(dst, src, [](T s) { return s; });
-    }
-  });
-  dst.storage()->bump_version();
-}
-
-Tensor contiguous(const Tensor& x) {
-  if (x.is_contiguous()) return x;
-  Tensor out = empty(x.shape(), x.dtype());
-  copy_(out, x);
-  return out;
-}
-
-Tensor to(const Tensor& x, DType dt) {
-  Tensor out = empty(x.shape(), dt);
-  copy_(out, x, "to");
-  return out;
-}
-
-// ---- joining ----
-
-Tensor cat(const std::vector<Tensor>& xs, int64_t d) {
-  EMBER_CHECK(!xs.empty(), "cat", "expected a non-empty list of tensors");
-  const Tensor& ref = xs[0];
-  EMBER_CHECK(ref.dim() > 0, "cat", "zero-dimensional tensor cannot be concatenated");
-  d = wrap_dim(d, ref.dim(), "cat");
-  Shape shape = ref.shape();
-  shape[d] = 0;
-  for (size_t i = 0; i < xs.size(); ++i) {
-    const Tensor& x = xs[i];
-    EMBER_CHECK(x.dtype() == ref.dtype(), "cat",
-                "tensor " << i << " is " << dtype_name(x.dtype()) << " but tensor 0 is " << dtype_name(ref.dtype()));
-    bool ok = x.dim() == ref.dim();
-    for (int64_t k = 0; ok && k < ref.dim(); ++k) ok = k == d || x.shape()[k] == ref.shape()[k];
-    EMBER_CHECK(ok, "cat",
-                "tensor " << i << " has shape " << shape_str(x.shape()) << " but tensor 0 has shape "
-                          << shape_str(ref.shape()) << "; all dims except dim " << d << " must match");
-    shape[d] += x.shape()[d];
-  }
-  Tensor out = empty(shape, ref.dtype());
-  int64_t at = 0;
-  for (const Tensor& x : xs) {
-    copy_(slice(out, d, at, at + x.shape()[d], 1), x, "cat");
-    at += x.shape()[d];
-  }
-  return out;
-}
-
-Tensor stack(const std::vector<Tensor>& xs, int64_t d) {
-  EMBER_CHECK(!xs.empty(), "stack", "expected a non-empty list of tensors");
-  d = wrap_dim(d, xs[0].dim() + 1, "stack");
-  std::vector<Tensor> us;
-  for (size_t i = 0; i < xs.size(); ++i) {
-    EMBER_CHECK(xs[i].shape() == xs[0].shape(), "stack",
-                "tensor " << i << " has shape " << shape_str(xs[i].shape()) << " but tensor 0 has shape "
-                          << shape_str(xs[0].shape()) << "; all must be equal");
-    us.push_back(unsqueeze(xs[i], d));
-  }
-  return cat(us, d);
 }
 
 }  // namespace ember::kernel

@@ -1,29 +1,50 @@
-// The op registry (autograd/op_registry.h) under test:
+// The gradcheck registry (tests/gradcheck_samples/registry.h) under test:
 //   * every sample of every op passes gradcheck (one test per op);
 //   * each op records exactly the Node types it declares;
-//   * every Node type in the binary is declared by some op, so an op added
-//     without a registry entry (and so without a gradient test) fails here.
+//   * every Node type defined in ember's sources is declared by some op, so
+//     an op added without a registry entry (and so without a gradient test)
+//     fails here. The Node types are read from the sources themselves
+//     ("struct XBackward final : Node"), so nothing in the library has to
+//     register them.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <regex>
 #include <set>
 #include <sstream>
 
 #include "autograd/node.h"
-#include "autograd/op_registry.h"
-#include "nn/nn_registry.h"
-#include "nn/nn_registry_seq.h"
+#include "registry.h"
 #include "test_util.h"
 
-namespace ember {
+namespace ember::samples {
 // GoogleTest prints a parameter on failure; the name is what matters.
 void PrintTo(const OpInfo& op, std::ostream* os) { *os << op.name; }
-}  // namespace ember
+}  // namespace ember::samples
 
 namespace {
 
 using namespace ember;
+using namespace ember::samples;
+
+// Every "struct Name final : Node" in the library's sources.
+std::set<std::string> node_types_in_sources() {
+  namespace fs = std::filesystem;
+  std::set<std::string> names;
+  const std::regex node_def(R"(struct\s+(\w+)\s+final\s*:\s*(public\s+)?(Node|SavesOne)\b)");
+  for (const char* dir : {"tensor", "autograd", "nn", "train"}) {
+    for (const auto& entry : fs::recursive_directory_iterator(fs::path(EMBER_SOURCE_DIR) / dir)) {
+      if (entry.path().extension() != ".cpp" && entry.path().extension() != ".h") continue;
+      std::ifstream f(entry.path());
+      std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+      for (std::sregex_iterator m(text.begin(), text.end(), node_def), end; m != end; ++m) names.insert((*m)[1]);
+    }
+  }
+  return names;
+}
 
 // "(3, 1) x (4) broadcast"
 std::string describe(const OpSample& s) {
@@ -98,12 +119,6 @@ std::string test_name(const ::testing::TestParamInfo<OpInfo>& info) {
   return name;
 }
 
-// Layers above autograd add their entries through a function (a static
-// library drops an object file nothing references; see nn/nn_registry.h).
-// Every such function is called here, during static initialization, and
-// GoogleTest reads op_registry() later, when main() starts the tests.
-[[maybe_unused]] const bool all_layers_registered = (nn::register_embedding_ops(), nn::register_sequence_ops(), true);
-
 INSTANTIATE_TEST_SUITE_P(Autograd, OpRegistry, ::testing::ValuesIn(op_registry()), test_name);
 
 TEST(AutogradRegistry, NamesAreUnique) {
@@ -122,16 +137,30 @@ TEST(AutogradRegistry, EveryNodeTypeIsInTheRegistry) {
   std::set<std::string> declared;
   for (const OpInfo& op : op_registry()) declared.insert(op.nodes.begin(), op.nodes.end());
 
+  const std::set<std::string> all = node_types_in_sources();
   std::set<std::string> missing;
-  for (const std::string& n : node_type_names())
+  for (const std::string& n : all)
     if (!declared.count(n)) missing.insert(n);
-  EXPECT_TRUE(missing.empty()) << "Node types with no registry entry (add the op to autograd/op_registry.cpp, "
-                                  "or register it with register_op): "
+  EXPECT_TRUE(missing.empty()) << "Node types with no registry entry (add the op to its family's table in "
+                                  "tests/gradcheck_samples/samples_<family>.cpp): "
                                << joined(missing);
   // Names the registry declares must be real node types.
-  std::set<std::string> all(node_type_names().begin(), node_type_names().end());
-  for (const std::string& n : covered) EXPECT_TRUE(all.count(n)) << n << " is not a known Node type";
-  EXPECT_GE(all.size(), 30u) << "node_type_names() looks incomplete: " << joined(all);
+  for (const std::string& n : covered) EXPECT_TRUE(all.count(n)) << n << " is not a Node type in ember's sources";
+  EXPECT_GE(all.size(), 30u) << "the source scan looks incomplete: " << joined(all);
+}
+
+// Every module a lesson uses is in the table once (under the name the tour prints).
+TEST(AutogradRegistry, ListsEveryModuleOfTheLessons) {
+  for (const char* name :
+       {"embedding", "nn.Embedding", "nn.LearnedPositionalEmbedding", "nn.EmbeddingComposer(learned)",
+        "nn.EmbeddingComposer(sinusoidal)", "nn.LMHead", "nn.LMHead(tied)", "nn.Linear", "layer_norm", "cross_entropy",
+        "cross_entropy(sum)", "cross_entropy(none)", "nn.mse_loss", "nn.dropout", "nn.RNNCell", "nn.LSTMCell",
+        "nn.GRUCell", "nn.LSTM", "nn.sdpa", "nn.sdpa(causal)", "nn.AdditiveAttention", "nn.MultiHeadAttention",
+        "nn.MultiHeadAttention(causal)", "nn.TransformerBlock"}) {
+    int count = 0;
+    for (const OpInfo& op : op_registry()) count += op.name == name;
+    EXPECT_EQ(count, 1) << name;
+  }
 }
 
 TEST(AutogradRegistry, RegisterOpRejectsDuplicatesAndGaps) {

@@ -20,10 +20,10 @@
 #include <utility>
 #include <vector>
 
-#include "nn/checkpoint.h"
-#include "nn/data.h"
+#include "train/checkpoint.h"
+#include "train/data.h"
 #include "nn/gpt.h"
-#include "nn/train.h"
+#include "train/trainer.h"
 #include "tensor/kernels.h"
 #include "test_util.h"
 
@@ -113,7 +113,7 @@ void expect_load_fails_unchanged(nn::Module& m, const std::string& path, std::in
                                  const std::string& what, bool strict = true) {
   SCOPED_TRACE(what);
   Snapshot before = snapshot(m);
-  expect_error([&] { nn::load(m, path, strict); }, parts);
+  expect_error([&] { train::load(m, path, strict); }, parts);
   expect_unchanged(m, before, what);
 }
 
@@ -198,7 +198,7 @@ TEST(NnCheckpointRoundTrip, EveryDtypeScalarEmptyAndNonContiguous) {
   Tensor i64 = tensor(std::vector<int64_t>{std::numeric_limits<int64_t>::min(), -1, 0, 1, std::numeric_limits<int64_t>::max()});
   Tensor b = tensor(std::vector<bool>{true, false, false, true, true, false}, {3, 2});
   Tensor base = randn({4, 5}, g);
-  nn::NamedTensors in = {
+  train::NamedTensors in = {
       {"f32", f32},
       {"f64", f64},
       {"i64", i64},
@@ -219,8 +219,8 @@ TEST(NnCheckpointRoundTrip, EveryDtypeScalarEmptyAndNonContiguous) {
   ASSERT_FALSE(in[12].second.is_contiguous());
   ASSERT_FALSE(in[13].second.is_contiguous());
   const std::string path = dir.file("all.safetensors");
-  nn::write_safetensors(path, in, {{"note", "round trip"}});
-  nn::SafetensorsContents out = nn::read_safetensors(path);
+  train::write_safetensors(path, in, {{"note", "round trip"}});
+  train::SafetensorsContents out = train::read_safetensors(path);
   ASSERT_EQ(out.tensors.size(), in.size());
   for (size_t i = 0; i < in.size(); ++i) {
     EXPECT_EQ(out.tensors[i].first, in[i].first) << "tensors come back in the order they were written";
@@ -235,10 +235,10 @@ TEST(NnCheckpointRoundTrip, EveryDtypeScalarEmptyAndNonContiguous) {
 
 TEST(NnCheckpointRoundTrip, MetadataRoundTripsAndCrcIsAdded) {
   TempDir dir;
-  nn::Metadata meta = {{"config", "vocab_size=65 dim=64"}, {"empty", ""}, {"unicode", "héllo ✓"}, {"quote\"key", "a\\b\nc"}};
+  train::Metadata meta = {{"config", "vocab_size=65 dim=64"}, {"empty", ""}, {"unicode", "héllo ✓"}, {"quote\"key", "a\\b\nc"}};
   const std::string path = dir.file("m.safetensors");
-  nn::write_safetensors(path, {{"x", ones({2})}}, meta);
-  nn::SafetensorsContents out = nn::read_safetensors(path);
+  train::write_safetensors(path, {{"x", ones({2})}}, meta);
+  train::SafetensorsContents out = train::read_safetensors(path);
   for (const auto& [k, v] : meta) {
     ASSERT_TRUE(out.metadata.count(k)) << k;
     EXPECT_EQ(out.metadata.at(k), v) << k;
@@ -246,18 +246,18 @@ TEST(NnCheckpointRoundTrip, MetadataRoundTripsAndCrcIsAdded) {
   EXPECT_TRUE(out.metadata.count("ember.crc32"));
   EXPECT_EQ(out.metadata.size(), meta.size() + 1);
   // No tensors at all is a valid file too.
-  nn::write_safetensors(path, {}, meta);
-  EXPECT_TRUE(nn::read_safetensors(path).tensors.empty());
+  train::write_safetensors(path, {}, meta);
+  EXPECT_TRUE(train::read_safetensors(path).tensors.empty());
 }
 
 TEST(NnCheckpointRoundTrip, WriterRejectsBadNames) {
   TempDir dir;
   const std::string path = dir.file("bad.safetensors");
-  expect_error([&] { nn::write_safetensors(path, {{"a", ones({1})}, {"a", ones({1})}}); }, {path, "\"a\"", "twice"});
-  expect_error([&] { nn::write_safetensors(path, {{"__metadata__", ones({1})}}); }, {path, "invalid tensor name"});
-  expect_error([&] { nn::write_safetensors(path, {{"", ones({1})}}); }, {path, "invalid tensor name"});
-  expect_error([&] { nn::write_safetensors(path, {{"bad\xff", ones({1})}}); }, {path, "UTF-8"});
-  expect_error([&] { nn::write_safetensors(path, {{"x", ones({1})}}, {{"k", "\xc3"}}); }, {path, "UTF-8"});
+  expect_error([&] { train::write_safetensors(path, {{"a", ones({1})}, {"a", ones({1})}}); }, {path, "\"a\"", "twice"});
+  expect_error([&] { train::write_safetensors(path, {{"__metadata__", ones({1})}}); }, {path, "invalid tensor name"});
+  expect_error([&] { train::write_safetensors(path, {{"", ones({1})}}); }, {path, "invalid tensor name"});
+  expect_error([&] { train::write_safetensors(path, {{"bad\xff", ones({1})}}); }, {path, "UTF-8"});
+  expect_error([&] { train::write_safetensors(path, {{"x", ones({1})}}, {{"k", "\xc3"}}); }, {path, "UTF-8"});
   EXPECT_TRUE(dir.entries().empty()) << "nothing is left behind";
 }
 
@@ -266,14 +266,14 @@ TEST(NnCheckpointModule, NestedModuleRoundTripsEveryParameterAndBuffer) {
   Net src(1), dst(2);
   ASSERT_FALSE(modules_bit_equal(src, dst));
   const std::string path = dir.file("net.safetensors");
-  nn::save(src, path, {{"who", "src"}});
-  nn::SafetensorsContents file = nn::read_safetensors(path);
+  train::save(src, path, {{"who", "src"}});
+  train::SafetensorsContents file = train::read_safetensors(path);
   std::vector<std::string> names;
   for (const auto& [n, t] : file.tensors) names.push_back(n);
   // A module's own parameters, then its children's, then the buffers.
   EXPECT_EQ(names, (std::vector<std::string>{"head", "enc.scale", "enc.empty_rows", "enc.inner.weight", "enc.inner.bias",
                                              "counts", "mask"}));
-  nn::Metadata meta = nn::load(dst, path);
+  train::Metadata meta = train::load(dst, path);
   EXPECT_EQ(meta.at("who"), "src");
   EXPECT_EQ(meta.at("ember.tied"), "");
   EXPECT_TRUE(modules_bit_equal(src, dst));
@@ -287,8 +287,8 @@ TEST(NnCheckpointModule, TiedWeightsAreStoredOnceAndRestored) {
   nn::GPT src(tiny_gpt_config(/*tie=*/true, 1)), dst(tiny_gpt_config(true, 2));
   ASSERT_TRUE(src.head->weight.is_same(src.embed->token->weight));
   const std::string path = dir.file("tied.safetensors");
-  nn::save(src, path);
-  nn::SafetensorsContents file = nn::read_safetensors(path);
+  train::save(src, path);
+  train::SafetensorsContents file = train::read_safetensors(path);
   int weights_vd = 0;
   for (const auto& [n, t] : file.tensors) {
     EXPECT_NE(n, "head.weight") << "the tied head is not stored again";
@@ -296,7 +296,7 @@ TEST(NnCheckpointModule, TiedWeightsAreStoredOnceAndRestored) {
   }
   EXPECT_EQ(weights_vd, 1) << "the (V, D) matrix is in the file once";
   EXPECT_EQ(file.metadata.at("ember.tied"), "head.weight=embed.token.weight");
-  nn::load(dst, path);
+  train::load(dst, path);
   EXPECT_TRUE(modules_bit_equal(src, dst));
   EXPECT_TRUE(dst.head->weight.is_same(dst.embed->token->weight)) << "still one tensor after loading";
 
@@ -305,20 +305,20 @@ TEST(NnCheckpointModule, TiedWeightsAreStoredOnceAndRestored) {
   expect_load_fails_unchanged(untied, path, {path, "\"head.weight\"", "missing"}, "tied file into untied model");
   // An untied file into a tied model: an unexpected tensor.
   const std::string upath = dir.file("untied.safetensors");
-  nn::save(untied, upath);
-  EXPECT_EQ(nn::read_safetensors(upath).metadata.at("ember.tied"), "");
+  train::save(untied, upath);
+  EXPECT_EQ(train::read_safetensors(upath).metadata.at("ember.tied"), "");
   expect_load_fails_unchanged(dst, upath, {upath, "\"head.weight\"", "does not have"}, "untied file into tied model");
   // A file whose ember.tied differs while the tensors match: the tie check itself.
-  nn::SafetensorsContents c = nn::read_safetensors(upath);
-  nn::NamedTensors without_head;
+  train::SafetensorsContents c = train::read_safetensors(upath);
+  train::NamedTensors without_head;
   for (auto& nt : c.tensors)
     if (nt.first != "head.weight") without_head.push_back(nt);
   const std::string lpath = dir.file("liar.safetensors");
-  nn::write_safetensors(lpath, without_head, {{"ember.tied", ""}});
+  train::write_safetensors(lpath, without_head, {{"ember.tied", ""}});
   expect_load_fails_unchanged(dst, lpath, {lpath, "tied weights", "head.weight=embed.token.weight"}, "tie metadata differs");
   // Non-strict: the shared tensors load, the untied head keeps its own weight.
   Tensor head_before = kernel::to(untied.head->weight, kFloat32);
-  nn::load(untied, path, /*strict=*/false);
+  train::load(untied, path, /*strict=*/false);
   EXPECT_TRUE(bit_equal(untied.embed->token->weight, src.embed->token->weight));
   EXPECT_TRUE(bit_equal(untied.head->weight, head_before));
 }
@@ -327,47 +327,47 @@ TEST(NnCheckpointModule, StrictAndNonStrictNames) {
   TempDir dir;
   Net src(1);
   const std::string full = dir.file("full.safetensors");
-  nn::save(src, full);
-  nn::SafetensorsContents c = nn::read_safetensors(full);
+  train::save(src, full);
+  train::SafetensorsContents c = train::read_safetensors(full);
 
   // Missing "head".
-  nn::NamedTensors missing;
+  train::NamedTensors missing;
   for (auto& nt : c.tensors)
     if (nt.first != "head") missing.push_back(nt);
   const std::string mpath = dir.file("missing.safetensors");
-  nn::write_safetensors(mpath, missing, {{"ember.tied", ""}});
+  train::write_safetensors(mpath, missing, {{"ember.tied", ""}});
   Net dst(2);
   expect_load_fails_unchanged(dst, mpath, {mpath, "\"head\"", "missing from the file"}, "strict missing");
   Tensor head_before = kernel::to(dst.head, kFloat32);
-  nn::load(dst, mpath, /*strict=*/false);
+  train::load(dst, mpath, /*strict=*/false);
   EXPECT_TRUE(bit_equal(dst.head, head_before)) << "a missing tensor is left as it was";
   EXPECT_TRUE(bit_equal(dst.enc->inner->weight, src.enc->inner->weight)) << "the others are loaded";
 
   // An extra "ghost".
-  nn::NamedTensors extra = c.tensors;
+  train::NamedTensors extra = c.tensors;
   extra.emplace_back("ghost", ones({3}));
   const std::string epath = dir.file("extra.safetensors");
-  nn::write_safetensors(epath, extra, {{"ember.tied", ""}});
+  train::write_safetensors(epath, extra, {{"ember.tied", ""}});
   Net dst2(3);
   expect_load_fails_unchanged(dst2, epath, {epath, "\"ghost\"", "does not have"}, "strict unexpected");
-  nn::load(dst2, epath, /*strict=*/false);
+  train::load(dst2, epath, /*strict=*/false);
   EXPECT_TRUE(modules_bit_equal(src, dst2));
 }
 
 TEST(NnCheckpointModule, ShapeAndDtypeMismatchesNameTheTensorAndBothSides) {
   TempDir dir;
   const std::string wide = dir.file("wide.safetensors");
-  nn::save(Net(1, /*in=*/2, /*out=*/4), wide);
+  train::save(Net(1, /*in=*/2, /*out=*/4), wide);
   Net dst(2);
   std::string msg;
   {
     Snapshot before = snapshot(dst);
     // head is (out, 2): the first tensor checked.
-    msg = expect_error([&] { nn::load(dst, wide); }, {wide, "\"head\"", "(4, 2)", "(3, 2)"});
+    msg = expect_error([&] { train::load(dst, wide); }, {wide, "\"head\"", "(4, 2)", "(3, 2)"});
     expect_unchanged(dst, before, "shape mismatch");
   }
   const std::string f64 = dir.file("f64.safetensors");
-  nn::save(Net(1, 2, 3, /*head_dtype=*/kFloat64), f64);
+  train::save(Net(1, 2, 3, /*head_dtype=*/kFloat64), f64);
   expect_load_fails_unchanged(dst, f64, {f64, "\"head\"", "float64", "float32"}, "dtype mismatch");
   // Non-strict does not excuse a mismatch.
   expect_load_fails_unchanged(dst, f64, {f64, "\"head\""}, "dtype mismatch, non-strict", /*strict=*/false);
@@ -387,14 +387,14 @@ class NnCheckpointInvalid : public ::testing::Test {
   void SetUp() override {
     path_ = dir_.file("bad.safetensors");
     const std::string good = dir_.file("good.safetensors");
-    nn::save(Net(1), good, {{"note", "valid"}});
+    train::save(Net(1), good, {{"note", "valid"}});
     valid_ = read_bytes(good);
     FileParts p = split(valid_);
     header_ = json::parse(p.header);
     data_ = p.data;
     // Sanity: the valid file loads.
     Net probe(5);
-    nn::load(probe, good);
+    train::load(probe, good);
   }
   // Writes bytes to bad.safetensors; the load must fail naming the file and
   // every part, with the module unchanged; read_safetensors fails the same way.
@@ -406,7 +406,7 @@ class NnCheckpointInvalid : public ::testing::Test {
     Snapshot before = snapshot(target_);
     std::string msg;
     try {
-      nn::load(target_, path_);
+      train::load(target_, path_);
       ADD_FAILURE() << "loading a damaged file (" << what << ") did not throw";
     } catch (const Error& e) {
       msg = e.what();
@@ -416,7 +416,7 @@ class NnCheckpointInvalid : public ::testing::Test {
     for (const auto& p : all) EXPECT_NE(msg.find(p), std::string::npos) << "message \"" << msg << "\" lacks \"" << p << "\"";
     expect_unchanged(target_, before, what);
     // parse_safetensors gives the same verdict in memory.
-    EXPECT_THROW(nn::parse_safetensors(bytes, "mem"), Error);
+    EXPECT_THROW(train::parse_safetensors(bytes, "mem"), Error);
   }
   // The header with one change, the same data (the crc still matches).
   json without_crc() const {
@@ -451,7 +451,7 @@ TEST_F(NnCheckpointInvalid, TruncatedAtEveryHeaderOffsetAndThroughTheData) {
 TEST_F(NnCheckpointInvalid, HeaderLength) {
   FileParts p = split(valid_);
   expect_bad(le64(p.header.size() + 1000) + p.header + data_, {"larger than the rest of the file"}, "longer than the file");
-  expect_bad(le64(nn::kMaxHeaderBytes + 1) + p.header + data_, {"exceeds the limit"}, "over kMaxHeaderBytes");
+  expect_bad(le64(train::kMaxHeaderBytes + 1) + p.header + data_, {"exceeds the limit"}, "over kMaxHeaderBytes");
   expect_bad(le64(~0ull) + p.header + data_, {"exceeds the limit"}, "2^64 - 1");
   expect_bad(le64(0) + data_, {"not valid UTF-8 JSON"}, "empty header");
 }
@@ -577,7 +577,7 @@ TEST_F(NnCheckpointInvalid, BoolByteAboveOne) {
 TEST_F(NnCheckpointInvalid, ValidVariantsStillLoad) {
   // Things the format allows: no crc, no metadata, header padding, keys in any order.
   write_bytes(path_, join(without_crc(), data_));
-  nn::load(target_, path_);
+  train::load(target_, path_);
   EXPECT_TRUE(modules_bit_equal(target_, Net(1)));
   json h = json::object();
   std::vector<std::string> keys;
@@ -585,7 +585,7 @@ TEST_F(NnCheckpointInvalid, ValidVariantsStillLoad) {
   for (auto k = keys.rbegin(); k != keys.rend(); ++k) h[*k] = header_[*k];
   write_bytes(path_, join(h.dump() + std::string(13, ' '), data_));
   Net other(9);
-  nn::load(other, path_);
+  train::load(other, path_);
   EXPECT_TRUE(modules_bit_equal(other, Net(1)));
 }
 
@@ -594,27 +594,27 @@ TEST_F(NnCheckpointInvalid, ValidVariantsStillLoad) {
 TEST(NnCheckpointAtomic, FailedSaveKeepsThePreviousFileAndLeavesNoTemporary) {
   TempDir dir;
   const std::string path = dir.file("model.safetensors");
-  nn::save(Net(1), path);
+  train::save(Net(1), path);
   const std::string previous = read_bytes(path);
   // Failure points in the length, the header and the data of the new file.
-  nn::save(Net(2), dir.file("scratch"));
+  train::save(Net(2), dir.file("scratch"));
   const std::string next = read_bytes(dir.file("scratch"));
   fs::remove(dir.file("scratch"));
   const int64_t header_end = 8 + static_cast<int64_t>(split(next).header.size()), size = static_cast<int64_t>(next.size());
   for (int64_t n : {int64_t{0}, int64_t{1}, int64_t{7}, int64_t{8}, int64_t{100}, header_end - 1, header_end, header_end + 10,
                     size - 1}) {
     SCOPED_TRACE("fail after " + std::to_string(n));
-    nn::testing::fail_next_write_after(n);
-    expect_error([&] { nn::save(Net(2), path); }, {path, "write failed", "injected"});
-    nn::testing::fail_next_write_after(-1);
+    train::testing::fail_next_write_after(n);
+    expect_error([&] { train::save(Net(2), path); }, {path, "write failed", "injected"});
+    train::testing::fail_next_write_after(-1);
     EXPECT_EQ(read_bytes(path), previous) << "the previous checkpoint is byte-identical";
     EXPECT_EQ(dir.entries(), std::vector<std::string>{"model.safetensors"}) << "no temporary file is left";
   }
   // The hook fires once: the next save works and replaces the file.
-  nn::save(Net(2), path);
+  train::save(Net(2), path);
   EXPECT_NE(read_bytes(path), previous);
   Net check(3);
-  nn::load(check, path);
+  train::load(check, path);
   EXPECT_TRUE(modules_bit_equal(check, Net(2)));
   EXPECT_EQ(dir.entries(), std::vector<std::string>{"model.safetensors"});
   // The file has the usual permissions (mkstemp's temporary is 0600).
@@ -626,7 +626,7 @@ TEST(NnCheckpointAtomic, FailedSaveKeepsThePreviousFileAndLeavesNoTemporary) {
 TEST(NnCheckpointAtomic, SaveIntoAMissingDirectoryNamesThePath) {
   TempDir dir;
   const std::string path = dir.file("no/such/dir/model.safetensors");
-  expect_error([&] { nn::save(Net(1), path); }, {path, "cannot create a temporary file", "no/such/dir"});
+  expect_error([&] { train::save(Net(1), path); }, {path, "cannot create a temporary file", "no/such/dir"});
   EXPECT_TRUE(dir.entries().empty());
 }
 
@@ -638,7 +638,7 @@ std::string resume_text() {
   return s;
 }
 struct TinyRun {
-  nn::CharTokenizer tok = nn::CharTokenizer::from_text(resume_text());
+  train::CharTokenizer tok = train::CharTokenizer::from_text(resume_text());
   nn::GPTConfig config() const {
     nn::GPTConfig c;
     c.vocab_size = tok.vocab_size();
@@ -650,8 +650,8 @@ struct TinyRun {
     c.seed = 11;
     return c;
   }
-  nn::TrainOptions options() const {
-    nn::TrainOptions o;
+  train::TrainOptions options() const {
+    train::TrainOptions o;
     o.steps = 200;
     o.batch = 4;
     o.warmup = 20;
@@ -663,7 +663,7 @@ struct TinyRun {
   std::vector<int64_t> tokens() const { return tok.encode(resume_text()); }
 };
 
-void expect_same_history(const std::vector<nn::StepLog>& a, const std::vector<nn::StepLog>& b) {
+void expect_same_history(const std::vector<train::StepLog>& a, const std::vector<train::StepLog>& b) {
   ASSERT_EQ(a.size(), b.size());
   for (size_t i = 0; i < a.size(); ++i) {
     SCOPED_TRACE("history step " + std::to_string(i + 1));
@@ -683,19 +683,19 @@ TEST(NnCheckpointResume, TwoHundredStepsEqualOneHundredSaveResumeOneHundred) {
   TempDir dir;
   // Straight through.
   nn::GPT straight(run.config());
-  nn::Trainer a(straight, run.tokens(), run.options());
+  train::Trainer a(straight, run.tokens(), run.options());
   while (!a.done()) a.step();
   // Half, save, and a new model and trainer resumed from the files.
   {
     nn::GPT first(run.config());
-    nn::Trainer b(first, run.tokens(), run.options());
+    train::Trainer b(first, run.tokens(), run.options());
     for (int i = 0; i < 100; ++i) b.step();
     b.save(dir.path(), {{"config", run.config().to_string()}});
   }
   nn::GPTConfig other_seed = run.config();
   other_seed.seed = 99;  // different initial weights and dropout seeds: resume must overwrite them all
   nn::GPT second(other_seed);
-  nn::Trainer c(second, run.tokens(), run.options());
+  train::Trainer c(second, run.tokens(), run.options());
   c.resume(dir.path());
   EXPECT_EQ(c.steps_done(), 100);
   ASSERT_EQ(c.history().size(), 100u);
@@ -710,7 +710,7 @@ class NnCheckpointResumeErrors : public ::testing::Test {
  protected:
   void SetUp() override {
     nn::GPT m(run_.config());
-    nn::Trainer t(m, run_.tokens(), run_.options());
+    train::Trainer t(m, run_.tokens(), run_.options());
     for (int i = 0; i < 3; ++i) t.step();
     t.save(at3_.path(), {});
     for (int i = 0; i < 2; ++i) t.step();
@@ -720,7 +720,7 @@ class NnCheckpointResumeErrors : public ::testing::Test {
   // the model nor the trainer's step count.
   void expect_resume_fails(const std::string& dir, std::initializer_list<std::string> parts) {
     nn::GPT m(run_.config());
-    nn::Trainer t(m, run_.tokens(), run_.options());
+    train::Trainer t(m, run_.tokens(), run_.options());
     t.step();
     Snapshot before = snapshot(m);
     expect_error([&] { t.resume(dir); }, parts);
@@ -754,10 +754,10 @@ TEST_F(NnCheckpointResumeErrors, MissingOrDamagedModel) {
 }
 
 TEST_F(NnCheckpointResumeErrors, BadStepMetadata) {
-  nn::SafetensorsContents st = nn::read_safetensors(at3_.file("train_state.safetensors"));
+  train::SafetensorsContents st = train::read_safetensors(at3_.file("train_state.safetensors"));
   st.metadata.erase("ember.crc32");
   st.metadata["ember.step"] = "three";
-  nn::write_safetensors(at3_.file("train_state.safetensors"), st.tensors, st.metadata);
+  train::write_safetensors(at3_.file("train_state.safetensors"), st.tensors, st.metadata);
   expect_resume_fails(at3_.path(), {"train_state.safetensors", "ember.step", "\"three\""});
 }
 
@@ -765,7 +765,7 @@ TEST_F(NnCheckpointResumeErrors, ADifferentModel) {
   nn::GPTConfig wider = run_.config();
   wider.dim = 24;
   nn::GPT m(wider);
-  nn::Trainer t(m, run_.tokens(), run_.options());
+  train::Trainer t(m, run_.tokens(), run_.options());
   Snapshot before = snapshot(m);
   expect_error([&] { t.resume(at3_.path()); }, {"model.safetensors", "\"embed.token.weight\"", ", 16)", ", 24)"});
   expect_unchanged(m, before, "different model");
@@ -775,8 +775,8 @@ TEST_F(NnCheckpointResumeErrors, ADifferentModel) {
 
 TEST(NnCheckpointExternal, ReadsAFileWrittenByHandInPython) {
   const std::string path = std::string(EMBER_FIXTURE_DIR) + "/external.safetensors";
-  nn::SafetensorsContents c = nn::read_safetensors(path);
-  EXPECT_EQ(c.metadata, (nn::Metadata{{"format", "pt"}, {"source", "make_safetensors_fixture.py"}}));
+  train::SafetensorsContents c = train::read_safetensors(path);
+  EXPECT_EQ(c.metadata, (train::Metadata{{"format", "pt"}, {"source", "make_safetensors_fixture.py"}}));
   // Header order (not sorted, and not the order of the data).
   std::vector<std::string> names;
   for (const auto& [n, t] : c.tensors) names.push_back(n);

@@ -98,12 +98,12 @@ TEST(NnFixtureLstm, SequenceValuesAndGradientsMatchPyTorch) {
   Tensor x = to_tensor(fx.at("x")).requires_grad_();
   Tensor h0 = to_tensor(fx.at("h0")).requires_grad_();
   Tensor c0 = to_tensor(fx.at("c0")).requires_grad_();
-  auto [y, state] = lstm.forward(x, std::make_pair(h0, c0));
+  auto [y, state] = lstm.forward(x, nn::LSTMState{h0, c0});
   expect_matches(y, fx.at("output"), "output (B, T, H)");
-  expect_matches(state.first, fx.at("h_n"), "h_n");
-  expect_matches(state.second, fx.at("c_n"), "c_n");
+  expect_matches(state.h, fx.at("h_n"), "h_n");
+  expect_matches(state.c, fx.at("c_n"), "c_n");
 
-  Tensor loss = (y * to_tensor(fx.at("loss_weights"))).sum() + (state.second * to_tensor(fx.at("loss_weights_c"))).sum();
+  Tensor loss = (y * to_tensor(fx.at("loss_weights"))).sum() + (state.c * to_tensor(fx.at("loss_weights_c"))).sum();
   EXPECT_NEAR(loss.item<double>(), fx.at("loss").get<double>(), kTol);
   loss.backward();
   const json& g = fx.at("grads");
@@ -129,7 +129,9 @@ TEST(NnFixtureLstm, CellUnrollMatchesPyTorch) {
   Tensor x = to_tensor(fx.at("x")), h = to_tensor(fx.at("h0")), c = to_tensor(fx.at("c0"));
   Tensor y = to_tensor(fx.at("output"));
   for (int64_t t = 0; t < T; ++t) {
-    std::tie(h, c) = cell.forward(x.select(1, t), h, c);
+    nn::LSTMState next = cell.forward(x.select(1, t), {h, c});
+    h = next.h;
+    c = next.c;
     ember::test::expect_close(h, y.select(1, t), kTol);
   }
   expect_matches(c, fx.at("c_n"), "c_n");

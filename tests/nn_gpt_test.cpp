@@ -17,10 +17,10 @@
 #include <vector>
 
 #include "ember.h"
-#include "nn/data.h"
+#include "train/data.h"
 #include "nn/gpt.h"
-#include "nn/optim/optimizer.h"
-#include "nn/train.h"
+#include "train/optim.h"
+#include "train/trainer.h"
 #include "test_util.h"
 
 using namespace ember;
@@ -226,7 +226,7 @@ TEST(NnGpt, GradcheckFullModelFloat64) {
 TEST(NnGpt, OverfitsA64CharacterString) {
   const std::string text = "To be, or not to be, that is the question: whether 'tis nobler..";
   ASSERT_EQ(text.size(), 64u);
-  nn::CharTokenizer tok = nn::CharTokenizer::from_text(text);
+  train::CharTokenizer tok = train::CharTokenizer::from_text(text);
   std::vector<int64_t> ids = tok.encode(text);
   nn::GPTConfig c;
   c.vocab_size = tok.vocab_size();
@@ -238,7 +238,7 @@ TEST(NnGpt, OverfitsA64CharacterString) {
   nn::GPT model(c);
   // x = text[0, 63), y = text[1, 64): every position predicts the next character
   Tensor x = row({ids.begin(), ids.end() - 1}), y = row({ids.begin() + 1, ids.end()});
-  nn::optim::AdamW opt(model.parameters(), /*lr=*/1e-2, 0.9, 0.99, 1e-8, /*weight_decay=*/0.0);
+  optim::AdamW opt(model.parameters(), /*lr=*/1e-2, 0.9, 0.99, 1e-8, /*weight_decay=*/0.0);
   const double initial = model.loss(x, y).item<double>();
   EXPECT_NEAR(initial, std::log(static_cast<double>(c.vocab_size)), 0.1);
   double loss = initial;
@@ -262,8 +262,8 @@ TEST(NnGpt, OverfitsA64CharacterString) {
 TEST(NnGpt, TrainingIsBitwiseReproducible) {
   std::string text;
   for (int i = 0; i < 40; ++i) text += "the quick brown fox jumps over the lazy dog " + std::to_string(i) + "\n";
-  nn::CharTokenizer tok = nn::CharTokenizer::from_text(text);
-  nn::TrainOptions o;
+  train::CharTokenizer tok = train::CharTokenizer::from_text(text);
+  train::TrainOptions o;
   o.steps = 20;
   o.batch = 4;
   o.warmup = 5;
@@ -274,9 +274,9 @@ TEST(NnGpt, TrainingIsBitwiseReproducible) {
     nn::GPTConfig c = tiny_config(tok.vocab_size(), 16);
     c.dropout = 0.1;  // the dropout masks must replay too
     auto model = std::make_unique<nn::GPT>(c);
-    nn::Trainer trainer(*model, tok.encode(text), o);
+    train::Trainer trainer(*model, tok.encode(text), o);
     while (!trainer.done()) {
-      nn::StepLog s = trainer.step();
+      train::StepLog s = trainer.step();
       losses.push_back(s.loss);
       losses.push_back(s.grad_norm);
       if (s.val_loss) losses.push_back(*s.val_loss);
@@ -296,7 +296,7 @@ TEST(NnGpt, TrainingIsBitwiseReproducible) {
 // ---- CharTokenizer ----
 
 TEST(NnCharTokenizer, VocabularyIsSortedDistinctCodePoints) {
-  nn::CharTokenizer t = nn::CharTokenizer::from_text("hello world");
+  train::CharTokenizer t = train::CharTokenizer::from_text("hello world");
   EXPECT_EQ(t.vocab(), " dehlorw");
   EXPECT_EQ(t.vocab_size(), 8);
   EXPECT_EQ(t.encode("hello"), (std::vector<int64_t>{3, 2, 4, 4, 5}));
@@ -304,7 +304,7 @@ TEST(NnCharTokenizer, VocabularyIsSortedDistinctCodePoints) {
 
 TEST(NnCharTokenizer, MultiByteUtf8Roundtrip) {
   const std::string text = "h\xC3\xA9llo \xE2\x9C\x93 \xF0\x9F\x94\xA5";  // "héllo ✓ 🔥": 2-, 3- and 4-byte characters
-  nn::CharTokenizer t = nn::CharTokenizer::from_text(text);
+  train::CharTokenizer t = train::CharTokenizer::from_text(text);
   EXPECT_EQ(t.vocab_size(), 7);  // ' ' h l o é ✓ 🔥 (code-point order)
   EXPECT_EQ(t.vocab(), " hlo\xC3\xA9\xE2\x9C\x93\xF0\x9F\x94\xA5");
   std::vector<int64_t> ids = t.encode(text);
@@ -312,27 +312,27 @@ TEST(NnCharTokenizer, MultiByteUtf8Roundtrip) {
   EXPECT_EQ(ids[1], 4);       // é
   EXPECT_EQ(t.decode(ids), text);
   // from_vocab rebuilds the same tokenizer (what a checkpoint stores)
-  nn::CharTokenizer r = nn::CharTokenizer::from_vocab(t.vocab());
+  train::CharTokenizer r = train::CharTokenizer::from_vocab(t.vocab());
   EXPECT_EQ(r.vocab(), t.vocab());
   EXPECT_EQ(r.encode(text), ids);
 }
 
 TEST(NnCharTokenizer, Errors) {
-  nn::CharTokenizer t = nn::CharTokenizer::from_text("abc");
+  train::CharTokenizer t = train::CharTokenizer::from_text("abc");
   expect_error([&] { t.encode("abzc"); }, {"encode", "'z'", "U+7a", "at character 2", "3 characters"});
   expect_error([&] { t.encode("a\xC3\xA9"); }, {"encode", "'\xC3\xA9'", "U+e9", "at character 1"});
   expect_error([&] { t.decode({0, 3}); }, {"decode", "id 3 at [1]", "[0, 3)"});
-  expect_error([] { nn::CharTokenizer::from_text(""); }, {"CharTokenizer", "empty"});
+  expect_error([] { train::CharTokenizer::from_text(""); }, {"CharTokenizer", "empty"});
   // invalid UTF-8 names the byte offset: a stray continuation byte, a
   // truncated sequence, an overlong encoding
-  expect_error([] { nn::CharTokenizer::from_text("ab\x80"); }, {"CharTokenizer", "invalid UTF-8", "0x80", "offset 2"});
-  expect_error([] { nn::CharTokenizer::from_text("abc\xE2\x9C"); }, {"CharTokenizer", "invalid UTF-8", "offset 3"});
-  expect_error([] { nn::CharTokenizer::from_text("a\xE2(x"); }, {"CharTokenizer", "invalid UTF-8", "offset 2"});
-  expect_error([] { nn::CharTokenizer::from_text("\xC0\xAF"); }, {"CharTokenizer", "overlong", "offset 0"});
+  expect_error([] { train::CharTokenizer::from_text("ab\x80"); }, {"CharTokenizer", "invalid UTF-8", "0x80", "offset 2"});
+  expect_error([] { train::CharTokenizer::from_text("abc\xE2\x9C"); }, {"CharTokenizer", "invalid UTF-8", "offset 3"});
+  expect_error([] { train::CharTokenizer::from_text("a\xE2(x"); }, {"CharTokenizer", "invalid UTF-8", "offset 2"});
+  expect_error([] { train::CharTokenizer::from_text("\xC0\xAF"); }, {"CharTokenizer", "overlong", "offset 0"});
   expect_error([&] { t.encode("a\xFF"); }, {"encode", "0xff", "offset 1"});
-  expect_error([] { nn::CharTokenizer::from_vocab(""); }, {"CharTokenizer", "empty"});
-  expect_error([] { nn::CharTokenizer::from_vocab("ba"); }, {"CharTokenizer", "increasing order"});
-  expect_error([] { nn::CharTokenizer::from_vocab("abb"); }, {"CharTokenizer", "distinct"});
+  expect_error([] { train::CharTokenizer::from_vocab(""); }, {"CharTokenizer", "empty"});
+  expect_error([] { train::CharTokenizer::from_vocab("ba"); }, {"CharTokenizer", "increasing order"});
+  expect_error([] { train::CharTokenizer::from_vocab("abb"); }, {"CharTokenizer", "distinct"});
 }
 
 // ---- BatchSampler ----
@@ -340,7 +340,7 @@ TEST(NnCharTokenizer, Errors) {
 TEST(NnBatchSampler, WindowsAreConsecutiveTextAndYIsXShifted) {
   std::vector<int64_t> tokens(1000);
   for (int64_t i = 0; i < 1000; ++i) tokens[i] = i;  // a token's value is its position
-  nn::BatchSampler s(tokens, /*batch=*/6, /*context=*/10, /*val_fraction=*/0.1, /*seed=*/1);
+  train::BatchSampler s(tokens, /*batch=*/6, /*context=*/10, /*val_fraction=*/0.1, /*seed=*/1);
   for (bool val : {false, true}) {
     SCOPED_TRACE(val ? "validation" : "train");
     for (int rep = 0; rep < 20; ++rep) {
@@ -367,10 +367,10 @@ TEST(NnBatchSampler, WindowsAreConsecutiveTextAndYIsXShifted) {
 }
 
 TEST(NnBatchSampler, SplitSizes) {
-  nn::BatchSampler s(std::vector<int64_t>(1000, 0), 2, 8, 0.1, 0);
+  train::BatchSampler s(std::vector<int64_t>(1000, 0), 2, 8, 0.1, 0);
   EXPECT_EQ(s.train_size(), 900);
   EXPECT_EQ(s.val_size(), 100);
-  nn::BatchSampler all(std::vector<int64_t>(50, 0), 2, 8, 0.0, 0);
+  train::BatchSampler all(std::vector<int64_t>(50, 0), 2, 8, 0.0, 0);
   EXPECT_EQ(all.train_size(), 50);
   EXPECT_EQ(all.val_size(), 0);
   expect_error([&] { all.sample(true); }, {"BatchSampler", "no validation split"});
@@ -379,7 +379,7 @@ TEST(NnBatchSampler, SplitSizes) {
 TEST(NnBatchSampler, SeededDeterminism) {
   std::vector<int64_t> tokens(500);
   for (int64_t i = 0; i < 500; ++i) tokens[i] = i;
-  nn::BatchSampler a(tokens, 4, 8, 0.1, 42), b(tokens, 4, 8, 0.1, 42), c(tokens, 4, 8, 0.1, 43);
+  train::BatchSampler a(tokens, 4, 8, 0.1, 42), b(tokens, 4, 8, 0.1, 42), c(tokens, 4, 8, 0.1, 43);
   for (int i = 0; i < 5; ++i) {
     auto [xa, ya] = a.sample();
     auto [xb, yb] = b.sample();
@@ -389,19 +389,19 @@ TEST(NnBatchSampler, SeededDeterminism) {
     EXPECT_NE(xa.to_vector<int64_t>(), xc.to_vector<int64_t>());
   }
   // an explicit generator leaves the sampler's own stream alone
-  nn::BatchSampler d(tokens, 4, 8, 0.1, 42);
+  train::BatchSampler d(tokens, 4, 8, 0.1, 42);
   Generator other(5);
   d.sample(true, other);
-  nn::BatchSampler e(tokens, 4, 8, 0.1, 42);
+  train::BatchSampler e(tokens, 4, 8, 0.1, 42);
   EXPECT_EQ(d.sample().first.to_vector<int64_t>(), e.sample().first.to_vector<int64_t>());
 }
 
 TEST(NnBatchSampler, Errors) {
   std::vector<int64_t> tokens(100, 0);
-  expect_error([&] { nn::BatchSampler(tokens, 0, 8, 0.1, 0); }, {"BatchSampler", "batch 0"});
-  expect_error([&] { nn::BatchSampler(tokens, 2, 8, 1.0, 0); }, {"BatchSampler", "val_fraction", "1"});
-  expect_error([&] { nn::BatchSampler(tokens, 2, 100, 0.0, 0); }, {"BatchSampler", "training part has 100 tokens", "101"});
-  expect_error([&] { nn::BatchSampler(tokens, 2, 10, 0.1, 0); }, {"BatchSampler", "validation part has 10 tokens", "11"});
+  expect_error([&] { train::BatchSampler(tokens, 0, 8, 0.1, 0); }, {"BatchSampler", "batch 0"});
+  expect_error([&] { train::BatchSampler(tokens, 2, 8, 1.0, 0); }, {"BatchSampler", "val_fraction", "1"});
+  expect_error([&] { train::BatchSampler(tokens, 2, 100, 0.0, 0); }, {"BatchSampler", "training part has 100 tokens", "101"});
+  expect_error([&] { train::BatchSampler(tokens, 2, 10, 0.1, 0); }, {"BatchSampler", "validation part has 10 tokens", "11"});
 }
 
 // ---- read_text_file ----
@@ -422,10 +422,10 @@ TEST(NnReadTextFile, PlainAndGzip) {
     ASSERT_EQ(gzwrite(gz, text.data(), static_cast<unsigned>(text.size())), static_cast<int>(text.size()));
     gzclose(gz);
   }
-  EXPECT_EQ(nn::read_text_file((dir / "plain.txt").string()), text);
-  EXPECT_EQ(nn::read_text_file((dir / "packed.txt.gz").string()), text);
+  EXPECT_EQ(train::read_text_file((dir / "plain.txt").string()), text);
+  EXPECT_EQ(train::read_text_file((dir / "packed.txt.gz").string()), text);
   EXPECT_LT(std::filesystem::file_size(dir / "packed.txt.gz"), text.size());  // it really is compressed
   const std::string missing = (dir / "missing.txt").string();
-  expect_error([&] { nn::read_text_file(missing); }, {"read_text_file", missing});
+  expect_error([&] { train::read_text_file(missing); }, {"read_text_file", missing});
   std::filesystem::remove_all(dir);
 }

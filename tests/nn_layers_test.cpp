@@ -10,11 +10,9 @@
 #include <vector>
 
 #include "autograd/node.h"
-#include "autograd/op_registry.h"
 #include "ember.h"
 #include "nn/layers.h"
 #include "nn/loss.h"
-#include "nn/nn_registry_seq.h"
 #include "test_util.h"
 
 using namespace ember;
@@ -502,21 +500,3 @@ TEST(NnMseLoss, Gradcheck) {
   }
 }
 
-// ---------------------------------------------------------------- registry
-
-// nn/nn_registry_seq.h: the lesson-C entries are added once, however often
-// the function is called (the registry test gradchecks them).
-TEST(NnSequenceRegistry, RegistersEveryEntryOnce) {
-  nn::register_sequence_ops();
-  const size_t n = op_registry().size();
-  nn::register_sequence_ops();
-  EXPECT_EQ(op_registry().size(), n);
-  for (const char* name : {"nn.Linear", "nn.layer_norm", "nn.cross_entropy", "nn.cross_entropy(sum)",
-                           "nn.cross_entropy(none)", "nn.mse_loss", "nn.dropout", "nn.RNNCell", "nn.LSTMCell",
-                           "nn.GRUCell", "nn.LSTM", "nn.sdpa", "nn.sdpa(causal)", "nn.AdditiveAttention",
-                           "nn.MultiHeadAttention", "nn.MultiHeadAttention(causal)", "nn.TransformerBlock"}) {
-    int count = 0;
-    for (const OpInfo& op : op_registry()) count += op.name == name;
-    EXPECT_EQ(count, 1) << name;
-  }
-}

@@ -16,11 +16,11 @@
 #include <nlohmann/json.hpp>
 
 #include "ember.h"
-#include "nn/optim/optimizer.h"
+#include "train/optim.h"
 #include "test_util.h"
 
 using namespace ember;
-using namespace ember::nn::optim;
+using namespace ember::optim;
 using ember::test::expect_error;
 using ember::test::expect_values;
 using json = nlohmann::json;
@@ -365,7 +365,7 @@ TEST(NnOptimAdam, BiasCorrectionCountsEachParametersOwnSteps) {
   using namespace ember;
   Tensor a = tensor(std::vector<double>{1.0}).requires_grad_();
   Tensor b = tensor(std::vector<double>{1.0}).requires_grad_();
-  nn::optim::Adam opt({a, b}, /*lr=*/0.1);
+  optim::Adam opt({a, b}, /*lr=*/0.1);
   a.set_grad(tensor(std::vector<double>{1.0}));
   opt.step();  // b has no grad: skipped
   a.set_grad(tensor(std::vector<double>{1.0}));

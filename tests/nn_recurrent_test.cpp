@@ -97,7 +97,7 @@ TEST(NnLSTMCell, SingleStepByHand) {
     c_t[k] = f * c[k] + i * g;
     h_t[k] = o * std::tanh(c_t[k]);
   }
-  auto [h_out, c_out] = cell.forward(tensor(x, {1, 2}), tensor(h, {1, 2}), tensor(c, {1, 2}));
+  auto [h_out, c_out] = cell.forward(tensor(x, {1, 2}), {tensor(h, {1, 2}), tensor(c, {1, 2})});
   expect_values(c_out, c_t, 1e-15);
   expect_values(h_out, h_t, 1e-15);
   EXPECT_EQ(cell.weight_ih.shape(), (Shape{8, 2}));
@@ -154,12 +154,12 @@ TEST(NnRecurrent, CellsHandleABatchRowByRow) {
   nn::RNNCell rnn(3, 4, 7, kFloat64);
   Tensor x = randn({3, 3}, g, kFloat64), h = randn({3, 4}, g, kFloat64), c = randn({3, 4}, g, kFloat64);
   Tensor yg = gru.forward(x, h), yr = rnn.forward(x, h);
-  auto [hl, cl] = lstm.forward(x, h, c);
+  auto [hl, cl] = lstm.forward(x, {h, c});
   for (int64_t b = 0; b < 3; ++b) {
     auto row = [b](const Tensor& t) { return t.narrow(0, b, 1); };
     expect_close(row(yg), gru.forward(row(x), row(h)), 1e-14);
     expect_close(row(yr), rnn.forward(row(x), row(h)), 1e-14);
-    auto [h1, c1] = lstm.forward(row(x), row(h), row(c));
+    auto [h1, c1] = lstm.forward(row(x), {row(h), row(c)});
     expect_close(row(hl), h1, 1e-14);
     expect_close(row(cl), c1, 1e-14);
   }
@@ -222,7 +222,7 @@ TEST(NnRecurrentLesson, LstmWorkedStep) {
     cell.bias_ih.copy_(tensor(Vec{logit(0.2), logit(0.9), std::atanh(0.5), 0.0}));  // i, f, g, o
   }
   Tensor c_prev = full({1, 1}, 0.8, kFloat64).requires_grad_();
-  auto [h_t, c_t] = cell.forward(zeros({1, 1}, kFloat64), zeros({1, 1}, kFloat64), c_prev);
+  auto [h_t, c_t] = cell.forward(zeros({1, 1}, kFloat64), {zeros({1, 1}, kFloat64), c_prev});
   EXPECT_NEAR(c_t.item<double>(), 0.82, 1e-15);
   EXPECT_NEAR(h_t.item<double>(), 0.5 * std::tanh(0.82), 1e-15);  // o = sigmoid(0) = 0.5
   // dc_t/dc_{t-1} = f = 0.9: the forget gate is the gradient highway
@@ -242,16 +242,16 @@ TEST(NnRecurrentSequence, ShapesAndZeroInitialState) {
   auto [yg, hg] = gru.forward(x);
   auto [yl, state] = lstm.forward(x);
   for (const Tensor& y : {yr, yg, yl}) EXPECT_EQ(y.shape(), (Shape{2, 5, 4}));
-  for (const Tensor& h : {hr, hg, state.first, state.second}) EXPECT_EQ(h.shape(), (Shape{2, 4}));
+  for (const Tensor& h : {hr, hg, state.h, state.c}) EXPECT_EQ(h.shape(), (Shape{2, 4}));
   // the last output is the last state
   expect_close(yr.select(1, 4), hr, 0.0);
   expect_close(yg.select(1, 4), hg, 0.0);
-  expect_close(yl.select(1, 4), state.first, 0.0);
+  expect_close(yl.select(1, 4), state.h, 0.0);
   // a missing initial state is zeros
   Tensor z = zeros({2, 4}, kFloat64);
   expect_close(rnn.forward(x, z).first, yr, 0.0);
   expect_close(gru.forward(x, z).first, yg, 0.0);
-  expect_close(lstm.forward(x, std::make_pair(z, z)).first, yl, 0.0);
+  expect_close(lstm.forward(x, nn::LSTMState{z, z}).first, yl, 0.0);
   // T = 0: empty outputs, the initial state comes back
   Tensor h0 = randn({2, 4}, g, kFloat64);
   auto [y0, h_last] = rnn.forward(zeros({2, 0, 3}, kFloat64), h0);
@@ -268,21 +268,23 @@ TEST(NnRecurrentSequence, EqualsManualUnrollWithInitialState) {
   nn::LSTM lstm(3, 5, 3, kFloat64);
   auto [yr, hr] = rnn.forward(x, h0);
   auto [yg, hg] = gru.forward(x, h0);
-  auto [yl, state] = lstm.forward(x, std::make_pair(h0, c0));
+  auto [yl, state] = lstm.forward(x, nn::LSTMState{h0, c0});
   Tensor h_r = h0, h_g = h0, h_l = h0, c_l = c0;
   for (int64_t t = 0; t < 4; ++t) {
     Tensor xt = x.select(1, t);
     h_r = rnn.cell->forward(xt, h_r);
     h_g = gru.cell->forward(xt, h_g);
-    std::tie(h_l, c_l) = lstm.cell->forward(xt, h_l, c_l);
+    nn::LSTMState next = lstm.cell->forward(xt, {h_l, c_l});
+    h_l = next.h;
+    c_l = next.c;
     expect_close(yr.select(1, t), h_r, 0.0);
     expect_close(yg.select(1, t), h_g, 0.0);
     expect_close(yl.select(1, t), h_l, 0.0);
   }
   expect_close(hr, h_r, 0.0);
   expect_close(hg, h_g, 0.0);
-  expect_close(state.first, h_l, 0.0);
-  expect_close(state.second, c_l, 0.0);
+  expect_close(state.h, h_l, 0.0);
+  expect_close(state.c, c_l, 0.0);
 }
 
 TEST(NnRecurrentSequence, ParameterNames) {
@@ -321,7 +323,7 @@ TEST(NnRecurrentGradcheck, LSTMCell) {
     cell.weight_hh = in[4];
     cell.bias_ih = in[5];
     cell.bias_hh = in[6];
-    auto [h, c] = cell.forward(in[0], in[1], in[2]);
+    auto [h, c] = cell.forward(in[0], {in[1], in[2]});
     return cat({h, c}, 1);
   };
   EXPECT_GRADCHECK(f, {leaf({2, 3}, g), leaf({2, 2}, g), leaf({2, 2}, g), leaf({8, 3}, g), leaf({8, 2}, g),
@@ -379,8 +381,8 @@ TEST(NnRecurrentGradcheck, UnrolledLSTMThroughInitialState) {
     lstm.cell->weight_hh = in[4];
     lstm.cell->bias_ih = in[5];
     lstm.cell->bias_hh = in[6];
-    auto [y, state] = lstm.forward(in[0], std::make_pair(in[1], in[2]));
-    return cat({y.flatten(), state.first.flatten(), state.second.flatten()});
+    auto [y, state] = lstm.forward(in[0], nn::LSTMState{in[1], in[2]});
+    return cat({y.flatten(), state.h.flatten(), state.c.flatten()});
   };
   Tensor x = randn({3, 2, 2}, g, kFloat64).transpose(0, 1).detach().requires_grad_();  // non-contiguous
   EXPECT_GRADCHECK(f, {x, leaf({2, 2}, g), leaf({2, 2}, g), leaf({8, 2}, g), leaf({8, 2}, g), leaf({8}, g),
@@ -420,7 +422,7 @@ TEST(NnRecurrentErrors, WrongShapesNameTheExpectedShape) {
   expect_error([&] { rnn.forward(zeros({2, 3}), zeros({3, 4})); }, {"RNNCell", "(2, 4)", "(3, 4)"});
   expect_error([&] { gru.forward(zeros({2, 3}), zeros({2, 5})); }, {"GRUCell", "(2, 4)", "(2, 5)"});
   expect_error([&] { gru.forward(zeros({3}), zeros({1, 4})); }, {"GRUCell", "(B, 3)", "(3)"});
-  expect_error([&] { lstm.forward(zeros({2, 3}), zeros({2, 4}), zeros({2, 3})); }, {"LSTMCell", "(2, 4)", "(2, 3)"});
+  expect_error([&] { lstm.forward(zeros({2, 3}), {zeros({2, 4}), zeros({2, 3})}); }, {"LSTMCell", "(2, 4)", "(2, 3)"});
   nn::LSTM seq(3, 4);
   expect_error([&] { seq.forward(zeros({2, 3})); }, {"LSTM", "(B, T, 3)", "(2, 3)"});
   nn::GRU gseq(3, 4);

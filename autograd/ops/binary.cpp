@@ -10,34 +10,25 @@ namespace ember {
 
 using kernel::Binary;
 
-// ---- add / sub ----
-struct AddBackward;
+// ---- add / sub: d(a + alpha*b) = (g, alpha*g) ----
+struct AddBackward final : Node {
+  EMBER_NODE_NAME(AddBackward)
+  double alpha;  // 1 for add, -1 for sub
+  explicit AddBackward(double al) : alpha(al) {}
+  std::vector<Tensor> apply(const Tensor& g) override { return {g, alpha == 1.0 ? g : g * alpha}; }
+};
 Tensor add(const Tensor& a, const Tensor& b) {
   Tensor out = kernel::binary(Binary::Add, a, b);
-  record<AddBackward>(out, {a, b}, 1.0);
+  if (needs_grad({a, b})) record(out, std::make_shared<AddBackward>(1.0), {a, b});
   return out;
 }
 Tensor sub(const Tensor& a, const Tensor& b) {
   Tensor out = kernel::binary(Binary::Sub, a, b);
-  record<AddBackward>(out, {a, b}, -1.0);
+  if (needs_grad({a, b})) record(out, std::make_shared<AddBackward>(-1.0), {a, b});
   return out;
 }
-// d(a + alpha*b) = (g, alpha*g)
-struct AddBackward final : Node {
-  EMBER_NODE_NAME(AddBackward)
-  double alpha;
-  explicit AddBackward(double al) : alpha(al) {}
-  std::vector<Tensor> apply(const Tensor& g) override { return {g, alpha == 1.0 ? g : g * alpha}; }
-};
 
-// ---- mul ----
-struct MulBackward;
-Tensor mul(const Tensor& a, const Tensor& b) {
-  Tensor out = kernel::binary(Binary::Mul, a, b);
-  record<MulBackward>(out, {a, b}, a.requires_grad() ? b : Tensor(), b.requires_grad() ? a : Tensor());
-  return out;
-}
-// d(a*b) = (g*b, g*a); each factor is saved only if the other needs it.
+// ---- mul: d(a*b) = (g*b, g*a); each factor is saved only if the other needs it ----
 struct MulBackward final : Node {
   EMBER_NODE_NAME(MulBackward)
   SavedTensor b, a;
@@ -47,15 +38,14 @@ struct MulBackward final : Node {
     return {b.defined() ? g * b.get(*this) : Tensor(), a.defined() ? g * a.get(*this) : Tensor()};
   }
 };
-
-// ---- div ----
-struct DivBackward;
-Tensor div(const Tensor& a, const Tensor& b) {
-  Tensor out = kernel::binary(Binary::Div, a, b);
-  record<DivBackward>(out, {a, b}, a, b);
+Tensor mul(const Tensor& a, const Tensor& b) {
+  Tensor out = kernel::binary(Binary::Mul, a, b);
+  if (needs_grad({a, b}))
+    record(out, std::make_shared<MulBackward>(a.requires_grad() ? b : Tensor(), b.requires_grad() ? a : Tensor()), {a, b});
   return out;
 }
-// d(a/b) = (g/b, -g*a/b^2)
+
+// ---- div: d(a/b) = (g/b, -g*a/b^2) ----
 struct DivBackward final : Node {
   EMBER_NODE_NAME(DivBackward)
   SavedTensor a, b;
@@ -66,15 +56,13 @@ struct DivBackward final : Node {
     return {g / B, -g * a.get(*this) / (B * B)};
   }
 };
-
-// ---- pow ----
-struct PowBackward;
-Tensor pow(const Tensor& a, const Tensor& b) {
-  Tensor out = kernel::binary(Binary::Pow, a, b);
-  record<PowBackward>(out, {a, b}, a, b, out);
+Tensor div(const Tensor& a, const Tensor& b) {
+  Tensor out = kernel::binary(Binary::Div, a, b);
+  if (needs_grad({a, b})) record(out, std::make_shared<DivBackward>(a, b), {a, b});
   return out;
 }
-// d(a^b) = (g * b * a^(b-1), g * a^b * log(a))
+
+// ---- pow: d(a^b) = (g * b * a^(b-1), g * a^b * log(a)) ----
 struct PowBackward final : Node {
   EMBER_NODE_NAME(PowBackward)
   SavedTensor a, b, out;
@@ -85,19 +73,13 @@ struct PowBackward final : Node {
     return {g * B * pow(A, B - 1.0), g * out.get(*this) * log(A)};
   }
 };
+Tensor pow(const Tensor& a, const Tensor& b) {
+  Tensor out = kernel::binary(Binary::Pow, a, b);
+  if (needs_grad({a, b})) record(out, std::make_shared<PowBackward>(a, b, out), {a, b});
+  return out;
+}
 
 // ---- maximum / minimum: the gradient goes to the larger (smaller) input; ties split it ----
-struct MaximumBackward;
-Tensor maximum(const Tensor& a, const Tensor& b) {
-  Tensor out = kernel::binary(Binary::Maximum, a, b);
-  record<MaximumBackward>(out, {a, b}, a, b, true);
-  return out;
-}
-Tensor minimum(const Tensor& a, const Tensor& b) {
-  Tensor out = kernel::binary(Binary::Minimum, a, b);
-  record<MaximumBackward>(out, {a, b}, a, b, false);
-  return out;
-}
 struct MaximumBackward final : Node {
   EMBER_NODE_NAME(MaximumBackward)
   SavedTensor a, b;
@@ -112,6 +94,16 @@ struct MaximumBackward final : Node {
     return {g * wa, g * (1.0 - wa)};
   }
 };
+Tensor maximum(const Tensor& a, const Tensor& b) {
+  Tensor out = kernel::binary(Binary::Maximum, a, b);
+  if (needs_grad({a, b})) record(out, std::make_shared<MaximumBackward>(a, b, true), {a, b});
+  return out;
+}
+Tensor minimum(const Tensor& a, const Tensor& b) {
+  Tensor out = kernel::binary(Binary::Minimum, a, b);
+  if (needs_grad({a, b})) record(out, std::make_shared<MaximumBackward>(a, b, false), {a, b});
+  return out;
+}
 
 // ---- operators and scalar forms ----
 Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
@@ -120,35 +112,23 @@ Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
 Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
 Tensor operator-(const Tensor& a) { return neg(a); }
 
-struct AddScalarBackward;
-Tensor operator+(const Tensor& a, double s) {
-  Tensor out = kernel::binary_scalar(Binary::Add, a, s);
-  record<AddScalarBackward>(out, {a});
-  return out;
-}
-Tensor operator-(const Tensor& a, double s) {
-  Tensor out = kernel::binary_scalar(Binary::Sub, a, s);
-  record<AddScalarBackward>(out, {a});
-  return out;
-}
-Tensor operator+(double s, const Tensor& a) { return a + s; }
+// d(a + s) = g
 struct AddScalarBackward final : Node {
   EMBER_NODE_NAME(AddScalarBackward)
   std::vector<Tensor> apply(const Tensor& g) override { return {g}; }
 };
+Tensor operator+(const Tensor& a, double s) {
+  Tensor out = kernel::binary_scalar(Binary::Add, a, s);
+  if (needs_grad({a})) record(out, std::make_shared<AddScalarBackward>(), {a});
+  return out;
+}
+Tensor operator-(const Tensor& a, double s) {
+  Tensor out = kernel::binary_scalar(Binary::Sub, a, s);
+  if (needs_grad({a})) record(out, std::make_shared<AddScalarBackward>(), {a});
+  return out;
+}
+Tensor operator+(double s, const Tensor& a) { return a + s; }
 
-struct MulScalarBackward;
-Tensor operator*(const Tensor& a, double s) {
-  Tensor out = kernel::binary_scalar(Binary::Mul, a, s);
-  record<MulScalarBackward>(out, {a}, s);
-  return out;
-}
-Tensor operator*(double s, const Tensor& a) { return a * s; }
-Tensor operator-(double s, const Tensor& a) {
-  Tensor out = kernel::binary_scalar(Binary::Sub, a, s, /*scalar_first=*/true);
-  record<MulScalarBackward>(out, {a}, -1.0);
-  return out;
-}
 // d(s*a) = s*g
 struct MulScalarBackward final : Node {
   EMBER_NODE_NAME(MulScalarBackward)
@@ -156,13 +136,18 @@ struct MulScalarBackward final : Node {
   explicit MulScalarBackward(double v) : s(v) {}
   std::vector<Tensor> apply(const Tensor& g) override { return {kernel::binary_scalar(Binary::Mul, g, s)}; }
 };
-
-struct DivScalarBackward;
-Tensor operator/(const Tensor& a, double s) {
-  Tensor out = kernel::binary_scalar(Binary::Div, a, s);
-  record<DivScalarBackward>(out, {a}, s);
+Tensor operator*(const Tensor& a, double s) {
+  Tensor out = kernel::binary_scalar(Binary::Mul, a, s);
+  if (needs_grad({a})) record(out, std::make_shared<MulScalarBackward>(s), {a});
   return out;
 }
+Tensor operator*(double s, const Tensor& a) { return a * s; }
+Tensor operator-(double s, const Tensor& a) {  // d(s - a) = -g
+  Tensor out = kernel::binary_scalar(Binary::Sub, a, s, /*scalar_first=*/true);
+  if (needs_grad({a})) record(out, std::make_shared<MulScalarBackward>(-1.0), {a});
+  return out;
+}
+
 // d(a/s) = g/s
 struct DivScalarBackward final : Node {
   EMBER_NODE_NAME(DivScalarBackward)
@@ -170,13 +155,12 @@ struct DivScalarBackward final : Node {
   explicit DivScalarBackward(double v) : s(v) {}
   std::vector<Tensor> apply(const Tensor& g) override { return {kernel::binary_scalar(Binary::Div, g, s)}; }
 };
-
-struct RDivScalarBackward;
-Tensor operator/(double s, const Tensor& a) {
-  Tensor out = kernel::binary_scalar(Binary::Div, a, s, /*scalar_first=*/true);
-  record<RDivScalarBackward>(out, {a}, a, out);
+Tensor operator/(const Tensor& a, double s) {
+  Tensor out = kernel::binary_scalar(Binary::Div, a, s);
+  if (needs_grad({a})) record(out, std::make_shared<DivScalarBackward>(s), {a});
   return out;
 }
+
 // d(s/a) = -g * (s/a) / a
 struct RDivScalarBackward final : Node {
   EMBER_NODE_NAME(RDivScalarBackward)
@@ -185,13 +169,12 @@ struct RDivScalarBackward final : Node {
   std::vector<SavedTensor*> saved() override { return {&a, &out}; }
   std::vector<Tensor> apply(const Tensor& g) override { return {-g * out.get(*this) / a.get(*this)}; }
 };
-
-struct PowScalarBackward;
-Tensor pow(const Tensor& a, double e) {
-  Tensor out = kernel::binary_scalar(Binary::Pow, a, e);
-  record<PowScalarBackward>(out, {a}, a, e);
+Tensor operator/(double s, const Tensor& a) {
+  Tensor out = kernel::binary_scalar(Binary::Div, a, s, /*scalar_first=*/true);
+  if (needs_grad({a})) record(out, std::make_shared<RDivScalarBackward>(a, out), {a});
   return out;
 }
+
 // d(a^e) = g * e * a^(e-1)
 struct PowScalarBackward final : Node {
   EMBER_NODE_NAME(PowScalarBackward)
@@ -204,6 +187,11 @@ struct PowScalarBackward final : Node {
     return {g * e * pow(a.get(*this), e - 1.0)};
   }
 };
+Tensor pow(const Tensor& a, double e) {
+  Tensor out = kernel::binary_scalar(Binary::Pow, a, e);
+  if (needs_grad({a})) record(out, std::make_shared<PowScalarBackward>(a, e), {a});
+  return out;
+}
 
 // ---- comparisons: bool results, no gradient ----
 #define EMBER_COMPARE(NAME, OP)                                                                          \

@@ -1,6 +1,6 @@
-// Indexing: index_select (the embedding lookup) and gather. Their backward is
-// a scatter-add: every selected row/element sends its gradient back to where
-// it came from, and an id used twice receives the sum.
+// Indexing: index_select, the embedding lookup built on it, and gather.
+// Their backward is a scatter-add: every selected row/element sends its
+// gradient back to where it came from, and an id used twice receives the sum.
 #include "autograd/node.h"
 #include "autograd/grad_mode.h"
 #include "autograd/ops.h"
@@ -9,34 +9,60 @@
 
 namespace ember {
 
-struct IndexSelectBackward;
-Tensor index_select(const Tensor& x, int64_t d, const Tensor& ids) {
-  Tensor out = kernel::index_select(x, d, ids);
-  record<IndexSelectBackward>(out, {x}, x.shape(), wrap_dim(d, x.dim(), "index_select"), ids);
-  return out;
-}
-// grad_x = zeros(x.shape); grad_x[ids[i]] += grad_out[i]
+// grad_x = zeros(x.shape); grad_x[ids[i]] += grad_out[i]. Entries never
+// selected stay exactly 0. An embedding's padding row receives nothing; its
+// grad_out (*, D) is read as the (N, D) rows it selected.
 struct IndexSelectBackward final : Node {
   EMBER_NODE_NAME(IndexSelectBackward)
   Shape in_shape;
   int64_t dim;
   SavedTensor ids;
-  IndexSelectBackward(Shape s, int64_t d, const Tensor& i) : in_shape(std::move(s)), dim(d), ids(i) {}
+  std::optional<int64_t> padding_idx;  // embedding only: the row that gets no gradient
+  IndexSelectBackward(Shape s, int64_t d, const Tensor& i, std::optional<int64_t> pad = std::nullopt)
+      : in_shape(std::move(s)), dim(d), ids(i), padding_idx(pad) {}
   std::vector<SavedTensor*> saved() override { return {&ids}; }
   std::vector<Tensor> apply(const Tensor& g) override {
-    Tensor grad_x = zeros(in_shape, g.dtype());
-    kernel::index_add_(grad_x, dim, ids.get(*this), g);
+    const Tensor& i = ids.get(*this);
+    Shape selected = in_shape;
+    selected[dim] = i.numel();
+    Tensor grad_x = zeros(in_shape, g.dtype());  // for an embedding, the dense (V, D) write is the cost floor
+    kernel::index_add_(grad_x, dim, i, kernel::reshape(g, selected));
+    if (padding_idx) kernel::fill_(kernel::select(grad_x, dim, *padding_idx), 0.0);
     return {grad_x};
   }
 };
-
-struct GatherBackward;
-Tensor gather(const Tensor& x, int64_t d, const Tensor& ids) {
-  Tensor out = kernel::gather(x, d, ids);
-  record<GatherBackward>(out, {x}, x.shape(), wrap_dim(d, x.dim(), "gather"), ids);
+Tensor index_select(const Tensor& x, int64_t d, const Tensor& ids) {
+  Tensor out = kernel::index_select(x, d, ids);
+  if (needs_grad({x}))
+    record(out, std::make_shared<IndexSelectBackward>(x.shape(), wrap_dim(d, x.dim(), "index_select"), ids), {x});
   return out;
 }
+
 // grad_x = scatter_add(zeros(x.shape), d, ids, grad_out)
+// ---- embedding: row lookup in a (V, D) table ----
+int64_t padding_index(int64_t padding_idx, const Shape& weight_shape, const char* op) {
+  const int64_t V = weight_shape.at(0);
+  EMBER_CHECK(padding_idx >= -V && padding_idx < V, op,
+              "padding_idx " << padding_idx << " is outside the vocabulary [0, " << V << ") of weight "
+                             << shape_str(weight_shape));
+  return padding_idx < 0 ? padding_idx + V : padding_idx;
+}
+
+// weight:(V, D) ids:(*) -> (*, D): index_select of the flattened ids, seen
+// in the ids' shape. One node: IndexSelectBackward (with the padding row).
+Tensor embedding(const Tensor& weight, const Tensor& ids, std::optional<int64_t> padding_idx) {
+  EMBER_CHECK(weight.dim() == 2, "embedding", "weight must be (V, D), got shape " << shape_str(weight.shape()));
+  kernel::check_ids(ids, weight.size(0), "embedding", "id", "the vocabulary");  // positions as in ids' shape
+  std::optional<int64_t> pad;
+  if (padding_idx) pad = padding_index(*padding_idx, weight.shape(), "embedding");
+  Tensor flat_ids = kernel::reshape(ids, {-1});
+  Shape out_shape = ids.shape();
+  out_shape.push_back(weight.size(1));
+  Tensor out = kernel::reshape(kernel::index_select(weight, 0, flat_ids), out_shape);  // (N, D) rows as (*, D)
+  if (needs_grad({weight})) record(out, std::make_shared<IndexSelectBackward>(weight.shape(), 0, flat_ids, pad), {weight});
+  return out;
+}
+
 struct GatherBackward final : Node {
   EMBER_NODE_NAME(GatherBackward)
   Shape in_shape;
@@ -48,6 +74,11 @@ struct GatherBackward final : Node {
     return {kernel::scatter_add(in_shape, dim, ids.get(*this), g)};
   }
 };
+Tensor gather(const Tensor& x, int64_t d, const Tensor& ids) {
+  Tensor out = kernel::gather(x, d, ids);
+  if (needs_grad({x})) record(out, std::make_shared<GatherBackward>(x.shape(), wrap_dim(d, x.dim(), "gather"), ids), {x});
+  return out;
+}
 
 Tensor one_hot(const Tensor& ids, int64_t num_classes) { return kernel::one_hot(ids, num_classes); }
 

@@ -6,16 +6,6 @@
 
 namespace ember {
 
-struct CatBackward;
-Tensor cat(const std::vector<Tensor>& xs, int64_t d) {
-  Tensor out = kernel::cat(xs, d);
-  if (!xs.empty()) {
-    std::vector<int64_t> sizes;
-    for (const Tensor& x : xs) sizes.push_back(x.size(d));
-    record<CatBackward>(out, xs, wrap_dim(d, xs[0].dim(), "cat"), sizes);
-  }
-  return out;
-}
 struct CatBackward final : Node {
   EMBER_NODE_NAME(CatBackward)
   int64_t dim;
@@ -31,6 +21,15 @@ struct CatBackward final : Node {
     return grads;
   }
 };
+Tensor cat(const std::vector<Tensor>& xs, int64_t d) {
+  Tensor out = kernel::cat(xs, d);  // checks that xs is not empty and that the shapes fit
+  if (needs_grad(xs)) {
+    std::vector<int64_t> sizes;
+    for (const Tensor& x : xs) sizes.push_back(x.size(d));
+    record(out, std::make_shared<CatBackward>(wrap_dim(d, xs[0].dim(), "cat"), sizes), xs);
+  }
+  return out;
+}
 
 Tensor stack(const std::vector<Tensor>& xs, int64_t d) {
   EMBER_CHECK(!xs.empty(), "stack", "expected a non-empty list of tensors");

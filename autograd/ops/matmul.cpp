@@ -7,13 +7,6 @@
 
 namespace ember {
 
-struct MatmulBackward;
-Tensor matmul(const Tensor& a, const Tensor& b) {
-  Tensor out = kernel::matmul(a, b);
-  record<MatmulBackward>(out, {a, b}, b.requires_grad() ? a : Tensor(), a.requires_grad() ? b : Tensor(), a.dim(),
-                         b.dim());
-  return out;
-}
 struct MatmulBackward final : Node {
   EMBER_NODE_NAME(MatmulBackward)
   SavedTensor a, b;  // a is needed only for dB, b only for dA
@@ -46,5 +39,14 @@ struct MatmulBackward final : Node {
     return {grad_a, grad_b};
   }
 };
+Tensor matmul(const Tensor& a, const Tensor& b) {
+  Tensor out = kernel::matmul(a, b);
+  if (needs_grad({a, b})) {
+    auto node = std::make_shared<MatmulBackward>(b.requires_grad() ? a : Tensor(), a.requires_grad() ? b : Tensor(),
+                                                 a.dim(), b.dim());
+    record(out, node, {a, b});
+  }
+  return out;
+}
 
 }  // namespace ember

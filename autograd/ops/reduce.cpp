@@ -29,19 +29,6 @@ int64_t reduced_count(const Shape& in_shape, const Shape& dims) {
 }  // namespace
 
 // ---- sum / mean ----
-struct SumBackward;
-Tensor sum(const Tensor& x) { return sum(x, {}, false); }
-Tensor sum(const Tensor& x, const Shape& dims, bool keepdim) {
-  Tensor out = kernel::sum(x, dims, keepdim);
-  record<SumBackward>(out, {x}, x.shape(), dims, keepdim, 1.0);
-  return out;
-}
-Tensor mean(const Tensor& x) { return mean(x, {}, false); }
-Tensor mean(const Tensor& x, const Shape& dims, bool keepdim) {
-  Tensor out = kernel::mean(x, dims, keepdim);
-  record<SumBackward>(out, {x}, x.shape(), dims, keepdim, 1.0 / static_cast<double>(reduced_count(x.shape(), dims)));
-  return out;
-}
 // every reduced element gets scale * grad_out (scale 1 for sum, 1/K for mean)
 struct SumBackward final : Node {
   EMBER_NODE_NAME(SumBackward)
@@ -54,14 +41,23 @@ struct SumBackward final : Node {
     return {expand_back(gs, in_shape, dims, keepdim)};
   }
 };
-
-// ---- var ----
-struct VarBackward;
-Tensor var(const Tensor& x, const Shape& dims, int64_t correction, bool keepdim) {
-  Tensor out = kernel::var(x, dims, correction, keepdim);
-  record<VarBackward>(out, {x}, x, dims, correction, keepdim);
+Tensor sum(const Tensor& x) { return sum(x, {}, false); }
+Tensor sum(const Tensor& x, const Shape& dims, bool keepdim) {
+  Tensor out = kernel::sum(x, dims, keepdim);
+  if (needs_grad({x})) record(out, std::make_shared<SumBackward>(x.shape(), dims, keepdim, 1.0), {x});
   return out;
 }
+Tensor mean(const Tensor& x) { return mean(x, {}, false); }
+Tensor mean(const Tensor& x, const Shape& dims, bool keepdim) {
+  Tensor out = kernel::mean(x, dims, keepdim);
+  if (needs_grad({x})) {
+    const double scale = 1.0 / static_cast<double>(reduced_count(x.shape(), dims));
+    record(out, std::make_shared<SumBackward>(x.shape(), dims, keepdim, scale), {x});
+  }
+  return out;
+}
+
+// ---- var ----
 // d var = 2 (x - mean) / (K - correction)
 struct VarBackward final : Node {
   EMBER_NODE_NAME(VarBackward)
@@ -78,14 +74,13 @@ struct VarBackward final : Node {
     return {expand_back(g, X.shape(), dims, keepdim) * centered * (2.0 / denom)};
   }
 };
-
-// ---- norm ----
-struct NormBackward;
-Tensor norm(const Tensor& x, double p, const Shape& dims, bool keepdim) {
-  Tensor out = kernel::norm(x, p, dims, keepdim);
-  record<NormBackward>(out, {x}, x, out, p, dims, keepdim);
+Tensor var(const Tensor& x, const Shape& dims, int64_t correction, bool keepdim) {
+  Tensor out = kernel::var(x, dims, correction, keepdim);
+  if (needs_grad({x})) record(out, std::make_shared<VarBackward>(x, dims, correction, keepdim), {x});
   return out;
 }
+
+// ---- norm ----
 // d ||x||_p = sign(x) |x|^(p-1) / ||x||^(p-1)   (p = 2: x / ||x||; 0 where the norm is 0)
 struct NormBackward final : Node {
   EMBER_NODE_NAME(NormBackward)
@@ -106,27 +101,13 @@ struct NormBackward final : Node {
     return {ge * safe};
   }
 };
+Tensor norm(const Tensor& x, double p, const Shape& dims, bool keepdim) {
+  Tensor out = kernel::norm(x, p, dims, keepdim);
+  if (needs_grad({x})) record(out, std::make_shared<NormBackward>(x, out, p, dims, keepdim), {x});
+  return out;
+}
 
 // ---- max / min: the gradient goes to the selected element ----
-struct MaxBackward;
-std::pair<Tensor, Tensor> max(const Tensor& x, int64_t d, bool keepdim) {
-  auto [values, indices] = kernel::max(x, d, keepdim);
-  record<MaxBackward>(values, {x}, x.shape(), x.dim() == 0 ? 0 : wrap_dim(d, x.dim(), "max"), keepdim, indices);
-  return {values, indices};
-}
-std::pair<Tensor, Tensor> min(const Tensor& x, int64_t d, bool keepdim) {
-  auto [values, indices] = kernel::min(x, d, keepdim);
-  record<MaxBackward>(values, {x}, x.shape(), x.dim() == 0 ? 0 : wrap_dim(d, x.dim(), "min"), keepdim, indices);
-  return {values, indices};
-}
-Tensor max(const Tensor& x) {
-  EMBER_CHECK(x.numel() > 0, "max", "cannot take the max of an empty tensor of shape " << shape_str(x.shape()));
-  return reshape(max(reshape(x, {-1}), 0, false).first, {});
-}
-Tensor min(const Tensor& x) {
-  EMBER_CHECK(x.numel() > 0, "min", "cannot take the min of an empty tensor of shape " << shape_str(x.shape()));
-  return reshape(min(reshape(x, {-1}), 0, false).first, {});
-}
 // scatter grad_out to the index that won (the first one on ties)
 struct MaxBackward final : Node {
   EMBER_NODE_NAME(MaxBackward)
@@ -146,22 +127,31 @@ struct MaxBackward final : Node {
     return {kernel::scatter_add(in_shape, dim, idx, gk)};
   }
 };
+std::pair<Tensor, Tensor> max(const Tensor& x, int64_t d, bool keepdim) {
+  auto [values, indices] = kernel::max(x, d, keepdim);
+  if (needs_grad({x}))
+    record(values, std::make_shared<MaxBackward>(x.shape(), wrap_dim(d, x.dim(), "max"), keepdim, indices), {x});
+  return {values, indices};
+}
+std::pair<Tensor, Tensor> min(const Tensor& x, int64_t d, bool keepdim) {
+  auto [values, indices] = kernel::min(x, d, keepdim);
+  if (needs_grad({x}))
+    record(values, std::make_shared<MaxBackward>(x.shape(), wrap_dim(d, x.dim(), "min"), keepdim, indices), {x});
+  return {values, indices};
+}
+Tensor max(const Tensor& x) {
+  EMBER_CHECK(x.numel() > 0, "max", "cannot take the max of an empty tensor of shape " << shape_str(x.shape()));
+  return reshape(max(reshape(x, {-1}), 0, false).first, {});
+}
+Tensor min(const Tensor& x) {
+  EMBER_CHECK(x.numel() > 0, "min", "cannot take the min of an empty tensor of shape " << shape_str(x.shape()));
+  return reshape(min(reshape(x, {-1}), 0, false).first, {});
+}
 
 Tensor argmax(const Tensor& x) { return kernel::argmax(x, std::nullopt, false); }
 Tensor argmax(const Tensor& x, int64_t d, bool keepdim) { return kernel::argmax(x, d, keepdim); }
 
 // ---- softmax / log_softmax ----
-struct SoftmaxBackward;
-Tensor softmax(const Tensor& x, int64_t d) {
-  Tensor out = kernel::softmax(x, d);
-  record<SoftmaxBackward>(out, {x}, out, x.dim() == 0 ? 0 : wrap_dim(d, x.dim(), "softmax"), false);
-  return out;
-}
-Tensor log_softmax(const Tensor& x, int64_t d) {
-  Tensor out = kernel::log_softmax(x, d);
-  record<SoftmaxBackward>(out, {x}, out, x.dim() == 0 ? 0 : wrap_dim(d, x.dim(), "log_softmax"), true);
-  return out;
-}
 // softmax:     dx = y * (g - sum(g * y))
 // log_softmax: dx = g - exp(y) * sum(g)
 struct SoftmaxBackward final : Node {
@@ -175,5 +165,16 @@ struct SoftmaxBackward final : Node {
     return {kernel::softmax_backward(out.get(*this), g, dim, log)};  // fused: see tensor/reduce.cpp
   }
 };
+Tensor softmax(const Tensor& x, int64_t d) {
+  Tensor out = kernel::softmax(x, d);
+  if (needs_grad({x})) record(out, std::make_shared<SoftmaxBackward>(out, wrap_dim(d, x.dim(), "softmax"), false), {x});
+  return out;
+}
+Tensor log_softmax(const Tensor& x, int64_t d) {
+  Tensor out = kernel::log_softmax(x, d);
+  if (needs_grad({x}))
+    record(out, std::make_shared<SoftmaxBackward>(out, wrap_dim(d, x.dim(), "log_softmax"), true), {x});
+  return out;
+}
 
 }  // namespace ember

@@ -7,12 +7,6 @@
 
 namespace ember {
 
-struct WhereBackward;
-Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
-  Tensor out = kernel::where(cond, a, b);
-  record<WhereBackward>(out, {a, b}, cond);
-  return out;
-}
 // (g where cond, g where not cond)
 struct WhereBackward final : Node {
   EMBER_NODE_NAME(WhereBackward)
@@ -25,13 +19,12 @@ struct WhereBackward final : Node {
     return {kernel::where(c, g, zero), kernel::where(c, zero, g)};
   }
 };
-
-struct MaskedFillBackward;
-Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
-  Tensor out = kernel::masked_fill(x, mask, value);
-  record<MaskedFillBackward>(out, {x}, mask);
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  Tensor out = kernel::where(cond, a, b);
+  if (needs_grad({a, b})) record(out, std::make_shared<WhereBackward>(cond), {a, b});
   return out;
 }
+
 // filled positions are constants: zero gradient there
 struct MaskedFillBackward final : Node {
   EMBER_NODE_NAME(MaskedFillBackward)
@@ -40,18 +33,12 @@ struct MaskedFillBackward final : Node {
   std::vector<SavedTensor*> saved() override { return {&mask}; }
   std::vector<Tensor> apply(const Tensor& g) override { return {kernel::masked_fill(g, mask.get(*this), 0.0)}; }
 };
+Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
+  Tensor out = kernel::masked_fill(x, mask, value);
+  if (needs_grad({x})) record(out, std::make_shared<MaskedFillBackward>(mask), {x});
+  return out;
+}
 
-struct TriangleBackward;
-Tensor tril(const Tensor& x, int64_t k) {
-  Tensor out = kernel::tril(x, k);
-  record<TriangleBackward>(out, {x}, k, true);
-  return out;
-}
-Tensor triu(const Tensor& x, int64_t k) {
-  Tensor out = kernel::triu(x, k);
-  record<TriangleBackward>(out, {x}, k, false);
-  return out;
-}
 // the same triangle of the gradient
 struct TriangleBackward final : Node {
   EMBER_NODE_NAME(TriangleBackward)
@@ -60,5 +47,15 @@ struct TriangleBackward final : Node {
   TriangleBackward(int64_t k_, bool l) : k(k_), lower(l) {}
   std::vector<Tensor> apply(const Tensor& g) override { return {lower ? kernel::tril(g, k) : kernel::triu(g, k)}; }
 };
+Tensor tril(const Tensor& x, int64_t k) {
+  Tensor out = kernel::tril(x, k);
+  if (needs_grad({x})) record(out, std::make_shared<TriangleBackward>(k, true), {x});
+  return out;
+}
+Tensor triu(const Tensor& x, int64_t k) {
+  Tensor out = kernel::triu(x, k);
+  if (needs_grad({x})) record(out, std::make_shared<TriangleBackward>(k, false), {x});
+  return out;
+}
 
 }  // namespace ember

@@ -22,176 +22,156 @@ Tensor fused(const Tensor& saved, const Tensor& g, const F& f) {
     return detail::map2<T, T, T>(saved, g, [&](T s, T gv) EMBER_INLINE { return static_cast<T>(f(s, gv)); }, "backward");
   });
 }
+
+// Most unary rules need one tensor, `kept`: the input x or the output y of
+// the op (each rule's comment says which).
+struct SavesOne : Node {
+  SavedTensor kept;
+  explicit SavesOne(const Tensor& t) : kept(t) {}
+  std::vector<SavedTensor*> saved() override { return {&kept}; }
+};
 }  // namespace
 
-struct NegBackward;
-Tensor neg(const Tensor& x) {
-  Tensor out = kernel::unary(Unary::Neg, x);
-  record<NegBackward>(out, {x});
-  return out;
-}
+// d(-x) = -g
 struct NegBackward final : Node {
   EMBER_NODE_NAME(NegBackward)
   std::vector<Tensor> apply(const Tensor& g) override { return {kernel::unary(Unary::Neg, g)}; }
 };
+Tensor neg(const Tensor& x) {
+  Tensor out = kernel::unary(Unary::Neg, x);
+  if (needs_grad({x})) record(out, std::make_shared<NegBackward>(), {x});
+  return out;
+}
 
-struct ExpBackward;
+// d exp(x) = exp(x) = y: keeps y
+struct ExpBackward final : SavesOne {
+  EMBER_NODE_NAME(ExpBackward)
+  using SavesOne::SavesOne;
+  std::vector<Tensor> apply(const Tensor& g) override { return {g * kept.get(*this)}; }
+};
 Tensor exp(const Tensor& x) {
   Tensor out = kernel::unary(Unary::Exp, x);
-  record<ExpBackward>(out, {x}, out);
+  if (needs_grad({x})) record(out, std::make_shared<ExpBackward>(out), {x});
   return out;
 }
-// d exp(x) = exp(x): saves the output
-struct ExpBackward final : Node {
-  EMBER_NODE_NAME(ExpBackward)
-  SavedTensor out;
-  explicit ExpBackward(const Tensor& o) : out(o) {}
-  std::vector<SavedTensor*> saved() override { return {&out}; }
-  std::vector<Tensor> apply(const Tensor& g) override { return {g * out.get(*this)}; }
-};
 
-struct LogBackward;
+// d log(x) = 1/x: keeps x
+struct LogBackward final : SavesOne {
+  EMBER_NODE_NAME(LogBackward)
+  using SavesOne::SavesOne;
+  std::vector<Tensor> apply(const Tensor& g) override { return {g / kept.get(*this)}; }
+};
 Tensor log(const Tensor& x) {
   Tensor out = kernel::unary(Unary::Log, x);
-  record<LogBackward>(out, {x}, x);
+  if (needs_grad({x})) record(out, std::make_shared<LogBackward>(x), {x});
   return out;
 }
-// d log(x) = 1/x
-struct LogBackward final : Node {
-  EMBER_NODE_NAME(LogBackward)
-  SavedTensor x;
-  explicit LogBackward(const Tensor& v) : x(v) {}
-  std::vector<SavedTensor*> saved() override { return {&x}; }
-  std::vector<Tensor> apply(const Tensor& g) override { return {g / x.get(*this)}; }
-};
 
-struct SqrtBackward;
+// d sqrt(x) = 1 / (2 sqrt(x)) = 0.5 / y: keeps y
+struct SqrtBackward final : SavesOne {
+  EMBER_NODE_NAME(SqrtBackward)
+  using SavesOne::SavesOne;
+  std::vector<Tensor> apply(const Tensor& g) override { return {g * 0.5 / kept.get(*this)}; }
+};
 Tensor sqrt(const Tensor& x) {
   Tensor out = kernel::unary(Unary::Sqrt, x);
-  record<SqrtBackward>(out, {x}, out, -1.0);
+  if (needs_grad({x})) record(out, std::make_shared<SqrtBackward>(out), {x});
   return out;
 }
-Tensor rsqrt(const Tensor& x) {
-  Tensor out = kernel::unary(Unary::Rsqrt, x);
-  record<SqrtBackward>(out, {x}, out, 1.0);
-  return out;
-}
-// d sqrt(x) = 1 / (2 sqrt(x));  d x^(-1/2) = -x^(-3/2) / 2 = -out^3 / 2
-struct SqrtBackward final : Node {
-  EMBER_NODE_NAME(SqrtBackward)
-  SavedTensor out;
-  double power;  // -1: sqrt, +1: rsqrt
-  SqrtBackward(const Tensor& o, double p) : out(o), power(p) {}
-  std::vector<SavedTensor*> saved() override { return {&out}; }
+
+// d x^(-1/2) = -x^(-3/2) / 2 = -0.5 y^3: keeps y
+struct RsqrtBackward final : SavesOne {
+  EMBER_NODE_NAME(RsqrtBackward)
+  using SavesOne::SavesOne;
   std::vector<Tensor> apply(const Tensor& g) override {
-    const Tensor& y = out.get(*this);
-    if (power < 0) return {g * 0.5 / y};
+    const Tensor& y = kept.get(*this);
     return {g * -0.5 * y * y * y};
   }
 };
+Tensor rsqrt(const Tensor& x) {
+  Tensor out = kernel::unary(Unary::Rsqrt, x);
+  if (needs_grad({x})) record(out, std::make_shared<RsqrtBackward>(out), {x});
+  return out;
+}
 
-struct AbsBackward;
+// d|x| = sign(x) (0 at 0, like PyTorch): keeps x
+struct AbsBackward final : SavesOne {
+  EMBER_NODE_NAME(AbsBackward)
+  using SavesOne::SavesOne;
+  std::vector<Tensor> apply(const Tensor& g) override { return {g * kernel::unary(Unary::Sign, kept.get(*this))}; }
+};
 Tensor abs(const Tensor& x) {
   Tensor out = kernel::unary(Unary::Abs, x);
-  record<AbsBackward>(out, {x}, x);
+  if (needs_grad({x})) record(out, std::make_shared<AbsBackward>(x), {x});
   return out;
 }
-// d|x| = sign(x) (0 at 0, like PyTorch)
-struct AbsBackward final : Node {
-  EMBER_NODE_NAME(AbsBackward)
-  SavedTensor x;
-  explicit AbsBackward(const Tensor& v) : x(v) {}
-  std::vector<SavedTensor*> saved() override { return {&x}; }
-  std::vector<Tensor> apply(const Tensor& g) override { return {g * kernel::unary(Unary::Sign, x.get(*this))}; }
-};
 
-struct SinBackward;
+// d sin(x) = cos(x): keeps x
+struct SinBackward final : SavesOne {
+  EMBER_NODE_NAME(SinBackward)
+  using SavesOne::SavesOne;
+  std::vector<Tensor> apply(const Tensor& g) override { return {g * cos(kept.get(*this))}; }
+};
 Tensor sin(const Tensor& x) {
   Tensor out = kernel::unary(Unary::Sin, x);
-  record<SinBackward>(out, {x}, x);
+  if (needs_grad({x})) record(out, std::make_shared<SinBackward>(x), {x});
   return out;
 }
-// d sin(x) = cos(x)
-struct SinBackward final : Node {
-  EMBER_NODE_NAME(SinBackward)
-  SavedTensor x;
-  explicit SinBackward(const Tensor& v) : x(v) {}
-  std::vector<SavedTensor*> saved() override { return {&x}; }
-  std::vector<Tensor> apply(const Tensor& g) override { return {g * cos(x.get(*this))}; }
-};
 
-struct CosBackward;
+// d cos(x) = -sin(x): keeps x
+struct CosBackward final : SavesOne {
+  EMBER_NODE_NAME(CosBackward)
+  using SavesOne::SavesOne;
+  std::vector<Tensor> apply(const Tensor& g) override { return {-g * sin(kept.get(*this))}; }
+};
 Tensor cos(const Tensor& x) {
   Tensor out = kernel::unary(Unary::Cos, x);
-  record<CosBackward>(out, {x}, x);
+  if (needs_grad({x})) record(out, std::make_shared<CosBackward>(x), {x});
   return out;
 }
-// d cos(x) = -sin(x)
-struct CosBackward final : Node {
-  EMBER_NODE_NAME(CosBackward)
-  SavedTensor x;
-  explicit CosBackward(const Tensor& v) : x(v) {}
-  std::vector<SavedTensor*> saved() override { return {&x}; }
-  std::vector<Tensor> apply(const Tensor& g) override { return {-g * sin(x.get(*this))}; }
-};
 
-struct TanhBackward;
+// d tanh(x) = 1 - tanh(x)^2 = 1 - y^2: keeps y
+struct TanhBackward final : SavesOne {
+  EMBER_NODE_NAME(TanhBackward)
+  using SavesOne::SavesOne;
+  std::vector<Tensor> apply(const Tensor& g) override {
+    return {fused(kept.get(*this), g, [](auto y, auto gv) EMBER_INLINE { return gv * (1 - y * y); })};
+  }
+};
 Tensor tanh(const Tensor& x) {
   Tensor out = kernel::unary(Unary::Tanh, x);
-  record<TanhBackward>(out, {x}, out);
+  if (needs_grad({x})) record(out, std::make_shared<TanhBackward>(out), {x});
   return out;
 }
-// d tanh(x) = 1 - tanh(x)^2
-struct TanhBackward final : Node {
-  EMBER_NODE_NAME(TanhBackward)
-  SavedTensor out;
-  explicit TanhBackward(const Tensor& o) : out(o) {}
-  std::vector<SavedTensor*> saved() override { return {&out}; }
+
+// d sigmoid(x) = y (1 - y): keeps y
+struct SigmoidBackward final : SavesOne {
+  EMBER_NODE_NAME(SigmoidBackward)
+  using SavesOne::SavesOne;
   std::vector<Tensor> apply(const Tensor& g) override {
-    return {fused(out.get(*this), g, [](auto y, auto gv) EMBER_INLINE { return gv * (1 - y * y); })};
+    return {fused(kept.get(*this), g, [](auto y, auto gv) EMBER_INLINE { return gv * y * (1 - y); })};
   }
 };
-
-struct SigmoidBackward;
 Tensor sigmoid(const Tensor& x) {
   Tensor out = kernel::unary(Unary::Sigmoid, x);
-  record<SigmoidBackward>(out, {x}, out);
+  if (needs_grad({x})) record(out, std::make_shared<SigmoidBackward>(out), {x});
   return out;
 }
-// d sigmoid(x) = s (1 - s)
-struct SigmoidBackward final : Node {
-  EMBER_NODE_NAME(SigmoidBackward)
-  SavedTensor out;
-  explicit SigmoidBackward(const Tensor& o) : out(o) {}
-  std::vector<SavedTensor*> saved() override { return {&out}; }
+
+// d relu(x) = 1 where x > 0, i.e. where y > 0 (0 at 0, like PyTorch): keeps y
+struct ReluBackward final : SavesOne {
+  EMBER_NODE_NAME(ReluBackward)
+  using SavesOne::SavesOne;
   std::vector<Tensor> apply(const Tensor& g) override {
-    return {fused(out.get(*this), g, [](auto s, auto gv) EMBER_INLINE { return gv * s * (1 - s); })};
+    return {fused(kept.get(*this), g, [](auto y, auto gv) EMBER_INLINE { return y > 0 ? gv : decltype(gv)(0); })};
   }
 };
-
-struct ReluBackward;
 Tensor relu(const Tensor& x) {
   Tensor out = kernel::unary(Unary::Relu, x);
-  record<ReluBackward>(out, {x}, out);
+  if (needs_grad({x})) record(out, std::make_shared<ReluBackward>(out), {x});
   return out;
 }
-// d relu(x) = 1 where x > 0 (0 at 0, like PyTorch)
-struct ReluBackward final : Node {
-  EMBER_NODE_NAME(ReluBackward)
-  SavedTensor out;
-  explicit ReluBackward(const Tensor& o) : out(o) {}
-  std::vector<SavedTensor*> saved() override { return {&out}; }
-  std::vector<Tensor> apply(const Tensor& g) override {
-    return {fused(out.get(*this), g, [](auto y, auto gv) EMBER_INLINE { return y > 0 ? gv : decltype(gv)(0); })};
-  }
-};
 
-struct GeluBackward;
-Tensor gelu(const Tensor& x, GeluApprox approx) {
-  Tensor out = kernel::unary(approx == GeluApprox::Tanh ? Unary::GeluTanh : Unary::Gelu, x);
-  record<GeluBackward>(out, {x}, x, approx);
-  return out;
-}
 // exact:  gelu(x) = x Phi(x)            -> Phi(x) + x phi(x)
 // tanh:   gelu(x) = x/2 (1 + tanh(u)), u = k (x + 0.044715 x^3), k = sqrt(2/pi)
 //                                       -> (1 + t)/2 + x/2 (1 - t^2) k (1 + 3*0.044715 x^2)
@@ -208,35 +188,36 @@ template <typename T>
   T t = std::tanh(k * (v + T(0.044715) * v * v * v));
   return gv * (T(0.5) * (T(1) + t) + T(0.5) * v * (T(1) - t * t) * k * (T(1) + T(3 * 0.044715) * v * v));
 }
-struct GeluBackward final : Node {
+// keeps x
+struct GeluBackward final : SavesOne {
   EMBER_NODE_NAME(GeluBackward)
-  SavedTensor x;
   GeluApprox approx;
-  GeluBackward(const Tensor& v, GeluApprox a) : x(v), approx(a) {}
-  std::vector<SavedTensor*> saved() override { return {&x}; }
+  GeluBackward(const Tensor& x, GeluApprox a) : SavesOne(x), approx(a) {}
   std::vector<Tensor> apply(const Tensor& g) override {
-    if (approx == GeluApprox::None) return {fused(x.get(*this), g, [](auto v, auto gv) EMBER_INLINE { return gelu_grad(v, gv); })};
-    return {fused(x.get(*this), g, [](auto v, auto gv) EMBER_INLINE { return gelu_tanh_grad(v, gv); })};
+    if (approx == GeluApprox::None) return {fused(kept.get(*this), g, [](auto v, auto gv) EMBER_INLINE { return gelu_grad(v, gv); })};
+    return {fused(kept.get(*this), g, [](auto v, auto gv) EMBER_INLINE { return gelu_tanh_grad(v, gv); })};
   }
 };
-
-struct ClampBackward;
-Tensor clamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi) {
-  Tensor out = kernel::clamp(x, lo, hi);
-  record<ClampBackward>(out, {x}, x, lo, hi);
+Tensor gelu(const Tensor& x, GeluApprox approx) {
+  Tensor out = kernel::unary(approx == GeluApprox::Tanh ? Unary::GeluTanh : Unary::Gelu, x);
+  if (needs_grad({x})) record(out, std::make_shared<GeluBackward>(x, approx), {x});
   return out;
 }
-// gradient passes where lo <= x <= hi
-struct ClampBackward final : Node {
+
+// the gradient passes where lo <= x <= hi: keeps x
+struct ClampBackward final : SavesOne {
   EMBER_NODE_NAME(ClampBackward)
-  SavedTensor x;
   std::optional<double> lo, hi;
-  ClampBackward(const Tensor& v, std::optional<double> l, std::optional<double> h) : x(v), lo(l), hi(h) {}
-  std::vector<SavedTensor*> saved() override { return {&x}; }
+  ClampBackward(const Tensor& x, std::optional<double> l, std::optional<double> h) : SavesOne(x), lo(l), hi(h) {}
   std::vector<Tensor> apply(const Tensor& g) override {
     const double l = lo.value_or(-INFINITY), h = hi.value_or(INFINITY);
-    return {fused(x.get(*this), g, [l, h](auto v, auto gv) EMBER_INLINE { return v >= l && v <= h ? gv : decltype(gv)(0); })};
+    return {fused(kept.get(*this), g, [l, h](auto v, auto gv) EMBER_INLINE { return v >= l && v <= h ? gv : decltype(gv)(0); })};
   }
 };
+Tensor clamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi) {
+  Tensor out = kernel::clamp(x, lo, hi);
+  if (needs_grad({x})) record(out, std::make_shared<ClampBackward>(x, lo, hi), {x});
+  return out;
+}
 
 }  // namespace ember

@@ -10,59 +10,44 @@
 namespace ember {
 
 // ---- reshape / view / flatten / squeeze / unsqueeze: all "same numbers, new shape" ----
-struct ReshapeBackward;
-Tensor reshape(const Tensor& x, const Shape& shape) {
-  Tensor out = kernel::reshape(x, shape);
-  record<ReshapeBackward>(out, {x}, x.shape());
-  return out;
-}
-Tensor view(const Tensor& x, const Shape& shape) {
-  Tensor out = kernel::view(x, shape);
-  record<ReshapeBackward>(out, {x}, x.shape());
-  return out;
-}
-Tensor flatten(const Tensor& x, int64_t start, int64_t end) {
-  Tensor out = kernel::flatten(x, start, end);
-  record<ReshapeBackward>(out, {x}, x.shape());
-  return out;
-}
-Tensor squeeze(const Tensor& x) {
-  Tensor out = kernel::squeeze(x, std::nullopt);
-  record<ReshapeBackward>(out, {x}, x.shape());
-  return out;
-}
-Tensor squeeze(const Tensor& x, int64_t d) {
-  Tensor out = kernel::squeeze(x, d);
-  record<ReshapeBackward>(out, {x}, x.shape());
-  return out;
-}
-Tensor unsqueeze(const Tensor& x, int64_t d) {
-  Tensor out = kernel::unsqueeze(x, d);
-  record<ReshapeBackward>(out, {x}, x.shape());
-  return out;
-}
 struct ReshapeBackward final : Node {
   EMBER_NODE_NAME(ReshapeBackward)
   Shape in_shape;
   explicit ReshapeBackward(Shape s) : in_shape(std::move(s)) {}
   std::vector<Tensor> apply(const Tensor& g) override { return {reshape(g, in_shape)}; }
 };
+Tensor reshape(const Tensor& x, const Shape& shape) {
+  Tensor out = kernel::reshape(x, shape);
+  if (needs_grad({x})) record(out, std::make_shared<ReshapeBackward>(x.shape()), {x});
+  return out;
+}
+Tensor view(const Tensor& x, const Shape& shape) {
+  Tensor out = kernel::view(x, shape);
+  if (needs_grad({x})) record(out, std::make_shared<ReshapeBackward>(x.shape()), {x});
+  return out;
+}
+Tensor flatten(const Tensor& x, int64_t start, int64_t end) {
+  Tensor out = kernel::flatten(x, start, end);
+  if (needs_grad({x})) record(out, std::make_shared<ReshapeBackward>(x.shape()), {x});
+  return out;
+}
+Tensor squeeze(const Tensor& x) {
+  Tensor out = kernel::squeeze(x, std::nullopt);
+  if (needs_grad({x})) record(out, std::make_shared<ReshapeBackward>(x.shape()), {x});
+  return out;
+}
+Tensor squeeze(const Tensor& x, int64_t d) {
+  Tensor out = kernel::squeeze(x, d);
+  if (needs_grad({x})) record(out, std::make_shared<ReshapeBackward>(x.shape()), {x});
+  return out;
+}
+Tensor unsqueeze(const Tensor& x, int64_t d) {
+  Tensor out = kernel::unsqueeze(x, d);
+  if (needs_grad({x})) record(out, std::make_shared<ReshapeBackward>(x.shape()), {x});
+  return out;
+}
 
 // ---- transpose / permute ----
-struct PermuteBackward;
-Tensor permute(const Tensor& x, const Shape& dims) {
-  Tensor out = kernel::permute(x, dims);
-  record<PermuteBackward>(out, {x}, dims);
-  return out;
-}
-Tensor transpose(const Tensor& x, int64_t d0, int64_t d1) {
-  Tensor out = kernel::transpose(x, d0, d1);
-  Shape dims(x.dim());
-  for (int64_t i = 0; i < x.dim(); ++i) dims[i] = i;
-  if (x.dim() > 0) std::swap(dims[wrap_dim(d0, x.dim(), "transpose")], dims[wrap_dim(d1, x.dim(), "transpose")]);
-  record<PermuteBackward>(out, {x}, dims);
-  return out;
-}
 struct PermuteBackward final : Node {
   EMBER_NODE_NAME(PermuteBackward)
   Shape dims;
@@ -73,46 +58,32 @@ struct PermuteBackward final : Node {
     return {permute(g, inverse)};
   }
 };
-
-// ---- expand: the gradient of a broadcast is a sum (the engine's sum_to does it) ----
-struct ExpandBackward;
-Tensor expand(const Tensor& x, const Shape& shape) {
-  Tensor out = kernel::expand(x, shape);
-  record<ExpandBackward>(out, {x});
+Tensor permute(const Tensor& x, const Shape& dims) {
+  Tensor out = kernel::permute(x, dims);
+  if (needs_grad({x})) record(out, std::make_shared<PermuteBackward>(dims), {x});
   return out;
 }
+Tensor transpose(const Tensor& x, int64_t d0, int64_t d1) {
+  Tensor out = kernel::transpose(x, d0, d1);
+  Shape dims(x.dim());
+  for (int64_t i = 0; i < x.dim(); ++i) dims[i] = i;
+  if (x.dim() > 0) std::swap(dims[wrap_dim(d0, x.dim(), "transpose")], dims[wrap_dim(d1, x.dim(), "transpose")]);
+  if (needs_grad({x})) record(out, std::make_shared<PermuteBackward>(dims), {x});
+  return out;
+}
+
+// ---- expand: the gradient of a broadcast is a sum (the engine's sum_to does it) ----
 struct ExpandBackward final : Node {
   EMBER_NODE_NAME(ExpandBackward)
   std::vector<Tensor> apply(const Tensor& g) override { return {g}; }  // summed to the input shape by the engine
 };
+Tensor expand(const Tensor& x, const Shape& shape) {
+  Tensor out = kernel::expand(x, shape);
+  if (needs_grad({x})) record(out, std::make_shared<ExpandBackward>(), {x});
+  return out;
+}
 
 // ---- slice / narrow / select: scatter the gradient into zeros of the input's shape ----
-struct SliceBackward;
-Tensor slice(const Tensor& x, int64_t d, int64_t start, int64_t end, int64_t step) {
-  Tensor out = kernel::slice(x, d, start, end, step);
-  int64_t w = wrap_dim(d, x.dim(), "slice"), n = x.shape()[w];
-  int64_t first = std::clamp<int64_t>(start < 0 ? start + n : start, 0, n);  // as kernel::slice clamps it
-  record<SliceBackward>(out, {x}, x.shape(), w, first, step, out.shape()[w], false);
-  return out;
-}
-Tensor narrow(const Tensor& x, int64_t d, int64_t start, int64_t length) {
-  int64_t w = wrap_dim(d, x.dim(), "narrow");
-  int64_t n = x.shape()[w];
-  EMBER_CHECK(start >= -n && start <= n, "narrow",
-              "start " << start << " is out of range for dim " << d << " of size " << n << " (shape "
-                       << shape_str(x.shape()) << ")");
-  if (start < 0) start += n;
-  EMBER_CHECK(length >= 0 && start + length <= n, "narrow",
-              "start " << start << " + length " << length << " exceeds size " << n << " of dim " << d << " (shape "
-                       << shape_str(x.shape()) << ")");
-  return slice(x, w, start, start + length, 1);
-}
-Tensor select(const Tensor& x, int64_t d, int64_t index) {
-  Tensor out = kernel::select(x, d, index);
-  int64_t w = wrap_dim(d, x.dim(), "select");
-  record<SliceBackward>(out, {x}, x.shape(), w, index < 0 ? index + x.shape()[w] : index, 1, 1, true);
-  return out;
-}
 // grad_x = zeros(x.shape) with grad_out written into the same slice
 // (elements start, start+step, ... of dim `dim`; select drops that dim).
 struct SliceBackward final : Node {
@@ -130,38 +101,65 @@ struct SliceBackward final : Node {
     return {grad_x};
   }
 };
+Tensor slice(const Tensor& x, int64_t d, int64_t start, int64_t end, int64_t step) {
+  Tensor out = kernel::slice(x, d, start, end, step);
+  int64_t w = wrap_dim(d, x.dim(), "slice"), n = x.shape()[w];
+  int64_t first = std::clamp<int64_t>(start < 0 ? start + n : start, 0, n);  // as kernel::slice clamps it
+  if (needs_grad({x})) record(out, std::make_shared<SliceBackward>(x.shape(), w, first, step, out.shape()[w], false), {x});
+  return out;
+}
+Tensor narrow(const Tensor& x, int64_t d, int64_t start, int64_t length) {
+  int64_t w = wrap_dim(d, x.dim(), "narrow");
+  int64_t n = x.shape()[w];
+  EMBER_CHECK(start >= -n && start <= n, "narrow",
+              "start " << start << " is out of range for dim " << d << " of size " << n << " (shape "
+                       << shape_str(x.shape()) << ")");
+  if (start < 0) start += n;
+  EMBER_CHECK(length >= 0 && start + length <= n, "narrow",
+              "start " << start << " + length " << length << " exceeds size " << n << " of dim " << d << " (shape "
+                       << shape_str(x.shape()) << ")");
+  return slice(x, w, start, start + length, 1);
+}
+Tensor select(const Tensor& x, int64_t d, int64_t index) {
+  Tensor out = kernel::select(x, d, index);
+  int64_t w = wrap_dim(d, x.dim(), "select");
+  if (needs_grad({x})) {
+    const int64_t at = index < 0 ? index + x.shape()[w] : index;
+    record(out, std::make_shared<SliceBackward>(x.shape(), w, at, 1, 1, true), {x});
+  }
+  return out;
+}
 
 // ---- contiguous / clone / to ----
-struct IdentityBackward;
+struct IdentityBackward final : Node {
+  EMBER_NODE_NAME(IdentityBackward)
+  std::vector<Tensor> apply(const Tensor& g) override { return {g}; }
+};
 Tensor contiguous(const Tensor& x) {
   if (x.is_contiguous()) return x;
   Tensor out = kernel::contiguous(x);
-  record<IdentityBackward>(out, {x});
+  if (needs_grad({x})) record(out, std::make_shared<IdentityBackward>(), {x});
   return out;
 }
 Tensor clone(const Tensor& x) {
   Tensor out = empty(x.shape(), x.dtype());
   kernel::copy_(out, x, "clone");
-  record<IdentityBackward>(out, {x});
+  if (needs_grad({x})) record(out, std::make_shared<IdentityBackward>(), {x});
   return out;
 }
-struct IdentityBackward final : Node {
-  EMBER_NODE_NAME(IdentityBackward)
-  std::vector<Tensor> apply(const Tensor& g) override { return {g}; }
-};
 
-struct ToBackward;
-Tensor to(const Tensor& x, DType dt) {
-  if (x.dtype() == dt) return x;
-  Tensor out = kernel::to(x, dt);
-  if (is_floating(dt) && is_floating(x.dtype())) record<ToBackward>(out, {x}, x.dtype());
-  return out;
-}
 struct ToBackward final : Node {
   EMBER_NODE_NAME(ToBackward)
   DType in_dtype;
   explicit ToBackward(DType d) : in_dtype(d) {}
   std::vector<Tensor> apply(const Tensor& g) override { return {kernel::to(g, in_dtype)}; }
 };
+Tensor to(const Tensor& x, DType dt) {
+  if (x.dtype() == dt) return x;
+  Tensor out = kernel::to(x, dt);
+  if (is_floating(dt) && is_floating(x.dtype()) && needs_grad({x}))
+    record(out, std::make_shared<ToBackward>(x.dtype()), {x});
+  return out;
+}
 
 }  // namespace ember

@@ -1,4 +1,4 @@
-#include "nn/data.h"
+#include "train/data.h"
 
 #include <zlib.h>
 
@@ -7,7 +7,7 @@
 
 #include "tensor/factory.h"
 
-namespace ember::nn {
+namespace ember::train {
 
 std::string read_text_file(const std::string& path) {
   // zlib reads plain files unchanged and decompresses gzip ones.
@@ -147,4 +147,4 @@ std::pair<Tensor, Tensor> BatchSampler::sample(bool validation, Generator& gen) 
   return {x, y};
 }
 
-}  // namespace ember::nn
+}  // namespace ember::train

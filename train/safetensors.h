@@ -1,13 +1,14 @@
-// Checkpoints in the safetensors format, written atomically, read with every
-// check done before any byte reaches a model.
+// The safetensors file format: named tensors and string metadata in one
+// file, written atomically, read with every check done before a tensor is
+// returned. It knows nothing of modules (train/checkpoint.h builds model
+// checkpoints on it); any safetensors reader can open ember's files.
 //
 // File layout (all little-endian):
 //   [8 bytes: N = header length] [N bytes: JSON header] [data section]
 // The header maps each tensor name to {"dtype": "F32"|"F64"|"I64"|"BOOL",
 // "shape": [...], "data_offsets": [begin, end]} (offsets into the data
 // section), plus an optional "__metadata__" map of strings. ember adds
-// "ember.crc32" (a CRC-32 of the data section) to catch flipped bytes, and
-// "ember.tied" to record tied parameters.
+// "ember.crc32" (a CRC-32 of the data section) to catch flipped bytes.
 #pragma once
 
 #include <map>
@@ -15,9 +16,9 @@
 #include <utility>
 #include <vector>
 
-#include "nn/module.h"
+#include "tensor/tensor.h"
 
-namespace ember::nn {
+namespace ember::train {
 
 using Metadata = std::map<std::string, std::string>;
 using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
@@ -41,19 +42,10 @@ SafetensorsContents read_safetensors(const std::string& path);
 // Parses an in-memory file image (what the fuzzer drives); `name` is used in errors.
 SafetensorsContents parse_safetensors(const std::string& bytes, const std::string& name);
 
-// save: every parameter and buffer by dotted name (a tied tensor once, the tie
-// in metadata "ember.tied" as "alias=name;..."), plus the caller's metadata.
-void save(const Module& module, const std::string& path, const Metadata& metadata = {});
-// load: reads and validates the file, checks names (strict: no missing and no
-// unexpected tensors), shapes and dtypes against the module, checks that the
-// module's ties match the file's, and only then copies the values in. On any
-// error the module is exactly as it was. Returns the file's metadata.
-Metadata load(Module& module, const std::string& path, bool strict = true);
-
 namespace testing {
-// Makes the next checkpoint write fail after `bytes` bytes (-1: never), to
+// Makes the next write_safetensors fail after `bytes` bytes (-1: never), to
 // test that a failed save leaves the previous file intact.
 void fail_next_write_after(int64_t bytes);
 }  // namespace testing
 
-}  // namespace ember::nn
+}  // namespace ember::train

@@ -1,4 +1,4 @@
-#include "nn/optim/optimizer.h"
+#include "train/optim.h"
 
 #include <cmath>
 #include <numbers>
@@ -6,8 +6,9 @@
 #include "autograd/grad_mode.h"
 #include "tensor/factory.h"
 #include "tensor/kernels.h"
+#include "tensor/parse.h"
 
-namespace ember::nn::optim {
+namespace ember::optim {
 
 Optimizer::Optimizer(std::vector<ParamGroup> groups) : groups_(std::move(groups)) {
   for (size_t g = 0; g < groups_.size(); ++g) {
@@ -51,15 +52,15 @@ std::vector<std::pair<std::string, Tensor>> Optimizer::state() const {
 void Optimizer::load_state(const std::vector<std::pair<std::string, Tensor>>& state, int64_t steps) {
   std::map<std::string, Tensor> staged;
   for (const auto& [key, t] : state) {
-    // "<group>.<index>.<slot>"; the two numbers are plain digits (std::stoul
-    // alone would throw std::invalid_argument for "x.0.m", not an ember::Error)
+    // "<group>.<index>.<slot>"; the two numbers are plain digits
     size_t a = key.find('.'), b = a == std::string::npos ? a : key.find('.', a + 1);
     auto digits = [](const std::string& n) {
       return !n.empty() && n.size() < 10 && n.find_first_not_of("0123456789") == std::string::npos;
     };
     EMBER_CHECK(b != std::string::npos && digits(key.substr(0, a)) && digits(key.substr(a + 1, b - a - 1)),
                 "optimizer load_state", "malformed state name \"" << key << "\"");
-    size_t g = std::stoul(key.substr(0, a)), i = std::stoul(key.substr(a + 1, b - a - 1));
+    const size_t g = parse_uint64(key.substr(0, a), "optimizer load_state", "a group number"),
+                 i = parse_uint64(key.substr(a + 1, b - a - 1), "optimizer load_state", "a parameter index");
     EMBER_CHECK(g < groups_.size() && i < groups_[g].params.size(), "optimizer load_state",
                 "state \"" << key << "\" names a parameter this optimizer does not have");
     const Tensor& p = groups_[g].params[i];
@@ -187,4 +188,4 @@ double WarmupCosineLR::lr(int64_t step) const {
   return min_lr_ + 0.5 * (max_lr_ - min_lr_) * (1 + std::cos(std::numbers::pi * progress));
 }
 
-}  // namespace ember::nn::optim
+}  // namespace ember::optim

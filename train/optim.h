@@ -13,7 +13,7 @@
 
 #include "tensor/tensor.h"
 
-namespace ember::nn::optim {
+namespace ember::optim {
 
 struct ParamGroup {
   std::vector<Tensor> params;
@@ -126,4 +126,4 @@ class WarmupCosineLR : public LRSchedule {
   int64_t warmup_, total_;
 };
 
-}  // namespace ember::nn::optim
+}  // namespace ember::optim

@@ -10,12 +10,12 @@
 #include <string>
 #include <vector>
 
-#include "nn/checkpoint.h"
-#include "nn/data.h"
 #include "nn/gpt.h"
-#include "nn/optim/optimizer.h"
+#include "train/checkpoint.h"
+#include "train/data.h"
+#include "train/optim.h"
 
-namespace ember::nn {
+namespace ember::train {
 
 struct TrainOptions {
   int64_t steps = 1000;
@@ -41,7 +41,7 @@ struct StepLog {
 
 class Trainer {
  public:
-  Trainer(GPT& model, std::vector<int64_t> tokens, TrainOptions options);
+  Trainer(nn::GPT& model, std::vector<int64_t> tokens, TrainOptions options);
 
   StepLog step();
   bool done() const { return steps_done_ >= options_.steps; }
@@ -52,14 +52,16 @@ class Trainer {
   const std::vector<StepLog>& history() const { return history_; }
   const TrainOptions& options() const { return options_; }
 
-  // dir/model.safetensors: the model, with `metadata` (config, vocabulary)
+  // dir/model.safetensors: the model, with `metadata` (e.g. gpt_metadata)
   // dir/train_state.safetensors: optimizer moments, step, generators, history.
   void save(const std::string& dir, const Metadata& metadata) const;
-  // Restores what save wrote; everything is validated before anything changes.
+  // Restores what save wrote, in three steps: read both files, validate
+  // everything against this trainer, then apply. An error in the first two
+  // leaves the model and the trainer exactly as they were.
   void resume(const std::string& dir);
 
  private:
-  GPT& model_;
+  nn::GPT& model_;
   TrainOptions options_;
   BatchSampler sampler_;
   std::unique_ptr<optim::AdamW> optimizer_;
@@ -68,4 +70,4 @@ class Trainer {
   std::vector<StepLog> history_;
 };
 
-}  // namespace ember::nn
+}  // namespace ember::train

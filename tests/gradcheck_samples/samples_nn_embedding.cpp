@@ -1,9 +1,7 @@
-// Registry entries for the embedding lesson's modules (see nn/nn_registry.h).
-//
-// Each entry runs a module's forward on float64 inputs, so the registry test
-// gradchecks what a learner actually calls: Embedding::forward,
-// LearnedPositionalEmbedding::forward, EmbeddingComposer::forward (both
-// positional variants) and LMHead::forward, untied and tied.
+// The embedding lesson's modules (nn/embedding.cpp), through what a learner
+// calls: Embedding::forward, LearnedPositionalEmbedding::forward,
+// EmbeddingComposer::forward (both positional variants) and LMHead::forward,
+// untied and tied.
 //
 // Legend: B batch, T sequence length, D embedding dim, V vocabulary size,
 //         L maximum context length.
@@ -12,33 +10,18 @@
 // choice, not the derivative (the padding row IS read by the lookup), so a
 // numerical check of that row must disagree; tests/nn_embedding_test.cpp
 // checks the other rows with gradcheck and the padding row by value.
-#include "nn/nn_registry.h"
-
 #include <memory>
 #include <optional>
 
-#include "autograd/op_registry.h"
 #include "autograd/ops.h"
+#include "inputs.h"
 #include "nn/embedding.h"
-#include "tensor/factory.h"
 
-namespace ember::nn {
+namespace ember::samples {
 
 namespace {
 
-using Inputs = std::vector<Tensor>;
-using Samples = std::vector<OpSample>;
-
-// A float64 N(0, 1) leaf that requires grad.
-Tensor leaf(Generator& g, const Shape& s) { return randn(s, g, kFloat64).requires_grad_(); }
-
-// The same kind of leaf, with the two dims laid out transposed in memory.
-Tensor transposed_leaf(Generator& g, const Shape& s) {
-  Tensor swapped = randn({s[1], s[0]}, g, kFloat64);  // row-major (c, r)
-  return swapped.transpose(0, 1).detach().requires_grad_();
-}
-
-Tensor ids(const std::vector<int64_t>& v, const Shape& s) { return tensor(v, s); }
+using namespace ember::nn;
 
 // A registry fn is a pure function of its inputs, but a module owns its
 // weights. So each fn builds a small module and points its public `weight`
@@ -63,18 +46,19 @@ std::shared_ptr<LMHead> head_with(const Tensor& w) {
 
 constexpr int64_t kSinusoidalL = 8;  // the sinusoidal composer's table length (T <= 8 below)
 
-std::vector<OpInfo> embedding_ops() {
-  std::vector<OpInfo> ops;
+}  // namespace
+
+void add_nn_embedding_samples(std::vector<OpInfo>& ops) {
 
   // weight (V, D), ids (*) -> (*, D)
   ops.push_back({.name = "nn.Embedding",
-                 .nodes = {"EmbeddingBackward"},
+                 .nodes = {"IndexSelectBackward"},
                  .fn = [](const Inputs& in) { return token_with(in[0])->forward(in[1]); },
                  .samples = [](Generator& g) -> Samples {
-                   return {{"repeated ids (B, T)", {leaf(g, {5, 3}), ids({1, 3, 1, 1, 4, 1}, {2, 3})}},
-                           {"1-D ids", {leaf(g, {4, 2}), ids({0, 3, 3}, {3})}},
-                           {"non-contiguous (transposed) weight", {transposed_leaf(g, {4, 3}), ids({2, 0, 2}, {1, 3})}},
-                           {"zero-size (no ids)", {leaf(g, {3, 2}), ids({}, {2, 0})}}};
+                   return {{"repeated ids (B, T)", {normal_leaf(g, {5, 3}), ids({1, 3, 1, 1, 4, 1}, {2, 3})}},
+                           {"1-D ids", {normal_leaf(g, {4, 2}), ids({0, 3, 3}, {3})}},
+                           {"non-contiguous (transposed) weight", {transposed(normal_values(g, {4, 3})), ids({2, 0, 2}, {1, 3})}},
+                           {"zero-size (no ids)", {normal_leaf(g, {3, 2}), ids({}, {2, 0})}}};
                  }});
 
   // weight (L, D), ids (B, T) -> rows 0..T-1: (T, D)
@@ -82,29 +66,29 @@ std::vector<OpInfo> embedding_ops() {
                  .nodes = {"SliceBackward"},
                  .fn = [](const Inputs& in) { return learned_with(in[0])->forward(in[1]); },
                  .samples = [](Generator& g) -> Samples {
-                   return {{"T < L", {leaf(g, {5, 2}), ids({0, 1, 2, 3, 4, 0}, {2, 3})}},
-                           {"T = L", {leaf(g, {3, 2}), ids({1, 1, 1}, {1, 3})}},
-                           {"non-contiguous (transposed) weight", {transposed_leaf(g, {4, 3}), ids({0, 0}, {1, 2})}}};
+                   return {{"T < L", {normal_leaf(g, {5, 2}), ids({0, 1, 2, 3, 4, 0}, {2, 3})}},
+                           {"T = L", {normal_leaf(g, {3, 2}), ids({1, 1, 1}, {1, 3})}},
+                           {"non-contiguous (transposed) weight", {transposed(normal_values(g, {4, 3})), ids({0, 0}, {1, 2})}}};
                  }});
 
   // token (V, D), positional (L, D), ids (B, T) -> (B, T, D)
   ops.push_back({.name = "nn.EmbeddingComposer(learned)",
-                 .nodes = {"EmbeddingBackward", "SliceBackward", "AddBackward"},
+                 .nodes = {"IndexSelectBackward", "SliceBackward", "AddBackward"},
                  .fn =
                      [](const Inputs& in) {
                        EmbeddingComposer c(token_with(in[0]), learned_with(in[1]));
                        return c.forward(in[2]);
                      },
                  .samples = [](Generator& g) -> Samples {
-                   return {{"B = 2, repeated ids", {leaf(g, {5, 2}), leaf(g, {4, 2}), ids({4, 1, 4, 0, 0, 2}, {2, 3})}},
-                           {"T = L", {leaf(g, {3, 3}), leaf(g, {2, 3}), ids({2, 2}, {1, 2})}},
+                   return {{"B = 2, repeated ids", {normal_leaf(g, {5, 2}), normal_leaf(g, {4, 2}), ids({4, 1, 4, 0, 0, 2}, {2, 3})}},
+                           {"T = L", {normal_leaf(g, {3, 3}), normal_leaf(g, {2, 3}), ids({2, 2}, {1, 2})}},
                            {"non-contiguous (transposed) tables",
-                            {transposed_leaf(g, {4, 2}), transposed_leaf(g, {3, 2}), ids({3, 1}, {2, 1})}}};
+                            {transposed(normal_values(g, {4, 2})), transposed(normal_values(g, {3, 2})), ids({3, 1}, {2, 1})}}};
                  }});
 
   // token (V, D), ids (B, T) -> (B, T, D); the sinusoidal table is a constant
   ops.push_back({.name = "nn.EmbeddingComposer(sinusoidal)",
-                 .nodes = {"EmbeddingBackward", "AddBackward"},
+                 .nodes = {"IndexSelectBackward", "AddBackward"},
                  .fn =
                      [](const Inputs& in) {
                        auto pos = std::make_shared<SinusoidalPositionalEmbedding>(kSinusoidalL, in[0].size(1), in[0].dtype());
@@ -112,9 +96,9 @@ std::vector<OpInfo> embedding_ops() {
                        return c.forward(in[1]);
                      },
                  .samples = [](Generator& g) -> Samples {
-                   return {{"B = 2, repeated ids", {leaf(g, {5, 4}), ids({4, 1, 4, 0, 0, 2}, {2, 3})}},
-                           {"odd D", {leaf(g, {3, 3}), ids({0, 2, 1, 2, 0}, {1, 5})}},
-                           {"non-contiguous (transposed) table", {transposed_leaf(g, {4, 2}), ids({3, 3}, {1, 2})}}};
+                   return {{"B = 2, repeated ids", {normal_leaf(g, {5, 4}), ids({4, 1, 4, 0, 0, 2}, {2, 3})}},
+                           {"odd D", {normal_leaf(g, {3, 3}), ids({0, 2, 1, 2, 0}, {1, 5})}},
+                           {"non-contiguous (transposed) table", {transposed(normal_values(g, {4, 2})), ids({3, 3}, {1, 2})}}};
                  }});
 
   // weight (V, D), hidden (*, D) -> logits (*, V)
@@ -122,16 +106,16 @@ std::vector<OpInfo> embedding_ops() {
                  .nodes = {"PermuteBackward", "MatmulBackward"},
                  .fn = [](const Inputs& in) { return head_with(in[0])->forward(in[1]); },
                  .samples = [](Generator& g) -> Samples {
-                   return {{"hidden (B, T, D)", {leaf(g, {5, 3}), leaf(g, {2, 2, 3})}},
-                           {"non-contiguous (transposed) hidden", {leaf(g, {4, 3}), transposed_leaf(g, {2, 3})}},
-                           {"1-D hidden", {leaf(g, {4, 2}), leaf(g, {2})}},
-                           {"hidden is a constant", {leaf(g, {3, 2}), randn({2, 2}, g, kFloat64)}}};
+                   return {{"hidden (B, T, D)", {normal_leaf(g, {5, 3}), normal_leaf(g, {2, 2, 3})}},
+                           {"non-contiguous (transposed) hidden", {normal_leaf(g, {4, 3}), transposed(normal_values(g, {2, 3}))}},
+                           {"1-D hidden", {normal_leaf(g, {4, 2}), normal_leaf(g, {2})}},
+                           {"hidden is a constant", {normal_leaf(g, {3, 2}), randn({2, 2}, g, kFloat64)}}};
                  }});
 
   // one matrix W (V, D), ids (B, T) -> head(embedding(ids)) = logits (B, T, V):
   // W's gradient is the lookup's plus the projection's.
   ops.push_back({.name = "nn.LMHead(tied)",
-                 .nodes = {"EmbeddingBackward", "PermuteBackward", "MatmulBackward"},
+                 .nodes = {"IndexSelectBackward", "PermuteBackward", "MatmulBackward"},
                  .fn =
                      [](const Inputs& in) {
                        auto emb = token_with(in[0]);
@@ -140,22 +124,9 @@ std::vector<OpInfo> embedding_ops() {
                        return head.forward(emb->forward(in[1]));
                      },
                  .samples = [](Generator& g) -> Samples {
-                   return {{"2 ids used of V = 5", {leaf(g, {5, 3}), ids({1, 3, 3, 1}, {2, 2})}},
-                           {"non-contiguous (transposed) weight", {transposed_leaf(g, {4, 2}), ids({0, 2, 0}, {1, 3})}}};
+                   return {{"2 ids used of V = 5", {normal_leaf(g, {5, 3}), ids({1, 3, 3, 1}, {2, 2})}},
+                           {"non-contiguous (transposed) weight", {transposed(normal_values(g, {4, 2})), ids({0, 2, 0}, {1, 3})}}};
                  }});
-  return ops;
 }
 
-}  // namespace
-
-void register_embedding_ops() {
-  // A function-local static runs its initializer exactly once, even if two
-  // threads call this at the same time.
-  static const bool registered = [] {
-    for (OpInfo& op : embedding_ops()) register_op(std::move(op));
-    return true;
-  }();
-  (void)registered;
-}
-
-}  // namespace ember::nn
+}  // namespace ember::samples

@@ -1,4 +1,4 @@
-#include "nn/train.h"
+#include "train/trainer.h"
 
 #include <cmath>
 #include <filesystem>
@@ -7,14 +7,15 @@
 #include "autograd/grad_mode.h"
 #include "tensor/factory.h"
 #include "tensor/kernels.h"
+#include "tensor/parse.h"
 
-namespace ember::nn {
+namespace ember::train {
 
 namespace {
 
 // AdamW groups: weight decay on matrices only; embeddings (incl. a tied
 // head), LayerNorm weights and biases are not decayed.
-std::vector<optim::ParamGroup> param_groups(const GPT& model, const TrainOptions& o) {
+std::vector<optim::ParamGroup> param_groups(const nn::GPT& model, const TrainOptions& o) {
   optim::ParamGroup decay{{}, o.lr, o.weight_decay}, no_decay{{}, o.lr, 0.0};
   for (const auto& [name, p] : model.named_parameters()) {
     bool is_matrix = p.dim() >= 2 && name.rfind("embed.", 0) != 0;
@@ -25,27 +26,19 @@ std::vector<optim::ParamGroup> param_groups(const GPT& model, const TrainOptions
 
 // Every generator whose state a resumed run needs: the sampler's and each
 // Dropout module's.
-std::vector<Generator*> generators(GPT& model, BatchSampler& sampler) {
+std::vector<Generator*> generators(nn::GPT& model, BatchSampler& sampler) {
   std::vector<Generator*> gens{&sampler.generator()};
   for (auto& [name, m] : model.named_modules())
-    if (auto* d = dynamic_cast<Dropout*>(m)) gens.push_back(&d->generator());
+    if (auto* d = dynamic_cast<nn::Dropout*>(m)) gens.push_back(&d->generator());
   return gens;
 }
 
-// A metadata integer; an ember::Error naming the file and the key otherwise
-// (std::stoll alone would throw std::invalid_argument past the caller).
-int64_t metadata_int(const Metadata& m, const std::string& key, const std::string& file) {
+// A non-negative integer from a file's metadata; an error naming the file and the key.
+int64_t metadata_count(const Metadata& m, const std::string& key, const std::string& file) {
   auto it = m.find(key);
   EMBER_CHECK(it != m.end(), "resume", file << ": no " << key << " in the metadata");
-  size_t used = 0;
-  int64_t v = 0;
-  try {
-    v = std::stoll(it->second, &used);
-  } catch (const std::logic_error&) {
-    used = 0;
-  }
-  EMBER_CHECK(used > 0 && used == it->second.size() && v >= 0, "resume",
-              file << ": metadata " << key << " = \"" << it->second << "\" is not a non-negative integer");
+  int64_t v = parse_int64(it->second, "resume", file + ": metadata " + key);
+  EMBER_CHECK(v >= 0, "resume", file << ": metadata " << key << " = " << v << " is negative");
   return v;
 }
 
@@ -67,7 +60,7 @@ Tensor u64_tensor(const std::vector<uint64_t>& v) {
 
 }  // namespace
 
-Trainer::Trainer(GPT& model, std::vector<int64_t> tokens, TrainOptions o)
+Trainer::Trainer(nn::GPT& model, std::vector<int64_t> tokens, TrainOptions o)
     : model_(model),
       options_(o),
       sampler_(std::move(tokens), o.batch, model.config().context_length, o.val_fraction, o.seed),
@@ -141,67 +134,78 @@ void Trainer::save(const std::string& dir, const Metadata& metadata) const {
                     {{"ember.step", std::to_string(steps_done_)},
                      {"ember.optimizer.steps", std::to_string(optimizer_->steps())},
                      {"ember.train", options_string(options_)}});
-  nn::save(model_, dir + "/model.safetensors", meta);
+  train::save(model_, dir + "/model.safetensors", meta);
 }
 
-void Trainer::resume(const std::string& dir) {
-  SafetensorsContents st = read_safetensors(dir + "/train_state.safetensors");
-  // Validate everything before changing anything.
-  const std::string state_file = dir + "/train_state.safetensors", model_file = dir + "/model.safetensors";
-  int64_t steps = metadata_int(st.metadata, "ember.step", state_file);
-  int64_t opt_steps = st.metadata.count("ember.optimizer.steps") ? metadata_int(st.metadata, "ember.optimizer.steps", state_file) : 0;
-  NamedTensors optim_state;
-  Tensor gens, hist;
+namespace {
+// What train_state.safetensors holds, read and checked for form (not yet
+// against a trainer).
+struct TrainState {
+  int64_t step = 0, optimizer_steps = 0;
+  NamedTensors optimizer;  // "<group>.<index>.<slot>"
+  Tensor generators;       // (2 * number of generators) int64: state, inc pairs
+  Tensor history;          // (steps, 5) float64: step, loss, lr, grad_norm, val_loss (NaN: none)
+  std::optional<std::string> options;
+};
+
+TrainState read_train_state(const std::string& path) {
+  SafetensorsContents st = read_safetensors(path);
+  TrainState out;
+  out.step = metadata_count(st.metadata, "ember.step", path);
+  out.optimizer_steps =
+      st.metadata.count("ember.optimizer.steps") ? metadata_count(st.metadata, "ember.optimizer.steps", path) : 0;
+  if (auto it = st.metadata.find("ember.train"); it != st.metadata.end()) out.options = it->second;
   for (auto& [name, t] : st.tensors) {
-    if (name.rfind("optim.", 0) == 0) optim_state.emplace_back(name.substr(6), t);
-    else if (name == "generators") gens = t;
-    else if (name == "history") hist = t;
-    else EMBER_FAIL("resume", dir << "/train_state.safetensors: unexpected tensor \"" << name << "\"");
+    if (name.rfind("optim.", 0) == 0) out.optimizer.emplace_back(name.substr(6), t);
+    else if (name == "generators") out.generators = t;
+    else if (name == "history") out.history = t;
+    else EMBER_FAIL("resume", path << ": unexpected tensor \"" << name << "\"");
   }
-  std::vector<Generator*> gs = generators(model_, sampler_);
-  EMBER_CHECK(gens.defined() && gens.dtype() == kInt64 && gens.shape() == Shape{static_cast<int64_t>(2 * gs.size())}, "resume",
-              dir << "/train_state.safetensors: generator state does not match this model (" << gs.size() << " generators)");
-  EMBER_CHECK(hist.defined() && hist.dtype() == kFloat64 && hist.dim() == 2 && hist.size(1) == 5 && hist.size(0) == steps,
-              "resume", dir << "/train_state.safetensors: the history does not match step " << steps);
+  EMBER_CHECK(out.history.defined() && out.history.dtype() == kFloat64 && out.history.dim() == 2 &&
+                  out.history.size(1) == 5 && out.history.size(0) == out.step,
+              "resume", path << ": the history does not match step " << out.step);
+  return out;
+}
+}  // namespace
+
+void Trainer::resume(const std::string& dir) {
+  // 1. Read both files (each fully validated as a safetensors file).
+  const std::string state_file = dir + "/train_state.safetensors", model_file = dir + "/model.safetensors";
+  TrainState st = read_train_state(state_file);
+  SafetensorsContents model = read_safetensors(model_file);
+
+  // 2. Validate them against this trainer. Nothing has changed yet.
+  const int64_t model_step = metadata_count(model.metadata, "ember.step", model_file);
+  EMBER_CHECK(model_step == st.step, "resume",
+              dir << ": model.safetensors is at step " << model_step << " but train_state.safetensors at step " << st.step
+                  << "; the two files are from different saves");
+  std::vector<Generator*> gens = generators(model_, sampler_);
+  EMBER_CHECK(st.generators.defined() && st.generators.dtype() == kInt64 &&
+                  st.generators.shape() == Shape{static_cast<int64_t>(2 * gens.size())},
+              "resume", state_file << ": generator state does not match this model (" << gens.size() << " generators)");
   // The schedule, batches and evaluation depend on every training option:
   // continuing exactly needs the same ones.
-  auto saved_options = st.metadata.find("ember.train");
-  EMBER_CHECK(saved_options == st.metadata.end() || saved_options->second == options_string(options_), "resume",
-              state_file << ": the run was trained with \"" << saved_options->second << "\" but these options are \""
+  EMBER_CHECK(!st.options || *st.options == options_string(options_), "resume",
+              state_file << ": the run was trained with \"" << *st.options << "\" but these options are \""
                          << options_string(options_) << "\"; resume with the same training options");
-  EMBER_CHECK(steps <= options_.steps, "resume",
-              dir << ": the checkpoint is at step " << steps << ", beyond --steps " << options_.steps);
-  // Model (validated, staged and committed by load), then the rest.
-  // Snapshot of every tensor load may write (parameters and buffers).
-  std::vector<Tensor> live, before;
-  for (auto& [name, t] : model_.named_parameters()) live.push_back(t);
-  for (auto& [name, t] : model_.named_buffers()) live.push_back(t);
-  for (const Tensor& t : live) before.push_back(kernel::to(t, t.dtype()));
-  Metadata model_meta = nn::load(model_, model_file);
-  try {
-    int64_t model_steps = metadata_int(model_meta, "ember.step", model_file);
-    EMBER_CHECK(model_steps == steps, "resume",
-                dir << ": model.safetensors is at step " << model_steps << " but train_state.safetensors at step " << steps
-                    << "; the two files are from different saves");
-    try {
-      optimizer_->load_state(optim_state, opt_steps);
-    } catch (const std::logic_error& e) {  // a malformed state name (std::stoul)
-      EMBER_FAIL("resume", state_file << ": malformed optimizer state: " << e.what());
-    }
-  } catch (...) {
-    NoGradGuard no_grad;  // put the model back as it was
-    for (size_t i = 0; i < live.size(); ++i) kernel::copy_(live[i], before[i], "resume");
-    throw;
-  }
-  for (size_t i = 0; i < gs.size(); ++i)
-    gs[i]->set_state({static_cast<uint64_t>(gens.data_ptr<int64_t>()[2 * i]), static_cast<uint64_t>(gens.data_ptr<int64_t>()[2 * i + 1])});
+  EMBER_CHECK(st.step <= options_.steps, "resume",
+              dir << ": the checkpoint is at step " << st.step << ", beyond --steps " << options_.steps);
+  LoadPlan weights = plan_load(model_, model, model_file);
+
+  // 3. Apply. The optimizer validates its state before taking it; after
+  // that nothing can fail.
+  optimizer_->load_state(st.optimizer, st.optimizer_steps);
+  weights.commit();
+  const int64_t* g = st.generators.data_ptr<int64_t>();
+  for (size_t i = 0; i < gens.size(); ++i)
+    gens[i]->set_state({static_cast<uint64_t>(g[2 * i]), static_cast<uint64_t>(g[2 * i + 1])});
   history_.clear();
-  for (int64_t i = 0; i < hist.size(0); ++i) {
-    const double* row = hist.data_ptr<double>() + i * 5;
+  for (int64_t i = 0; i < st.history.size(0); ++i) {
+    const double* row = st.history.data_ptr<double>() + i * 5;
     history_.push_back({static_cast<int64_t>(row[0]), row[1], row[2], row[3],
                         std::isnan(row[4]) ? std::nullopt : std::optional<double>(row[4])});
   }
-  steps_done_ = steps;
+  steps_done_ = st.step;
 }
 
-}  // namespace ember::nn
+}  // namespace ember::train

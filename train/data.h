@@ -11,7 +11,7 @@
 #include "tensor/random.h"
 #include "tensor/tensor.h"
 
-namespace ember::nn {
+namespace ember::train {
 
 class CharTokenizer {
  public:
@@ -59,4 +59,4 @@ std::string read_text_file(const std::string& path);
 std::string utf8_encode(char32_t c);
 std::vector<char32_t> utf8_decode(const std::string& s, const char* op);
 
-}  // namespace ember::nn
+}  // namespace ember::train

@@ -1,0 +1,114 @@
+// cross_entropy as one fused op: log-softmax and the pick of the target's
+// log-probability in one pass over each row of logits, with the textbook
+// gradient softmax(logits) - one_hot(target). It stays exact at +-1e4 logits,
+// and saves only the probabilities. The composed reference,
+// -log_softmax(logits).gather(targets), is in the tests.
+//
+// Legend: N rows (B*T positions), C classes.
+#include <cmath>
+#include <limits>
+
+#include "autograd/node.h"
+#include "autograd/ops.h"
+#include "tensor/factory.h"
+#include "tensor/fast_math.h"
+#include "tensor/kernels.h"
+#include "tensor/parallel.h"
+
+namespace ember {
+
+// d loss_n / d logits_n = softmax_n - one_hot(target_n), times grad_out (and
+// 1/count for Mean); ignored rows get 0.
+struct CrossEntropyBackward final : Node {
+  EMBER_NODE_NAME(CrossEntropyBackward)
+  SavedTensor probs, targets;
+  Shape logits_shape;
+  Reduction reduction;
+  int64_t ignore_index;
+  double scale;
+  CrossEntropyBackward(const Tensor& p, const Tensor& t, Shape s, Reduction r, int64_t ig, double sc)
+      : probs(p), targets(t), logits_shape(std::move(s)), reduction(r), ignore_index(ig), scale(sc) {}
+  std::vector<SavedTensor*> saved() override { return {&probs, &targets}; }
+  std::vector<Tensor> apply(const Tensor& g_in) override {
+    const Tensor &P = probs.get(*this), &Tg = targets.get(*this);
+    const int64_t N = P.size(0), C = P.size(1);
+    Tensor g = kernel::contiguous(g_in);
+    Tensor grad = empty({N, C}, P.dtype());
+    EMBER_DISPATCH_FLOAT(P.dtype(), "cross_entropy backward", [&]<typename T>() {
+      const T *pp = P.data_ptr<T>(), *pg = g.data_ptr<T>();
+      const int64_t* tgt = Tg.data_ptr<int64_t>();
+      T* out = grad.data_ptr<T>();
+      detail::parallel_for(N, std::max<int64_t>(1, detail::kGrain / std::max<int64_t>(C, 1)), [&](int64_t n0, int64_t n1) {
+        for (int64_t n = n0; n < n1; ++n) {
+          T gn = reduction == Reduction::None ? pg[n] : static_cast<T>(pg[0] * scale);
+          if (tgt[n] == ignore_index) gn = 0;
+          for (int64_t c = 0; c < C; ++c) out[n * C + c] = gn * pp[n * C + c];
+          if (tgt[n] != ignore_index) out[n * C + tgt[n]] -= gn;
+        }
+      });
+    });
+    return {kernel::reshape(grad, logits_shape)};
+  }
+};
+
+// logits:(N,C) targets:(N) -> () or (N); leading dims (B,T) are flattened to N
+Tensor cross_entropy(const Tensor& logits, const Tensor& targets, Reduction reduction, int64_t ignore_index) {
+  EMBER_CHECK(logits.dim() >= 2 && logits.is_floating_point(), "cross_entropy",
+              "logits must be a floating (N, C) or (B, T, C) tensor, got " << dtype_name(logits.dtype()) << " "
+                                                                           << shape_str(logits.shape()));
+  Shape lead(logits.shape().begin(), logits.shape().end() - 1);
+  EMBER_CHECK(targets.shape() == lead, "cross_entropy",
+              "targets have shape " << shape_str(targets.shape()) << " but logits " << shape_str(logits.shape())
+                                    << " need targets of shape " << shape_str(lead));
+  EMBER_CHECK(targets.dtype() == kInt64, "cross_entropy",
+              "targets must be int64, got " << dtype_name(targets.dtype()) << " of shape " << shape_str(targets.shape()));
+  const int64_t C = logits.size(-1), N = numel_of(lead);
+  Tensor tc = kernel::contiguous(targets);
+  const int64_t* tgt = tc.data_ptr<int64_t>();
+  int64_t counted = 0;
+  for (int64_t n = 0; n < N; ++n) {
+    if (tgt[n] == ignore_index) continue;
+    ++counted;
+    if (tgt[n] < 0 || tgt[n] >= C) {
+      EMBER_FAIL("cross_entropy", "target " << tgt[n] << " at " << index_str(n, lead) << " is outside the classes [0, " << C
+                                            << ") (logits " << shape_str(logits.shape()) << ")");
+    }
+  }
+  Tensor x = kernel::contiguous(logits);
+  Tensor probs = empty({N, C}, logits.dtype());  // softmax, saved for backward
+  Tensor losses = empty({N}, logits.dtype());
+  EMBER_DISPATCH_FLOAT(logits.dtype(), "cross_entropy", [&]<typename T>() {
+    const T* px = x.data_ptr<T>();
+    T *pp = probs.data_ptr<T>(), *pl = losses.data_ptr<T>();
+    detail::parallel_for(N, std::max<int64_t>(1, detail::kGrain / std::max<int64_t>(C, 1)), [&](int64_t n0, int64_t n1) {
+      for (int64_t n = n0; n < n1; ++n) {
+        const T* row = px + n * C;
+        T mx = -std::numeric_limits<T>::infinity();
+        for (int64_t c = 0; c < C; ++c) mx = std::max(mx, row[c]);
+        for (int64_t c = 0; c < C; ++c) pp[n * C + c] = detail::exp_t(row[c] - mx);  // vectorizes
+        double s = 0;
+        for (int64_t c = 0; c < C; ++c) s += pp[n * C + c];
+        const T inv = static_cast<T>(1.0 / s), log_s = static_cast<T>(std::log(s));
+        for (int64_t c = 0; c < C; ++c) pp[n * C + c] *= inv;
+        // -log softmax[target] = log Σ exp(x - max) - (x_t - max)
+        pl[n] = tgt[n] == ignore_index ? T(0) : log_s - (row[tgt[n]] - mx);
+      }
+    });
+  });
+  Tensor out;
+  double scale = 1.0;
+  if (reduction == Reduction::None) {
+    out = kernel::reshape(losses, lead);
+  } else {
+    out = kernel::sum(losses, {}, false);
+    if (reduction == Reduction::Mean) {
+      scale = 1.0 / static_cast<double>(counted);  // 1/0 -> inf, and 0*inf = NaN: PyTorch's NaN for all-ignored
+      out = kernel::binary_scalar(kernel::Binary::Mul, out, scale);
+    }
+  }
+  if (needs_grad({logits}))
+    record(out, std::make_shared<CrossEntropyBackward>(probs, tc, logits.shape(), reduction, ignore_index, scale), {logits});
+  return out;
+}
+
+}  // namespace ember

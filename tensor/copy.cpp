@@ -1,0 +1,86 @@
+// Copies: the functions that move numbers into new or existing memory —
+// copy_ (with broadcasting and dtype conversion), fill_, contiguous, to, and
+// cat, which copies each piece into its slice of the result.
+#include <cstring>
+
+#include "tensor/elementwise.h"
+#include "tensor/kernels.h"
+
+namespace ember::kernel {
+
+void copy_(const Tensor& dst, const Tensor& src, const char* op) {
+  // Error before writing: src must broadcast to dst exactly.
+  Shape b = broadcast_shapes(dst.shape(), src.shape(), op);
+  EMBER_CHECK(b == dst.shape(), op,
+              "source of shape " << shape_str(src.shape()) << " cannot be broadcast to destination "
+                                 << shape_str(dst.shape()));
+  EMBER_DISPATCH_ALL(dst.dtype(), op, [&]<typename D>() {
+    EMBER_DISPATCH_ALL(src.dtype(), op, [&]<typename S>() {
+      if (std::is_same_v<D, S> && dst.is_contiguous() && src.is_contiguous() && src.shape() == dst.shape()) {
+        std::memmove(dst.raw_data(), src.raw_data(), static_cast<size_t>(dst.numel()) * sizeof(D));
+      } else {
+        detail::assign<D, S>(dst, src, [](S s) { return static_cast<D>(s); });
+      }
+    });
+  });
+  dst.storage()->bump_version();
+}
+
+void fill_(const Tensor& dst, double value) {
+  EMBER_DISPATCH_ALL(dst.dtype(), "fill_", [&]<typename T>() {
+    T v = static_cast<T>(value);
+    if (dst.is_contiguous()) {
+      T* p = dst.data_ptr<T>();
+      std::fill(p, p + dst.numel(), v);
+    } else {
+      Tensor src = empty({}, dst.dtype());  // the value as a 0-d tensor, broadcast
+      *src.data_ptr<T>() = v;
+      detail::assign<T, T>(dst, src, [](T s) { return s; });
+    }
+  });
+  dst.storage()->bump_version();
+}
+
+Tensor contiguous(const Tensor& x) {
+  if (x.is_contiguous()) return x;
+  Tensor out = empty(x.shape(), x.dtype());
+  copy_(out, x);
+  return out;
+}
+
+Tensor to(const Tensor& x, DType dt) {
+  Tensor out = empty(x.shape(), dt);
+  copy_(out, x, "to");
+  return out;
+}
+
+// ---- joining ----
+
+Tensor cat(const std::vector<Tensor>& xs, int64_t d) {
+  EMBER_CHECK(!xs.empty(), "cat", "expected a non-empty list of tensors");
+  const Tensor& ref = xs[0];
+  EMBER_CHECK(ref.dim() > 0, "cat", "zero-dimensional tensor cannot be concatenated");
+  d = wrap_dim(d, ref.dim(), "cat");
+  Shape shape = ref.shape();
+  shape[d] = 0;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const Tensor& x = xs[i];
+    EMBER_CHECK(x.dtype() == ref.dtype(), "cat",
+                "tensor " << i << " is " << dtype_name(x.dtype()) << " but tensor 0 is " << dtype_name(ref.dtype()));
+    bool ok = x.dim() == ref.dim();
+    for (int64_t k = 0; ok && k < ref.dim(); ++k) ok = k == d || x.shape()[k] == ref.shape()[k];
+    EMBER_CHECK(ok, "cat",
+                "tensor " << i << " has shape " << shape_str(x.shape()) << " but tensor 0 has shape "
+                          << shape_str(ref.shape()) << "; all dims except dim " << d << " must match");
+    shape[d] += x.shape()[d];
+  }
+  Tensor out = empty(shape, ref.dtype());
+  int64_t at = 0;
+  for (const Tensor& x : xs) {
+    copy_(slice(out, d, at, at + x.shape()[d], 1), x, "cat");
+    at += x.shape()[d];
+  }
+  return out;
+}
+
+}  // namespace ember::kernel

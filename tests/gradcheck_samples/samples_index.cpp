@@ -1,0 +1,46 @@
+// index_select, embedding and gather (autograd/ops/index.cpp).
+#include "autograd/ops.h"
+#include "inputs.h"
+
+namespace ember::samples {
+
+void add_index_samples(std::vector<OpInfo>& ops) {
+  ops.push_back({.name = "index_select",
+                 .nodes = {"IndexSelectBackward"},
+                 .fn = [](const Inputs& in) { return index_select(in[0], 0, in[1]); },
+                 .samples = [](Generator& g) -> Samples {
+                   return {{"repeated ids", {normal_leaf(g, {3, 4}), ids({0, 2, 0})}},
+                           {"1-D", {normal_leaf(g, {4}), ids({3, 0, 3, 1})}},
+                           {"non-contiguous (transposed)", {transposed(normal_values(g, {3, 4})), ids({2, 2, 1})}},
+                           {"zero-size (no ids)", {normal_leaf(g, {3, 2}), ids({}, {0})}}};
+                 }});
+  ops.push_back({.name = "index_select_last_dim",
+                 .nodes = {"IndexSelectBackward"},
+                 .fn = [](const Inputs& in) { return index_select(in[0], -1, in[1]); },
+                 .samples = [](Generator& g) -> Samples {
+                   return {{"repeated ids", {normal_leaf(g, {2, 3}), ids({2, 0, 2})}},
+                           {"non-contiguous (transposed)", {transposed(normal_values(g, {3, 4})), ids({1, 1})}},
+                           {"zero-size", {normal_leaf(g, {0, 3}), ids({1})}}};
+                 }});
+  // weight (V, D), ids (*) -> (*, D): index_select of the flattened ids, reshaped
+  ops.push_back({.name = "embedding",
+                 .nodes = {"IndexSelectBackward"},
+                 .fn = [](const Inputs& in) { return embedding(in[0], in[1]); },
+                 .samples = [](Generator& g) -> Samples {
+                   return {{"ids (B, T), repeated", {normal_leaf(g, {4, 3}), ids({3, 0, 3, 1, 1, 1}, {2, 3})}},
+                           {"non-contiguous (transposed) weight", {transposed(normal_values(g, {3, 2})), ids({2, 2})}},
+                           {"zero-size (no ids)", {normal_leaf(g, {3, 2}), ids({}, {0})}}};
+                 }});
+  ops.push_back({.name = "gather",
+                 .nodes = {"GatherBackward"},
+                 .fn = [](const Inputs& in) { return gather(in[0], 1, in[1]); },
+                 .samples = [](Generator& g) -> Samples {
+                   return {{"repeated ids", {normal_leaf(g, {2, 3}), ids({0, 2, 0, 1, 2, 2, 1, 0}, {2, 4})}},
+                           {"ids smaller than x", {normal_leaf(g, {3, 3}), ids({1, 1}, {1, 2})}},
+                           {"non-contiguous (transposed)",
+                            {transposed(normal_values(g, {3, 4})), ids({3, 0, 1, 1, 2, 3}, {3, 2})}},
+                           {"zero-size", {normal_leaf(g, {2, 3}), ids({}, {2, 0})}}};
+                 }});
+}
+
+}  // namespace ember::samples

@@ -1,0 +1,147 @@
+// Attention (nn/attention.cpp): scaled dot-product attention with and
+// without masks, Bahdanau's additive attention, multi-head attention and the
+// Transformer block, through their forward() calls.
+//
+// Legend: B batch, T time steps (Tq queries, Tk keys), D model dim, h heads.
+#include <limits>
+#include <memory>
+
+#include "autograd/ops.h"
+#include "inputs.h"
+#include "nn/attention.h"
+
+namespace ember::samples {
+
+using namespace ember::nn;
+
+void add_nn_attention_samples(std::vector<OpInfo>& ops) {
+  const double neg_inf = -std::numeric_limits<double>::infinity();
+  // q (…, Tq, d), k (…, Tk, d), v (…, Tk, dv) [, mask (bool: true = keep; float: added)] -> (…, Tq, dv)
+  auto sdpa = [](bool causal) {
+    return [causal](const Inputs& in) {
+      return scaled_dot_product_attention(in[0], in[1], in[2], in.size() > 3 ? in[3] : Tensor(), causal).output;
+    };
+  };
+  ops.push_back({.name = "nn.sdpa",
+                 .nodes = {"PermuteBackward", "MatmulBackward", "MulScalarBackward", "MaskedFillBackward",
+                           "AddBackward", "SoftmaxBackward"},
+                 .fn = sdpa(false),
+                 .samples = [neg_inf](Generator& g) -> Samples {
+                   return {{"Tq != Tk", {normal_leaf(g, {2, 2}), normal_leaf(g, {3, 2}), normal_leaf(g, {3, 3})}},
+                           {"(B, h, T, d)", {normal_leaf(g, {1, 2, 3, 2}), normal_leaf(g, {1, 2, 3, 2}), normal_leaf(g, {1, 2, 3, 2})}},
+                           {"bool mask with a fully masked row",
+                            {normal_leaf(g, {3, 2}), normal_leaf(g, {3, 2}), normal_leaf(g, {3, 2}),
+                             bools({true, false, true, false, false, false, true, true, false}, {3, 3})}},
+                           {"float mask (added, -inf blocks)",
+                            {normal_leaf(g, {2, 2}), normal_leaf(g, {3, 2}), normal_leaf(g, {3, 2}),
+                             tensor(std::vector<double>{0.5, neg_inf, -1, 0, 0.3, 0.2}, {2, 3})}},
+                           {"non-contiguous q, k, v",
+                            {transposed(normal_values(g, {3, 2})), transposed(normal_values(g, {3, 2})), transposed(normal_values(g, {3, 2}))}}};
+                 }});
+  ops.push_back({.name = "nn.sdpa(causal)",
+                 .nodes = {"PermuteBackward", "MatmulBackward", "MulScalarBackward", "MaskedFillBackward",
+                           "SoftmaxBackward"},
+                 .fn = sdpa(true),
+                 .samples = [](Generator& g) -> Samples {
+                   return {{"T = 4", {normal_leaf(g, {4, 2}), normal_leaf(g, {4, 2}), normal_leaf(g, {4, 2})}},
+                           {"batched, with a key-padding mask",
+                            {normal_leaf(g, {2, 3, 2}), normal_leaf(g, {2, 3, 2}), normal_leaf(g, {2, 3, 2}), bools({true, true, false}, {3})}},
+                           {"non-contiguous q, k, v",
+                            {transposed(normal_values(g, {3, 2})), transposed(normal_values(g, {3, 2})), transposed(normal_values(g, {3, 2}))}}};
+                 }});
+
+  // s (B, Dq), h (B, T, Dk), W (A, Dq), U (A, Dk), b_U (A), v (1, A) [, mask (B, T)] -> [context, weights]
+  ops.push_back({.name = "nn.AdditiveAttention",
+                 .nodes = {"PermuteBackward", "MatmulBackward", "AddBackward", "ReshapeBackward", "TanhBackward",
+                           "MaskedFillBackward", "SoftmaxBackward", "CatBackward"},
+                 .fn =
+                     [](const Inputs& in) {
+                       AdditiveAttention att(in[2].size(1), in[3].size(1), in[2].size(0), 0, kFloat64);
+                       att.w->weight = in[2];
+                       att.u->weight = in[3];
+                       att.u->bias = in[4];
+                       att.v->weight = in[5];
+                       Attention a = att.forward(in[0], in[1], in.size() > 6 ? in[6] : Tensor());
+                       return flat_cat({a.output, a.weights});
+                     },
+                 .samples = [](Generator& g) -> Samples {
+                   auto params = [&g](Inputs in) {
+                     for (const Shape& s : {Shape{4, 3}, Shape{4, 2}, Shape{4}, Shape{1, 4}}) in.push_back(normal_leaf(g, s));
+                     return in;
+                   };
+                   Inputs masked = params({normal_leaf(g, {2, 3}), transposed(normal_values(g, {2, 3, 2}))});
+                   masked.push_back(bools({true, false, true, false, true, true}, {2, 3}));
+                   return {{"B = 2, T = 3", params({normal_leaf(g, {2, 3}), normal_leaf(g, {2, 3, 2})})},
+                           {"mask, non-contiguous h", masked}};
+                 }});
+
+  // x (B, T, D), then W_q, b_q, W_k, b_k, W_v, b_v, W_o, b_o [, key/value (B, Tk, D)] -> (B, Tq, D)
+  auto mha = [](bool causal) {
+    return [causal](const Inputs& in) {
+      const int64_t D = in[0].size(2);
+      MultiHeadAttention m(D, /*heads=*/2, causal, true, 0, kFloat64);
+      std::shared_ptr<Linear> lin[] = {m.w_q, m.w_k, m.w_v, m.w_o};
+      for (int i = 0; i < 4; ++i) {
+        lin[i]->weight = in[1 + 2 * i];
+        lin[i]->bias = in[2 + 2 * i];
+      }
+      return in.size() > 9 ? m.forward(in[0], in[9], in[9]).output : m.forward(in[0]);
+    };
+  };
+  auto mha_inputs = [](Generator& g, Tensor x) {
+    Inputs in{x};
+    const int64_t D = x.size(2);
+    for (int i = 0; i < 4; ++i) {
+      in.push_back(normal_leaf(g, {D, D}, 0.5));
+      in.push_back(normal_leaf(g, {D}));
+    }
+    return in;
+  };
+  const std::vector<std::string> mha_nodes = {"PermuteBackward", "MatmulBackward", "AddBackward",      "ReshapeBackward",
+                                              "MulScalarBackward", "SoftmaxBackward"};
+  std::vector<std::string> mha_causal_nodes = mha_nodes;
+  mha_causal_nodes.push_back("MaskedFillBackward");
+  ops.push_back({.name = "nn.MultiHeadAttention",
+                 .nodes = mha_nodes,
+                 .fn = mha(false),
+                 .samples = [mha_inputs](Generator& g) -> Samples {
+                   Inputs cross = mha_inputs(g, normal_leaf(g, {1, 2, 4}));
+                   cross.push_back(normal_leaf(g, {1, 3, 4}));
+                   return {{"self-attention, B = 2", mha_inputs(g, normal_leaf(g, {2, 3, 4}))},
+                           {"cross-attention, Tq = 2, Tk = 3", cross},
+                           {"time-major x (non-contiguous)", mha_inputs(g, time_major(normal_values(g, {1, 3, 4})))}};
+                 }});
+  ops.push_back({.name = "nn.MultiHeadAttention(causal)",
+                 .nodes = mha_causal_nodes,
+                 .fn = mha(true),
+                 .samples = [mha_inputs](Generator& g) -> Samples {
+                   return {{"self-attention, B = 2", mha_inputs(g, normal_leaf(g, {2, 3, 4}))},
+                           {"time-major x (non-contiguous)", mha_inputs(g, time_major(normal_values(g, {1, 3, 4})))}};
+                 }});
+
+  // x (B, T, D), ln1.weight, attn.w_q.weight, attn.w_v.bias, ln2.bias, fc1.weight, fc2.weight -> (B, T, D)
+  ops.push_back({.name = "nn.TransformerBlock",
+                 .nodes = {"LayerNormBackward", "PermuteBackward", "MatmulBackward", "AddBackward", "ReshapeBackward",
+                           "MulScalarBackward", "MaskedFillBackward", "SoftmaxBackward", "GeluBackward"},
+                 .fn =
+                     [](const Inputs& in) {
+                       TransformerBlock block(4, 2, 2, 0.0, /*causal=*/true, 6, kFloat64);
+                       block.ln1->weight = in[1];
+                       block.attn->w_q->weight = in[2];
+                       block.attn->w_v->bias = in[3];
+                       block.ln2->bias = in[4];
+                       block.fc1->weight = in[5];
+                       block.fc2->weight = in[6];
+                       return block.forward(in[0]);
+                     },
+                 .samples = [](Generator& g) -> Samples {
+                   auto params = [&g](Tensor x) {
+                     return Inputs{x, normal_leaf(g, {4}), normal_leaf(g, {4, 4}), normal_leaf(g, {4}), normal_leaf(g, {4}), normal_leaf(g, {8, 4}),
+                                   normal_leaf(g, {4, 8})};
+                   };
+                   return {{"causal, B = 1, T = 3", params(normal_leaf(g, {1, 3, 4}))},
+                           {"time-major x (non-contiguous)", params(time_major(normal_values(g, {2, 2, 4})))}};
+                 }});
+}
+
+}  // namespace ember::samples

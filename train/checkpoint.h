@@ -1,0 +1,60 @@
+// Model checkpoints on the safetensors format (train/safetensors.h): a
+// module's parameters and buffers by dotted name, its tied weights recorded,
+// and, for a GPT, what rebuilds it (its config and its vocabulary).
+//
+// Loading goes in two steps so that nothing changes unless everything fits:
+// plan_load checks every name, shape, dtype and tie against the module and
+// returns the copies to make; commit() makes them.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "nn/gpt.h"
+#include "nn/module.h"
+#include "train/data.h"
+#include "train/safetensors.h"
+
+namespace ember::train {
+
+// Every parameter and buffer by dotted name (a tied tensor once, the tie in
+// metadata "ember.tied" as "alias=name;..."), plus the caller's metadata.
+void save(const nn::Module& module, const std::string& path, const Metadata& metadata = {});
+
+// The checked copies that load a file's tensors into a module.
+struct LoadPlan {
+  std::vector<std::pair<Tensor, Tensor>> copies;  // (module tensor, file tensor)
+  void commit() const;                            // cannot fail: every pair was checked
+};
+// Checks names (strict: no missing and no unexpected tensors), shapes, dtypes
+// and ties against the module; changes nothing. Errors name `path`.
+LoadPlan plan_load(const nn::Module& module, const SafetensorsContents& file, const std::string& path,
+                   bool strict = true);
+// read_safetensors + plan_load + commit: on any error the module is exactly
+// as it was. Returns the file's metadata.
+Metadata load(nn::Module& module, const std::string& path, bool strict = true);
+
+// ---- GPT checkpoints: the metadata that rebuilds the model ----
+inline constexpr const char* kConfigKey = "ember.config";  // nn::GPTConfig::to_string()
+inline constexpr const char* kVocabKey = "ember.vocab";    // the tokenizer's characters in id order
+
+Metadata gpt_metadata(const nn::GPTConfig& config, const CharTokenizer& tokenizer);
+struct GPTInfo {
+  nn::GPTConfig config;
+  CharTokenizer tokenizer;
+};
+// The config and tokenizer recorded in a checkpoint's metadata; an error
+// naming `path` and the key when one is missing or they disagree.
+GPTInfo gpt_info(const Metadata& metadata, const std::string& path);
+
+struct LoadedGPT {
+  std::unique_ptr<nn::GPT> model;
+  CharTokenizer tokenizer;
+  Metadata metadata;
+};
+// Builds the GPT that `path` describes and loads its weights.
+LoadedGPT load_gpt(const std::string& path);
+
+}  // namespace ember::train
