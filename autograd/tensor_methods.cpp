@@ -8,6 +8,14 @@
 
 namespace ember {
 
+std::string Tensor::to_string() const {
+  if (!defined()) return "tensor(undefined)";
+  std::string s = format_values(*this);
+  if (requires_grad() && is_leaf()) s += ", requires_grad=True";
+  if (grad_fn()) s += std::string(", grad_fn=<") + grad_fn()->name() + ">";
+  return s + ")";
+}
+
 void Tensor::backward(const Tensor& grad_output, bool retain_graph) const {
   ember::backward(*this, grad_output, retain_graph);
 }

@@ -146,9 +146,10 @@ std::vector<Workload> workloads() {
   // causal) on x (B=8, T=128, D) float32: forward, then out.sum().backward()
   // into x and every parameter; gradients cleared each iteration.
   w.push_back({"attention_block_fwd_bwd", 10, [] {
-                 auto block = std::make_shared<ember::nn::TransformerBlock>(256, 8, /*mlp_ratio=*/4, /*dropout=*/0.0,
-                                                                           /*causal=*/true, /*seed=*/0);
-                 Tensor x = ember::randn({8, 128, 256});
+                 ember::Generator g(0);
+                 auto block = std::make_shared<ember::nn::TransformerBlock>(
+                     256, 8, ember::nn::TransformerBlockOptions{.mlp_ratio = 4, .causal = true, .generator = &g});
+                 Tensor x = ember::randn({8, 128, 256}, g);
                  x.requires_grad_();
                  return std::function<void()>([block, x]() mutable {
                    block->forward(x).sum().backward();
@@ -163,10 +164,10 @@ std::vector<Workload> workloads() {
   // iteration, so every backward builds a fresh dense (V, D) gradient (154 MB),
   // as PyTorch's nn.Embedding does by default.
   w.push_back({"embed_fwd_bwd_gpt2", 10, [] {
+                 ember::Generator g(0);
                  auto composer = std::make_shared<ember::nn::EmbeddingComposer>(
-                     std::make_shared<ember::nn::Embedding>(50257, 768, /*seed=*/0),
-                     std::make_shared<ember::nn::LearnedPositionalEmbedding>(1024, 768, /*seed=*/1));
-                 ember::Generator g(2);
+                     std::make_shared<ember::nn::Embedding>(50257, 768, ember::nn::EmbeddingOptions{.generator = &g}),
+                     std::make_shared<ember::nn::LearnedPositionalEmbedding>(1024, 768, ember::nn::InitOptions{.generator = &g}));
                  Tensor ids = ember::randint(0, 50257, {8, 256}, g);
                  return std::function<void()>([composer, ids] {
                    composer->forward(ids).sum().backward();

@@ -179,8 +179,8 @@ int main(int argc, char** argv) {
   // One generator, drawn in a fixed order: the same seed gives the same ids and weights.
   ember::Generator gen(o.seed);
   Tensor ids = ember::randint(0, V, {B, T}, gen);
-  auto token = std::make_shared<ember::nn::Embedding>(V, D, gen);
-  auto learned_pos = std::make_shared<ember::nn::LearnedPositionalEmbedding>(L, D, gen);
+  auto token = std::make_shared<ember::nn::Embedding>(V, D, ember::nn::EmbeddingOptions{.generator = &gen});
+  auto learned_pos = std::make_shared<ember::nn::LearnedPositionalEmbedding>(L, D, ember::nn::InitOptions{.generator = &gen});
   auto sinusoidal_pos = std::make_shared<ember::nn::SinusoidalPositionalEmbedding>(L, D);
   // Both composers share the token table: the only difference is the positional part.
   ember::nn::EmbeddingComposer learned(token, learned_pos), sinusoidal(token, sinusoidal_pos);

@@ -63,7 +63,7 @@ void lstm_step() {
   std::puts("\n3. One LSTM step: c_t = f * c_{t-1} + i * g with f=0.9, i=0.2, g=0.5, c_{t-1}=0.8");
   // A 1-unit cell whose weights are zero, so each gate is its bias:
   // i = sigmoid(b_i) = 0.2, f = sigmoid(b_f) = 0.9, g = tanh(b_g) = 0.5.
-  nn::LSTMCell cell(1, 1, /*seed=*/0, kFloat64);
+  nn::LSTMCell cell(1, 1, {.dtype = kFloat64});
   {
     NoGradGuard no_grad;  // setting parameters is not part of the graph
     cell.weight_ih.zero_();
@@ -97,7 +97,7 @@ void causal_self_attention() {
   std::puts("\n5. Causal self-attention: position t may not look at positions after t");
   const int64_t T = 5, D = 8;
   Generator gen(7);
-  nn::MultiHeadAttention attn(D, /*heads=*/1, /*causal=*/true, /*bias=*/true, /*seed=*/1, kFloat64);
+  nn::MultiHeadAttention attn(D, /*heads=*/1, {.causal = true, .dtype = kFloat64, .generator = &gen});
   Tensor x = randn({1, T, D}, gen, kFloat64).requires_grad_();
   nn::Attention a = attn.forward(x, x, x);
   std::cout << "  attention weights (query rows, key columns); the upper triangle is 0:\n";

@@ -33,8 +33,8 @@ class TinyLM : public nn::Module {
  public:
   explicit TinyLM(bool tied) {
     ember::Generator gen(0);
-    embed = register_module("embed", std::make_shared<nn::Embedding>(V, D, gen, std::nullopt, ember::kFloat64));
-    head = register_module("head", std::make_shared<nn::LMHead>(D, V, gen, ember::kFloat64));
+    embed = register_module("embed", std::make_shared<nn::Embedding>(V, D, nn::EmbeddingOptions{.dtype = ember::kFloat64, .generator = &gen}));
+    head = register_module("head", std::make_shared<nn::LMHead>(D, V, nn::InitOptions{.dtype = ember::kFloat64, .generator = &gen}));
     if (tied) nn::tie_weights(*head, *embed);
   }
   std::string type_name() const override { return "TinyLM"; }

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "autograd/ops.h"
+#include "nn/init.h"
 #include "tensor/factory.h"
 #include "tensor/kernels.h"
 
@@ -40,11 +41,11 @@ Attention scaled_dot_product_attention(const Tensor& q, const Tensor& k, const T
 }
 
 // ---- additive (Bahdanau) attention ----
-AdditiveAttention::AdditiveAttention(int64_t Dq, int64_t Dk, int64_t A, uint64_t seed, DType dtype) {
-  Generator gen(seed);
-  w = register_module("w", std::make_shared<Linear>(Dq, A, false, gen, dtype));
-  u = register_module("u", std::make_shared<Linear>(Dk, A, true, gen, dtype));
-  v = register_module("v", std::make_shared<Linear>(A, 1, false, gen, dtype));
+AdditiveAttention::AdditiveAttention(int64_t Dq, int64_t Dk, int64_t A, const InitOptions& o) {
+  Generator* gen = &init::generator(o.generator);
+  w = register_module("w", std::make_shared<Linear>(Dq, A, LinearOptions{.bias = false, .dtype = o.dtype, .generator = gen}));
+  u = register_module("u", std::make_shared<Linear>(Dk, A, LinearOptions{.bias = true, .dtype = o.dtype, .generator = gen}));
+  v = register_module("v", std::make_shared<Linear>(A, 1, LinearOptions{.bias = false, .dtype = o.dtype, .generator = gen}));
 }
 
 Attention AdditiveAttention::forward(const Tensor& s, const Tensor& h, const Tensor& mask) const {
@@ -64,15 +65,15 @@ Attention AdditiveAttention::forward(const Tensor& s, const Tensor& h, const Ten
 }
 
 // ---- multi-head attention ----
-MultiHeadAttention::MultiHeadAttention(int64_t dim, int64_t heads, bool causal, bool bias, uint64_t seed, DType dtype)
-    : dim_(dim), heads_(heads), causal_(causal) {
+MultiHeadAttention::MultiHeadAttention(int64_t dim, int64_t heads, const MultiHeadAttentionOptions& o)
+    : dim_(dim), heads_(heads), causal_(o.causal) {
   EMBER_CHECK(heads > 0 && dim > 0 && dim % heads == 0, "MultiHeadAttention",
               "dim " << dim << " must be a positive multiple of heads " << heads << " (each head gets dim / heads)");
-  Generator gen(seed);
-  w_q = register_module("w_q", std::make_shared<Linear>(dim, dim, bias, gen, dtype));
-  w_k = register_module("w_k", std::make_shared<Linear>(dim, dim, bias, gen, dtype));
-  w_v = register_module("w_v", std::make_shared<Linear>(dim, dim, bias, gen, dtype));
-  w_o = register_module("w_o", std::make_shared<Linear>(dim, dim, bias, gen, dtype));
+  const LinearOptions proj{.bias = o.bias, .dtype = o.dtype, .generator = &init::generator(o.generator)};
+  w_q = register_module("w_q", std::make_shared<Linear>(dim, dim, proj));
+  w_k = register_module("w_k", std::make_shared<Linear>(dim, dim, proj));
+  w_v = register_module("w_v", std::make_shared<Linear>(dim, dim, proj));
+  w_o = register_module("w_o", std::make_shared<Linear>(dim, dim, proj));
 }
 
 Tensor MultiHeadAttention::forward(const Tensor& x, const Tensor& mask) { return forward(x, x, x, mask).output; }
@@ -104,16 +105,17 @@ std::string MultiHeadAttention::extra_repr() const {
 }
 
 // ---- Transformer block ----
-TransformerBlock::TransformerBlock(int64_t dim, int64_t heads, int64_t mlp_ratio, double p, bool causal, uint64_t seed,
-                                   DType dtype) {
-  EMBER_CHECK(mlp_ratio > 0, "TransformerBlock", "mlp_ratio must be positive, got " << mlp_ratio);
-  Generator gen(seed);
-  ln1 = register_module("ln1", std::make_shared<LayerNorm>(dim, 1e-5, dtype));
-  attn = register_module("attn", std::make_shared<MultiHeadAttention>(dim, heads, causal, true, gen.next_u64(), dtype));
-  ln2 = register_module("ln2", std::make_shared<LayerNorm>(dim, 1e-5, dtype));
-  fc1 = register_module("fc1", std::make_shared<Linear>(dim, mlp_ratio * dim, true, gen, dtype));
-  fc2 = register_module("fc2", std::make_shared<Linear>(mlp_ratio * dim, dim, true, gen, dtype));
-  drop = register_module("drop", std::make_shared<Dropout>(p, gen.next_u64()));
+TransformerBlock::TransformerBlock(int64_t dim, int64_t heads, const TransformerBlockOptions& o) {
+  EMBER_CHECK(o.mlp_ratio > 0, "TransformerBlock", "mlp_ratio must be positive, got " << o.mlp_ratio);
+  Generator& gen = init::generator(o.generator);
+  const int64_t hidden = o.mlp_ratio * dim;
+  ln1 = register_module("ln1", std::make_shared<LayerNorm>(dim, LayerNormOptions{.dtype = o.dtype}));
+  attn = register_module("attn", std::make_shared<MultiHeadAttention>(
+                                     dim, heads, MultiHeadAttentionOptions{.causal = o.causal, .dtype = o.dtype, .generator = &gen}));
+  ln2 = register_module("ln2", std::make_shared<LayerNorm>(dim, LayerNormOptions{.dtype = o.dtype}));
+  fc1 = register_module("fc1", std::make_shared<Linear>(dim, hidden, LinearOptions{.dtype = o.dtype, .generator = &gen}));
+  fc2 = register_module("fc2", std::make_shared<Linear>(hidden, dim, LinearOptions{.dtype = o.dtype, .generator = &gen}));
+  drop = register_module("drop", std::make_shared<Dropout>(o.dropout, DropoutOptions{.seed = gen.next_u64()}));
 }
 
 Tensor TransformerBlock::forward(const Tensor& x) {

@@ -8,6 +8,7 @@
 
 #include <optional>
 
+#include "nn/init.h"
 #include "nn/layers.h"
 
 namespace ember::nn {
@@ -30,7 +31,7 @@ Attention scaled_dot_product_attention(const Tensor& q, const Tensor& k, const T
 // context = Σ_j α_j h_j — the decoder state s asks, the encoder states h answer.
 class AdditiveAttention : public Module {
  public:
-  AdditiveAttention(int64_t query_dim, int64_t key_dim, int64_t hidden_dim, uint64_t seed = 0, DType dtype = kFloat32);
+  AdditiveAttention(int64_t query_dim, int64_t key_dim, int64_t hidden_dim, const InitOptions& options = {});
   // s (B, Dq), h (B, T, Dk), optional bool mask (B, T) of valid positions
   // -> output (B, Dk) context, weights (B, T)
   Attention forward(const Tensor& s, const Tensor& h, const Tensor& mask = Tensor()) const;
@@ -38,12 +39,18 @@ class AdditiveAttention : public Module {
   std::shared_ptr<Linear> w, u, v;  // W: Dq -> A, U: Dk -> A, v: A -> 1
 };
 
+struct MultiHeadAttentionOptions {
+  bool causal = false;  // query i sees keys 0..i only
+  bool bias = true;     // of the four projections
+  DType dtype = kFloat32;
+  Generator* generator = nullptr;  // null: the default generator (nn/init.h)
+};
+
 // Multi-head attention with separate W_Q, W_K, W_V, W_O projections (D -> D).
 // Heads are split and merged with views: (B, T, D) -> (B, T, h, d) -> (B, h, T, d).
 class MultiHeadAttention : public Module {
  public:
-  MultiHeadAttention(int64_t dim, int64_t heads, bool causal = false, bool bias = true, uint64_t seed = 0,
-                     DType dtype = kFloat32);
+  MultiHeadAttention(int64_t dim, int64_t heads, const MultiHeadAttentionOptions& options = {});
   // Self-attention: x (B, T, D) -> (B, T, D).
   Tensor forward(const Tensor& x, const Tensor& mask = Tensor());
   // General form (cross-attention): query (B, Tq, D), key/value (B, Tk, D).
@@ -60,13 +67,20 @@ class MultiHeadAttention : public Module {
   bool causal_;
 };
 
+struct TransformerBlockOptions {
+  int64_t mlp_ratio = 4;  // the MLP's hidden width, in multiples of dim
+  double dropout = 0.0;
+  bool causal = true;
+  DType dtype = kFloat32;
+  Generator* generator = nullptr;  // null: the default generator (nn/init.h)
+};
+
 // Pre-LN Transformer block:
 //   x = x + dropout(attn(ln1(x)))
 //   x = x + dropout(fc2(gelu(fc1(ln2(x)))))     fc1: D -> mlp_ratio·D
 class TransformerBlock : public UnaryModule {
  public:
-  TransformerBlock(int64_t dim, int64_t heads, int64_t mlp_ratio = 4, double dropout = 0.0, bool causal = true,
-                   uint64_t seed = 0, DType dtype = kFloat32);
+  TransformerBlock(int64_t dim, int64_t heads, const TransformerBlockOptions& options = {});
   Tensor forward(const Tensor& x) override;  // (B, T, D) -> (B, T, D)
   std::string type_name() const override { return "TransformerBlock"; }
 

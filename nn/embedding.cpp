@@ -11,18 +11,15 @@
 namespace ember::nn {
 
 // ---- Embedding ----
-Embedding::Embedding(int64_t V, int64_t D, Generator& gen, std::optional<int64_t> padding_idx, DType dtype)
-    : num_embeddings_(V), embedding_dim_(D), padding_idx_(padding_idx) {
+Embedding::Embedding(int64_t V, int64_t D, const EmbeddingOptions& o)
+    : num_embeddings_(V), embedding_dim_(D), padding_idx_(o.padding_idx) {
   EMBER_CHECK(V > 0 && D > 0, "Embedding", "num_embeddings " << V << " and embedding_dim " << D << " must be positive");
   if (padding_idx_) padding_idx_ = padding_index(*padding_idx_, {V, D}, "Embedding");
-  Tensor w = empty({V, D}, dtype);
-  init::normal_(w, 0.0, 0.02, gen);  // the lesson's init
+  Tensor w = empty({V, D}, o.dtype, "Embedding");
+  init::normal_(w, 0.0, 0.02, init::generator(o.generator));  // the lesson's init
   if (padding_idx_) kernel::fill_(kernel::select(w, 0, *padding_idx_), 0.0);
   weight = register_parameter("weight", w);
 }
-
-Embedding::Embedding(int64_t V, int64_t D, uint64_t seed, std::optional<int64_t> padding_idx, DType dtype)
-    : Embedding(V, D, init::lvalue(Generator(seed)), padding_idx, dtype) {}
 
 Embedding::Embedding(const Tensor& weights, bool freeze, std::optional<int64_t> padding_idx)
     : num_embeddings_(weights.size(0)), embedding_dim_(weights.size(1)), padding_idx_(padding_idx) {
@@ -59,15 +56,13 @@ void PositionalEmbedding::check_length(int64_t T) const {
                                      << " (the table has rows for positions 0.." << max_length() - 1 << ")");
 }
 
-LearnedPositionalEmbedding::LearnedPositionalEmbedding(int64_t L, int64_t D, Generator& gen, DType dtype)
+LearnedPositionalEmbedding::LearnedPositionalEmbedding(int64_t L, int64_t D, const InitOptions& o)
     : max_length_(L), dim_(D) {
   EMBER_CHECK(L > 0 && D > 0, type_name(), "max_context_length " << L << " and embedding_dim " << D << " must be positive");
-  Tensor w = empty({L, D}, dtype);
-  init::normal_(w, 0.0, 0.02, gen);
+  Tensor w = empty({L, D}, o.dtype, "LearnedPositionalEmbedding");
+  init::normal_(w, 0.0, 0.02, init::generator(o.generator));
   weight = register_parameter("weight", w);
 }
-LearnedPositionalEmbedding::LearnedPositionalEmbedding(int64_t L, int64_t D, uint64_t seed, DType dtype)
-    : LearnedPositionalEmbedding(L, D, init::lvalue(Generator(seed)), dtype) {}
 
 // (T, D): rows 0..T-1 of the table, a view. Looking up positions 0..T-1 is a
 // contiguous slice, so no index tensor is needed; the gradient lands in rows
@@ -127,13 +122,12 @@ Tensor EmbeddingComposer::forward(const Tensor& ids) const {
 }
 
 // ---- LM head and weight tying ----
-LMHead::LMHead(int64_t D, int64_t V, Generator& gen, DType dtype) {
+LMHead::LMHead(int64_t D, int64_t V, const InitOptions& o) {
   EMBER_CHECK(V > 0 && D > 0, "LMHead", "embedding_dim " << D << " and vocab_size " << V << " must be positive");
-  Tensor w = empty({V, D}, dtype);
-  init::normal_(w, 0.0, 0.02, gen);
+  Tensor w = empty({V, D}, o.dtype, "LMHead");
+  init::normal_(w, 0.0, 0.02, init::generator(o.generator));
   weight = register_parameter("weight", w);
 }
-LMHead::LMHead(int64_t D, int64_t V, uint64_t seed, DType dtype) : LMHead(D, V, init::lvalue(Generator(seed)), dtype) {}
 
 // hidden (*, D) @ weightᵀ (D, V) -> logits (*, V)
 Tensor LMHead::forward(const Tensor& hidden) const {

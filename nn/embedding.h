@@ -14,21 +14,27 @@
 #include <optional>
 
 #include "autograd/ops.h"
+#include "nn/init.h"
 #include "nn/module.h"
 #include "tensor/random.h"
 
 namespace ember::nn {
 
+struct EmbeddingOptions {
+  std::optional<int64_t> padding_idx;  // a row that stays zero and gets no gradient
+  DType dtype = kFloat32;
+  Generator* generator = nullptr;      // null: the default generator (nn/init.h)
+};
+
 // A table of V learned D-vectors; forward is pure row lookup.
 // Backward scatter-adds grad_out into the rows that were used; other rows get
 // exactly zero, and the padding_idx row (if any) never receives gradient.
+//   nn::Embedding tok(65, 128);                              // float32, default generator
+//   nn::Embedding tok(65, 128, {.padding_idx = 0, .generator = &gen});
 class Embedding : public Module {
  public:
-  // weight ~ normal(0, 0.02) drawn from gen (the padding row, if any, is zero).
-  Embedding(int64_t num_embeddings, int64_t embedding_dim, Generator& gen,
-            std::optional<int64_t> padding_idx = std::nullopt, DType dtype = kFloat32);
-  Embedding(int64_t num_embeddings, int64_t embedding_dim, uint64_t seed = 0,
-            std::optional<int64_t> padding_idx = std::nullopt, DType dtype = kFloat32);
+  // weight ~ normal(0, 0.02) (the padding row, if any, is zero).
+  Embedding(int64_t num_embeddings, int64_t embedding_dim, const EmbeddingOptions& options = {});
   // Wraps existing (V, D) weights (copied); freeze = true makes them untrainable.
   static std::shared_ptr<Embedding> from_pretrained(const Tensor& weights, bool freeze = true,
                                                     std::optional<int64_t> padding_idx = std::nullopt);
@@ -73,9 +79,8 @@ class PositionalEmbedding : public Module {
 // A trainable (L, D) table; row p is the vector of position p. Adds L*D parameters.
 class LearnedPositionalEmbedding : public PositionalEmbedding {
  public:
-  LearnedPositionalEmbedding(int64_t max_context_length, int64_t embedding_dim, Generator& gen, DType dtype = kFloat32);
-  LearnedPositionalEmbedding(int64_t max_context_length, int64_t embedding_dim, uint64_t seed = 0,
-                             DType dtype = kFloat32);
+  // weight ~ normal(0, 0.02)
+  LearnedPositionalEmbedding(int64_t max_context_length, int64_t embedding_dim, const InitOptions& options = {});
   using PositionalEmbedding::forward;
   Tensor forward(int64_t T) const override;
   int64_t max_length() const override { return max_length_; }
@@ -129,8 +134,7 @@ class EmbeddingComposer : public Module {
 class LMHead : public Module {
  public:
   // An untied head with its own weight ~ normal(0, 0.02).
-  LMHead(int64_t embedding_dim, int64_t vocab_size, Generator& gen, DType dtype = kFloat32);
-  LMHead(int64_t embedding_dim, int64_t vocab_size, uint64_t seed = 0, DType dtype = kFloat32);
+  LMHead(int64_t embedding_dim, int64_t vocab_size, const InitOptions& options = {});
   Tensor forward(const Tensor& hidden) const;
   bool is_tied() const { return tied_; }
   std::string type_name() const override { return "LMHead"; }

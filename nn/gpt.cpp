@@ -58,22 +58,23 @@ GPT::GPT(const GPTConfig& c) : config_(c) {
   EMBER_CHECK(c.vocab_size > 0 && c.context_length > 0 && c.layers >= 0, "GPT",
               "vocab_size " << c.vocab_size << ", context_length " << c.context_length << " and layers " << c.layers
                             << " must be positive");
-  Generator gen(c.seed);
-  auto token = std::make_shared<Embedding>(c.vocab_size, c.dim, gen, std::nullopt, c.dtype);
+  Generator gen(c.seed);  // every weight of the model comes from this one stream, in this order
+  const InitOptions init{.dtype = c.dtype, .generator = &gen};
+  auto token = std::make_shared<Embedding>(c.vocab_size, c.dim, EmbeddingOptions{.dtype = c.dtype, .generator = &gen});
   std::shared_ptr<PositionalEmbedding> pos;
   if (c.positional == Positional::Learned)
-    pos = std::make_shared<LearnedPositionalEmbedding>(c.context_length, c.dim, gen, c.dtype);
+    pos = std::make_shared<LearnedPositionalEmbedding>(c.context_length, c.dim, init);
   else
     pos = std::make_shared<SinusoidalPositionalEmbedding>(c.context_length, c.dim, c.dtype);
   embed = register_module("embed", std::make_shared<EmbeddingComposer>(token, pos));
-  drop = register_module("drop", std::make_shared<Dropout>(c.dropout, gen.next_u64()));
+  drop = register_module("drop", std::make_shared<Dropout>(c.dropout, DropoutOptions{.seed = gen.next_u64()}));
+  blocks = register_module("blocks", std::make_shared<ModuleList<TransformerBlock>>());
   for (int64_t l = 0; l < c.layers; ++l) {
-    blocks.push_back(register_module(
-        "block" + std::to_string(l),
-        std::make_shared<TransformerBlock>(c.dim, c.heads, 4, c.dropout, /*causal=*/true, gen.next_u64(), c.dtype)));
+    blocks->push_back(std::make_shared<TransformerBlock>(
+        c.dim, c.heads, TransformerBlockOptions{.dropout = c.dropout, .causal = true, .dtype = c.dtype, .generator = &gen}));
   }
-  ln_f = register_module("ln_f", std::make_shared<LayerNorm>(c.dim, 1e-5, c.dtype));
-  head = register_module("head", std::make_shared<LMHead>(c.dim, c.vocab_size, gen, c.dtype));
+  ln_f = register_module("ln_f", std::make_shared<LayerNorm>(c.dim, LayerNormOptions{.dtype = c.dtype}));
+  head = register_module("head", std::make_shared<LMHead>(c.dim, c.vocab_size, init));
   if (c.tie_weights) tie_weights(*head, *token);
 
   // GPT-2 initialization: every Linear weight ~ N(0, 0.02), biases 0; the two
@@ -81,7 +82,7 @@ GPT::GPT(const GPTConfig& c) : config_(c) {
   // output) get std 0.02 / sqrt(2 * layers), so the residual's variance does
   // not grow with depth.
   const double resid_std = 0.02 / std::sqrt(2.0 * static_cast<double>(std::max<int64_t>(c.layers, 1)));
-  for (auto& blk : blocks) {
+  for (auto& blk : *blocks) {
     for (Linear* lin : {blk->attn->w_q.get(), blk->attn->w_k.get(), blk->attn->w_v.get(), blk->attn->w_o.get(),
                         blk->fc1.get(), blk->fc2.get()}) {
       bool residual = lin == blk->attn->w_o.get() || lin == blk->fc2.get();
@@ -96,7 +97,7 @@ Tensor GPT::forward(const Tensor& ids) {
   EMBER_CHECK(ids.size(1) <= config_.context_length, "GPT",
               "sequence length T = " << ids.size(1) << " exceeds the model's context length " << config_.context_length);
   Tensor x = drop->forward(embed->forward(ids));  // (B, T, D)
-  for (auto& blk : blocks) x = blk->forward(x);
+  for (auto& blk : *blocks) x = blk->forward(x);
   return head->forward(ln_f->forward(x));         // (B, T, V)
 }
 

@@ -54,7 +54,7 @@ class GPT : public Module {
   const GPTConfig& config() const { return config_; }
 
   std::shared_ptr<EmbeddingComposer> embed;
-  std::vector<std::shared_ptr<TransformerBlock>> blocks;
+  std::shared_ptr<ModuleList<TransformerBlock>> blocks;  // parameters "blocks.0.attn.w_q.weight", ...
   std::shared_ptr<LayerNorm> ln_f;
   std::shared_ptr<LMHead> head;
   std::shared_ptr<Dropout> drop;

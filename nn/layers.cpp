@@ -18,20 +18,19 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   return bias.defined() ? y + bias : y;
 }
 
-Linear::Linear(int64_t in, int64_t out, bool with_bias, Generator& gen, DType dtype) {
+Linear::Linear(int64_t in, int64_t out, const LinearOptions& o) {
   EMBER_CHECK(in > 0 && out > 0, "Linear", "in_features " << in << " and out_features " << out << " must be positive");
+  Generator& gen = init::generator(o.generator);
   const double bound = 1.0 / std::sqrt(static_cast<double>(in));
-  Tensor w = empty({out, in}, dtype);
+  Tensor w = empty({out, in}, o.dtype, "Linear");
   init::uniform_(w, -bound, bound, gen);
   weight = register_parameter("weight", w);
-  if (with_bias) {
-    Tensor b = empty({out}, dtype);
+  if (o.bias) {
+    Tensor b = empty({out}, o.dtype, "Linear");
     init::uniform_(b, -bound, bound, gen);
     bias = register_parameter("bias", b);
   }
 }
-Linear::Linear(int64_t in, int64_t out, bool with_bias, uint64_t seed, DType dtype)
-    : Linear(in, out, with_bias, init::lvalue(Generator(seed)), dtype) {}
 
 Tensor Linear::forward(const Tensor& x) { return linear(x, weight, bias); }
 
@@ -41,10 +40,10 @@ std::string Linear::extra_repr() const {
   return os.str();
 }
 
-LayerNorm::LayerNorm(int64_t dim, double eps_, DType dtype) : eps(eps_) {
+LayerNorm::LayerNorm(int64_t dim, const LayerNormOptions& o) : eps(o.eps) {
   EMBER_CHECK(dim > 0, "LayerNorm", "dim must be positive, got " << dim);
-  weight = register_parameter("weight", ones({dim}, dtype));
-  bias = register_parameter("bias", zeros({dim}, dtype));
+  weight = register_parameter("weight", ones({dim}, o.dtype));
+  bias = register_parameter("bias", zeros({dim}, o.dtype));
 }
 Tensor LayerNorm::forward(const Tensor& x) { return layer_norm(x, weight, bias, eps); }
 std::string LayerNorm::extra_repr() const {
@@ -67,7 +66,8 @@ Tensor dropout(const Tensor& x, double p, Generator& gen) {
   return x * mask;
 }
 
-Dropout::Dropout(double p_, uint64_t seed) : p(p_), gen_(seed) {
+Dropout::Dropout(double p_, const DropoutOptions& o)
+    : p(p_), gen_(o.seed ? *o.seed : default_generator().next_u64()) {
   EMBER_CHECK(p >= 0 && p < 1, "Dropout", "p must be in [0, 1), got " << p);
 }
 Tensor Dropout::forward(const Tensor& x) { return is_training() ? dropout(x, p, gen_) : x; }

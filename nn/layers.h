@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "autograd/ops.h"
@@ -20,11 +21,18 @@ class UnaryModule : public Module {
   Tensor operator()(const Tensor& x) { return forward(x); }
 };
 
+struct LinearOptions {
+  bool bias = true;
+  DType dtype = kFloat32;
+  Generator* generator = nullptr;  // null: the default generator (nn/init.h)
+};
+
 // y = x Wᵀ + b, W:(O, I) as in PyTorch; init W, b ~ U(±1/sqrt(I)).
+//   nn::Linear fc(5, 4);                                    // bias, float32
+//   nn::Linear fc(5, 4, {.bias = false, .dtype = kFloat64});
 class Linear : public UnaryModule {
  public:
-  Linear(int64_t in_features, int64_t out_features, bool bias, Generator& gen, DType dtype = kFloat32);
-  Linear(int64_t in_features, int64_t out_features, bool bias = true, uint64_t seed = 0, DType dtype = kFloat32);
+  Linear(int64_t in_features, int64_t out_features, const LinearOptions& options = {});
   Tensor forward(const Tensor& x) override;  // x:(*, I) -> (*, O)
   std::string type_name() const override { return "Linear"; }
   std::string extra_repr() const override;
@@ -39,10 +47,15 @@ using ember::layer_norm;  // a fused op with its own backward: autograd/ops/laye
 // Zeroes each element with probability p and scales the rest by 1/(1-p).
 Tensor dropout(const Tensor& x, double p, Generator& gen);
 
+struct LayerNormOptions {
+  double eps = 1e-5;
+  DType dtype = kFloat32;
+};
+
 // Normalizes over the last dim of size D, then scales and shifts (weight=1, bias=0 at init).
 class LayerNorm : public UnaryModule {
  public:
-  explicit LayerNorm(int64_t dim, double eps = 1e-5, DType dtype = kFloat32);
+  explicit LayerNorm(int64_t dim, const LayerNormOptions& options = {});
   Tensor forward(const Tensor& x) override;
   std::string type_name() const override { return "LayerNorm"; }
   std::string extra_repr() const override;
@@ -51,10 +64,16 @@ class LayerNorm : public UnaryModule {
   double eps;
 };
 
+struct DropoutOptions {
+  // The seed of the module's own mask generator (its state is saved with
+  // training checkpoints); none: one draw from the default generator.
+  std::optional<uint64_t> seed;
+};
+
 // Seeded dropout; the identity in eval mode (and when p = 0).
 class Dropout : public UnaryModule {
  public:
-  explicit Dropout(double p = 0.5, uint64_t seed = 0);
+  explicit Dropout(double p = 0.5, const DropoutOptions& options = {});
   Tensor forward(const Tensor& x) override;
   std::string type_name() const override { return "Dropout"; }
   std::string extra_repr() const override;

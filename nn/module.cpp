@@ -1,6 +1,8 @@
 #include "nn/module.h"
 
 #include <sstream>
+#include <map>
+#include <set>
 #include <unordered_set>
 
 #include "autograd/grad_mode.h"
@@ -111,6 +113,99 @@ void Module::zero_grad(bool set_to_none) {
       kernel::fill_(t.grad(), 0.0);
     }
   }
+}
+
+Module& Module::to(DType dtype) {
+  EMBER_CHECK(is_floating(dtype), type_name(), "to: modules convert to float32 or float64, not " << dtype_name(dtype));
+  // Swap the storage inside each TensorImpl, once per tensor (ties share one).
+  auto convert = [dtype](const Tensor& t) {
+    if (!t.is_floating_point() || t.dtype() == dtype) return;
+    Tensor converted = kernel::to(t, dtype);
+    TensorImpl* impl = t.impl();
+    impl->storage = converted.storage();
+    impl->offset = 0;
+    impl->strides = converted.stride();
+    impl->dtype = dtype;
+  };
+  std::unordered_set<const TensorImpl*> done;
+  auto visit = [&](const Tensor& t) {
+    if (!done.insert(t.impl()).second) return;
+    convert(t);
+    if (t.grad().defined()) convert(t.grad());
+  };
+  for (const auto& [_, t] : named_parameters()) visit(t);
+  for (const auto& [_, t] : named_buffers()) visit(t);
+  return *this;
+}
+
+std::vector<std::pair<std::string, Tensor>> Module::state_dict() const {
+  std::vector<std::pair<std::string, Tensor>> out;
+  for (const auto& [name, t] : named_parameters(/*dedup=*/false)) out.emplace_back(name, t.detach());
+  for (const auto& [name, t] : named_buffers()) out.emplace_back(name, t.detach());
+  return out;
+}
+
+std::vector<std::pair<Tensor, Tensor>> Module::match_state_dict(const std::vector<std::pair<std::string, Tensor>>& state,
+                                                                bool strict, const std::string& source,
+                                                                const char* op) const {
+  std::map<std::string, Tensor> given;
+  for (const auto& [name, t] : state) {
+    EMBER_CHECK(t.defined(), op, source << ": tensor \"" << name << "\" is undefined");
+    EMBER_CHECK(given.emplace(name, t).second, op, source << ": tensor \"" << name << "\" appears twice");
+  }
+  // The module's tensors, each once, with all the names it has.
+  std::vector<std::pair<Tensor, std::vector<std::string>>> tensors;
+  std::map<const TensorImpl*, size_t> index;
+  std::set<std::string> names;
+  auto add = [&](const std::string& name, const Tensor& t) {
+    names.insert(name);
+    auto [it, fresh] = index.emplace(t.impl(), tensors.size());
+    if (fresh) tensors.push_back({t, {}});
+    tensors[it->second].second.push_back(name);
+  };
+  for (const auto& [name, t] : named_parameters(/*dedup=*/false)) add(name, t);
+  for (const auto& [name, t] : named_buffers()) add(name, t);
+  if (strict) {
+    for (const auto& [name, _] : state)
+      EMBER_CHECK(names.count(name), op, source << ": the file has tensor \"" << name << "\" that the model does not have");
+  }
+  std::vector<std::pair<Tensor, Tensor>> copies;
+  for (const auto& [dst, tensor_names] : tensors) {
+    const Tensor* src = nullptr;
+    const std::string* src_name = nullptr;
+    for (const std::string& name : tensor_names) {
+      auto it = given.find(name);
+      if (it == given.end()) continue;
+      const Tensor& t = it->second;
+      EMBER_CHECK(t.shape() == dst.shape() && t.dtype() == dst.dtype(), op,
+                  source << ": tensor \"" << name << "\" has shape " << shape_str(t.shape()) << " " << dtype_name(t.dtype())
+                         << " in the file but " << shape_str(dst.shape()) << " " << dtype_name(dst.dtype())
+                         << " in the model");
+      if (!src) {
+        src = &t;
+        src_name = &name;
+        continue;
+      }
+      // A tied tensor given twice (a PyTorch-style state dict): one matrix, or a mistake.
+      Tensor differ = kernel::compare(kernel::Compare::Ne, kernel::contiguous(*src), kernel::contiguous(t));
+      EMBER_CHECK(kernel::sum(kernel::to(differ, kInt64), {}, false).item<int64_t>() == 0, op,
+                  source << ": \"" << *src_name << "\" and \"" << name
+                         << "\" are one tied tensor in the model, but the file holds different values under the two "
+                            "names; build the model without tying to load them");
+    }
+    if (!src) {
+      EMBER_CHECK(!strict, op, source << ": tensor \"" << tensor_names.front() << "\" of the model is missing from the file");
+      continue;
+    }
+    copies.emplace_back(dst, *src);
+  }
+  return copies;
+}
+
+void Module::load_state_dict(const std::vector<std::pair<std::string, Tensor>>& state, bool strict) {
+  std::vector<std::pair<Tensor, Tensor>> copies = match_state_dict(state, strict, "state_dict", "load_state_dict");
+  NoGradGuard no_grad;
+  for (auto& [dst, src] : copies) kernel::copy_(dst, src, "load_state_dict");
 }
 
 void Module::train(bool on) {

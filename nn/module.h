@@ -59,6 +59,28 @@ class Module {
   Tensor& parameter(const std::string& name);
   Tensor& buffer(const std::string& name);
 
+  // Converts every floating parameter and buffer (and any .grad) to dtype, in
+  // place: each tensor keeps its identity, so every handle to it (a module's
+  // `weight` member, a tied head) sees the change. Make optimizers after.
+  //   nn::Linear fc(3, 2);  fc.to(kFloat64);  // e.g. to gradcheck it
+  Module& to(DType dtype);
+
+  // The module's state in memory: every parameter under every name it has
+  // (a tied tensor under both) and every buffer, as detached tensors that
+  // share the module's memory (clone() them to keep a snapshot).
+  std::vector<std::pair<std::string, Tensor>> state_dict() const;
+  // Copies the values of `state` in. Strict: every name of the module must
+  // be present and every entry must be a name of the module. Shapes and
+  // dtypes must match, and two entries for one tied tensor must hold equal
+  // values. On any error nothing has changed.
+  void load_state_dict(const std::vector<std::pair<std::string, Tensor>>& state, bool strict = true);
+  // The check of load_state_dict alone: the (module tensor, source tensor)
+  // copies it would make. `source` names the state in error messages (a
+  // file path), `op` starts them.
+  std::vector<std::pair<Tensor, Tensor>> match_state_dict(const std::vector<std::pair<std::string, Tensor>>& state,
+                                                          bool strict, const std::string& source,
+                                                          const char* op) const;
+
  protected:
   // Registration returns the stored handle; modules keep their
   // own copy of the handle (e.g. `weight`) for readable forward code.
@@ -84,5 +106,25 @@ class Module {
 };
 
 std::ostream& operator<<(std::ostream& os, const Module& m);
+
+// A list of modules of one type, registered as "0", "1", ... so that their
+// parameters are named "blocks.0.attn.w_q.weight" (PyTorch's ModuleList).
+template <typename M>
+class ModuleList : public Module {
+ public:
+  void push_back(std::shared_ptr<M> m) {
+    EMBER_CHECK(m != nullptr, "ModuleList", "cannot add a null module");
+    register_module(std::to_string(items_.size()), m);
+    items_.push_back(std::move(m));
+  }
+  size_t size() const { return items_.size(); }
+  M& operator[](size_t i) const { return *items_.at(i); }
+  auto begin() const { return items_.begin(); }  // iterates the shared_ptrs
+  auto end() const { return items_.end(); }
+  std::string type_name() const override { return "ModuleList"; }
+
+ private:
+  std::vector<std::shared_ptr<M>> items_;
+};
 
 }  // namespace ember::nn

@@ -20,10 +20,10 @@ std::string sizes(int64_t I, int64_t H) { return std::to_string(I) + ", " + std:
 }  // namespace
 
 // ---- RNN ----
-RNNCell::RNNCell(int64_t I, int64_t H, uint64_t seed, DType dtype) : hidden_(H) {
-  Generator gen(seed);
-  w_x = register_module("w_x", std::make_shared<Linear>(I, H, true, gen, dtype));
-  w_h = register_module("w_h", std::make_shared<Linear>(H, H, false, gen, dtype));
+RNNCell::RNNCell(int64_t I, int64_t H, const InitOptions& o) : hidden_(H) {
+  Generator* gen = &init::generator(o.generator);
+  w_x = register_module("w_x", std::make_shared<Linear>(I, H, LinearOptions{.bias = true, .dtype = o.dtype, .generator = gen}));
+  w_h = register_module("w_h", std::make_shared<Linear>(H, H, LinearOptions{.bias = false, .dtype = o.dtype, .generator = gen}));
 }
 Tensor RNNCell::forward(const Tensor& x, const Tensor& h) const {
   check_step("RNNCell", x, w_x->weight.size(1), h, hidden_);
@@ -32,12 +32,12 @@ Tensor RNNCell::forward(const Tensor& x, const Tensor& h) const {
 std::string RNNCell::extra_repr() const { return sizes(w_x->weight.size(1), hidden_); }
 
 // ---- LSTM ----
-LSTMCell::LSTMCell(int64_t I, int64_t H, uint64_t seed, DType dtype) : hidden_(H) {
+LSTMCell::LSTMCell(int64_t I, int64_t H, const InitOptions& o) : hidden_(H) {
   EMBER_CHECK(I > 0 && H > 0, "LSTMCell", "input_size " << I << " and hidden_size " << H << " must be positive");
-  Generator gen(seed);
+  Generator& gen = init::generator(o.generator);
   const double bound = 1.0 / std::sqrt(static_cast<double>(H));  // PyTorch's init for recurrent weights
   auto make = [&](Shape s) {
-    Tensor t = empty(s, dtype);
+    Tensor t = empty(s, o.dtype, "LSTMCell");
     init::uniform_(t, -bound, bound, gen);
     return t;
   };
@@ -63,14 +63,16 @@ LSTMState LSTMCell::forward(const Tensor& x, const LSTMState& state) const {
 std::string LSTMCell::extra_repr() const { return sizes(weight_ih.size(1), hidden_); }
 
 // ---- GRU ----
-GRUCell::GRUCell(int64_t I, int64_t H, uint64_t seed, DType dtype) : hidden_(H) {
-  Generator gen(seed);
-  w_z = register_module("w_z", std::make_shared<Linear>(I, H, true, gen, dtype));
-  w_r = register_module("w_r", std::make_shared<Linear>(I, H, true, gen, dtype));
-  w_h = register_module("w_h", std::make_shared<Linear>(I, H, true, gen, dtype));
-  u_z = register_module("u_z", std::make_shared<Linear>(H, H, false, gen, dtype));
-  u_r = register_module("u_r", std::make_shared<Linear>(H, H, false, gen, dtype));
-  u_h = register_module("u_h", std::make_shared<Linear>(H, H, false, gen, dtype));
+GRUCell::GRUCell(int64_t I, int64_t H, const InitOptions& o) : hidden_(H) {
+  const LinearOptions from_x{.bias = true, .dtype = o.dtype, .generator = &init::generator(o.generator)};
+  LinearOptions from_h = from_x;
+  from_h.bias = false;
+  w_z = register_module("w_z", std::make_shared<Linear>(I, H, from_x));
+  w_r = register_module("w_r", std::make_shared<Linear>(I, H, from_x));
+  w_h = register_module("w_h", std::make_shared<Linear>(I, H, from_x));
+  u_z = register_module("u_z", std::make_shared<Linear>(H, H, from_h));
+  u_r = register_module("u_r", std::make_shared<Linear>(H, H, from_h));
+  u_h = register_module("u_h", std::make_shared<Linear>(H, H, from_h));
 }
 Tensor GRUCell::forward(const Tensor& x, const Tensor& h) const {
   check_step("GRUCell", x, w_z->weight.size(1), h, hidden_);
@@ -102,16 +104,16 @@ std::pair<Tensor, Tensor> run_over_time(const Cell& cell, const Tensor& x, Tenso
 }
 }  // namespace
 
-RNN::RNN(int64_t I, int64_t H, uint64_t seed, DType dtype) {
-  cell = register_module("cell", std::make_shared<RNNCell>(I, H, seed, dtype));
+RNN::RNN(int64_t I, int64_t H, const InitOptions& o) {
+  cell = register_module("cell", std::make_shared<RNNCell>(I, H, o));
 }
 std::pair<Tensor, Tensor> RNN::forward(const Tensor& x, std::optional<Tensor> h0) const {
   check_sequence("RNN", x, cell->w_x->weight.size(1));
   return run_over_time(*cell, x, h0 ? *h0 : zeros({x.size(0), cell->hidden_size()}, x.dtype()));
 }
 
-LSTM::LSTM(int64_t I, int64_t H, uint64_t seed, DType dtype) {
-  cell = register_module("cell", std::make_shared<LSTMCell>(I, H, seed, dtype));
+LSTM::LSTM(int64_t I, int64_t H, const InitOptions& o) {
+  cell = register_module("cell", std::make_shared<LSTMCell>(I, H, o));
 }
 std::pair<Tensor, LSTMState> LSTM::forward(const Tensor& x, std::optional<LSTMState> state) const {
   check_sequence("LSTM", x, cell->weight_ih.size(1));
@@ -125,8 +127,8 @@ std::pair<Tensor, LSTMState> LSTM::forward(const Tensor& x, std::optional<LSTMSt
   return {stack_steps(outs, x, cell->hidden_size()), st};
 }
 
-GRU::GRU(int64_t I, int64_t H, uint64_t seed, DType dtype) {
-  cell = register_module("cell", std::make_shared<GRUCell>(I, H, seed, dtype));
+GRU::GRU(int64_t I, int64_t H, const InitOptions& o) {
+  cell = register_module("cell", std::make_shared<GRUCell>(I, H, o));
 }
 std::pair<Tensor, Tensor> GRU::forward(const Tensor& x, std::optional<Tensor> h0) const {
   check_sequence("GRU", x, cell->w_z->weight.size(1));

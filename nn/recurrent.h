@@ -7,6 +7,7 @@
 #include <optional>
 #include <utility>
 
+#include "nn/init.h"
 #include "nn/layers.h"
 
 namespace ember::nn {
@@ -14,7 +15,7 @@ namespace ember::nn {
 // h_t = tanh(W_x x_t + W_h h_{t-1} + b)
 class RNNCell : public Module {
  public:
-  RNNCell(int64_t input_size, int64_t hidden_size, uint64_t seed = 0, DType dtype = kFloat32);
+  RNNCell(int64_t input_size, int64_t hidden_size, const InitOptions& options = {});
   Tensor forward(const Tensor& x, const Tensor& h) const;  // x:(B,I) h:(B,H) -> (B,H)
   std::string type_name() const override { return "RNNCell"; }
   std::string extra_repr() const override;
@@ -40,7 +41,7 @@ struct LSTMState {
 
 class LSTMCell : public Module {
  public:
-  LSTMCell(int64_t input_size, int64_t hidden_size, uint64_t seed = 0, DType dtype = kFloat32);
+  LSTMCell(int64_t input_size, int64_t hidden_size, const InitOptions& options = {});
   // x:(B,I), state (h, c) each (B,H) -> (h_t, c_t)
   LSTMState forward(const Tensor& x, const LSTMState& state) const;
   std::string type_name() const override { return "LSTMCell"; }
@@ -61,7 +62,7 @@ class LSTMCell : public Module {
 // (PyTorch's GRU swaps the roles of z and 1 - z and applies r after U_h.)
 class GRUCell : public Module {
  public:
-  GRUCell(int64_t input_size, int64_t hidden_size, uint64_t seed = 0, DType dtype = kFloat32);
+  GRUCell(int64_t input_size, int64_t hidden_size, const InitOptions& options = {});
   Tensor forward(const Tensor& x, const Tensor& h) const;  // x:(B,I) h:(B,H) -> (B,H)
   std::string type_name() const override { return "GRUCell"; }
   std::string extra_repr() const override;
@@ -78,14 +79,14 @@ class GRUCell : public Module {
 // A missing initial state is zeros.
 class RNN : public Module {
  public:
-  RNN(int64_t input_size, int64_t hidden_size, uint64_t seed = 0, DType dtype = kFloat32);
+  RNN(int64_t input_size, int64_t hidden_size, const InitOptions& options = {});
   std::pair<Tensor, Tensor> forward(const Tensor& x, std::optional<Tensor> h0 = std::nullopt) const;
   std::string type_name() const override { return "RNN"; }
   std::shared_ptr<RNNCell> cell;
 };
 class LSTM : public Module {
  public:
-  LSTM(int64_t input_size, int64_t hidden_size, uint64_t seed = 0, DType dtype = kFloat32);
+  LSTM(int64_t input_size, int64_t hidden_size, const InitOptions& options = {});
   // -> (outputs (B,T,H), state at T)
   std::pair<Tensor, LSTMState> forward(const Tensor& x, std::optional<LSTMState> state = std::nullopt) const;
   std::string type_name() const override { return "LSTM"; }
@@ -93,7 +94,7 @@ class LSTM : public Module {
 };
 class GRU : public Module {
  public:
-  GRU(int64_t input_size, int64_t hidden_size, uint64_t seed = 0, DType dtype = kFloat32);
+  GRU(int64_t input_size, int64_t hidden_size, const InitOptions& options = {});
   std::pair<Tensor, Tensor> forward(const Tensor& x, std::optional<Tensor> h0 = std::nullopt) const;
   std::string type_name() const override { return "GRU"; }
   std::shared_ptr<GRUCell> cell;

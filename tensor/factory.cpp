@@ -11,8 +11,7 @@ namespace ember {
 namespace {
 
 template <typename T>
-Tensor from_values(const std::vector<T>& values, const Shape& shape_in) {
-  Shape shape = shape_in.empty() ? Shape{static_cast<int64_t>(values.size())} : shape_in;
+Tensor from_values(const std::vector<T>& values, const Shape& shape) {
   int64_t n = checked_numel(shape, "tensor");
   EMBER_CHECK(n == static_cast<int64_t>(values.size()), "tensor",
               values.size() << " values cannot fill shape " << shape_str(shape) << " (" << n << " elements)");
@@ -22,13 +21,29 @@ Tensor from_values(const std::vector<T>& values, const Shape& shape_in) {
   return t;
 }
 
+Shape flat(size_t n) { return {static_cast<int64_t>(n)}; }
+
 }  // namespace
 
+Tensor tensor(const std::vector<float>& v) { return from_values(v, flat(v.size())); }
+Tensor tensor(const std::vector<double>& v) { return from_values(v, flat(v.size())); }
+Tensor tensor(const std::vector<int64_t>& v) { return from_values(v, flat(v.size())); }
+Tensor tensor(const std::vector<bool>& v) { return from_values(v, flat(v.size())); }
 Tensor tensor(const std::vector<float>& v, const Shape& s) { return from_values(v, s); }
 Tensor tensor(const std::vector<double>& v, const Shape& s) { return from_values(v, s); }
 Tensor tensor(const std::vector<int64_t>& v, const Shape& s) { return from_values(v, s); }
 Tensor tensor(const std::vector<bool>& v, const Shape& s) { return from_values(v, s); }
-Tensor tensor(std::initializer_list<float> v, const Shape& s) { return from_values(std::vector<float>(v), s); }
+Tensor tensor(std::initializer_list<double> v, DType dtype) { return tensor(v, flat(v.size()), dtype); }
+Tensor tensor(std::initializer_list<double> v, const Shape& s, DType dtype) {
+  EMBER_CHECK(dtype != kBool, "tensor", "a list of numbers makes a floating or int64 tensor; for bool pass a std::vector<bool>");
+  Tensor values = from_values(std::vector<double>(v), s);
+  if (dtype == kFloat64) return values;
+  if (dtype == kInt64) {
+    for (double x : v)
+      EMBER_CHECK(x == std::trunc(x) && std::abs(x) < 9.2e18, "tensor", "value " << x << " is not an int64");
+  }
+  return kernel::to(values, dtype);
+}
 
 Tensor scalar_tensor(double value, DType dtype) { return full({}, value, dtype); }
 

@@ -11,12 +11,21 @@
 
 namespace ember {
 
-// From values + shape (shape defaults to 1-D). Error if the counts differ.
-Tensor tensor(const std::vector<float>& values, const Shape& shape = {});
-Tensor tensor(const std::vector<double>& values, const Shape& shape = {});
-Tensor tensor(const std::vector<int64_t>& values, const Shape& shape = {});
-Tensor tensor(const std::vector<bool>& values, const Shape& shape = {});
-Tensor tensor(std::initializer_list<float> values, const Shape& shape = {});
+// From values: a 1-D tensor of them, or exactly `shape` (whose element count
+// must match; {} is a 0-d tensor of one value). The dtype is the values'.
+Tensor tensor(const std::vector<float>& values);
+Tensor tensor(const std::vector<double>& values);
+Tensor tensor(const std::vector<int64_t>& values);
+Tensor tensor(const std::vector<bool>& values);
+Tensor tensor(const std::vector<float>& values, const Shape& shape);
+Tensor tensor(const std::vector<double>& values, const Shape& shape);
+Tensor tensor(const std::vector<int64_t>& values, const Shape& shape);
+Tensor tensor(const std::vector<bool>& values, const Shape& shape);
+// From a list of numbers, as PyTorch's torch.tensor([...], dtype=...):
+// float32 unless told otherwise (any floating or integer dtype).
+//   tensor({0.2, -0.1})   tensor({1, 2, 3, 4}, {2, 2}, kFloat64)
+Tensor tensor(std::initializer_list<double> values, DType dtype = kFloat32);
+Tensor tensor(std::initializer_list<double> values, const Shape& shape, DType dtype = kFloat32);
 Tensor scalar_tensor(double value, DType dtype = kFloat32);  // 0-d
 
 Tensor zeros(const Shape& shape, DType dtype = kFloat32);

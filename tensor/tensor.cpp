@@ -1,26 +1,34 @@
 #include "tensor/tensor.h"
 
+#include <atomic>
 #include <cmath>
+#include <cstdio>
 #include <iomanip>
 #include <sstream>
 
 namespace ember {
 
+void Tensor::undefined_error(const char* op) {
+  EMBER_FAIL(op, "the tensor is undefined (a default-constructed Tensor, e.g. grad() before any backward)");
+}
+
 // ---- metadata ----
-DType Tensor::dtype() const { return impl_->dtype; }
-const Shape& Tensor::shape() const { return impl_->shape; }
-const Shape& Tensor::stride() const { return impl_->strides; }
-int64_t Tensor::dim() const { return static_cast<int64_t>(impl_->shape.size()); }
-int64_t Tensor::size(int64_t d) const { return impl_->shape[wrap_dim(d, dim(), "size")]; }
-int64_t Tensor::numel() const { return numel_of(impl_->shape); }
-int64_t Tensor::storage_offset() const { return impl_->offset; }
-const std::shared_ptr<Storage>& Tensor::storage() const { return impl_->storage; }
-uint64_t Tensor::version() const { return impl_->storage->version(); }
+DType Tensor::dtype() const { return get("dtype").dtype; }
+const Shape& Tensor::shape() const { return get("shape").shape; }
+const Shape& Tensor::stride() const { return get("stride").strides; }
+int64_t Tensor::dim() const { return static_cast<int64_t>(get("dim").shape.size()); }
+int64_t Tensor::size(int64_t d) const { return get("size").shape[wrap_dim(d, dim(), "size")]; }
+int64_t Tensor::numel() const { return numel_of(get("numel").shape); }
+int64_t Tensor::storage_offset() const { return get("storage_offset").offset; }
+const std::shared_ptr<Storage>& Tensor::storage() const { return get("storage").storage; }
+uint64_t Tensor::version() const { return get("version").storage->version(); }
 void* Tensor::raw_data() const {
-  return static_cast<char*>(impl_->storage->data()) + impl_->offset * static_cast<int64_t>(dtype_size(dtype()));
+  const TensorImpl& t = get("data_ptr");
+  return static_cast<char*>(t.storage->data()) + t.offset * static_cast<int64_t>(dtype_size(t.dtype));
 }
 
 bool Tensor::is_contiguous() const {
+  get("is_contiguous");
   int64_t expected = 1;
   for (int64_t d = dim() - 1; d >= 0; --d) {
     if (impl_->shape[d] == 1) continue;
@@ -99,18 +107,19 @@ std::string format_float(double v, int precision, bool sci) {
 
 }  // namespace
 
-std::string Tensor::to_string() const {
-  if (!defined()) return "tensor(undefined)";
-  const DType dt = dtype();
+// "tensor([...], shape=(...)[, dtype=...]" without the closing parenthesis:
+// Tensor::to_string (autograd/tensor_methods.cpp) adds the autograd part.
+std::string format_values(const Tensor& x) {
+  const DType dt = x.dtype();
   // Every element as text first (integers exactly, never through double),
   // then one column width for all.
   std::vector<std::string> text;
   if (dt == kInt64) {
-    for (int64_t v : to_vector<int64_t>()) text.push_back(std::to_string(v));
+    for (int64_t v : x.to_vector<int64_t>()) text.push_back(std::to_string(v));
   } else if (dt == kBool) {
-    for (bool v : to_vector<bool>()) text.push_back(v ? "True" : "False");
+    for (bool v : x.to_vector<bool>()) text.push_back(v ? "True" : "False");
   } else {
-    std::vector<double> vals = to_vector<double>();
+    std::vector<double> vals = x.to_vector<double>();
     // Scientific notation when the magnitudes span too much to show in fixed.
     double max_abs = 0, min_abs = INFINITY;
     for (double v : vals) {
@@ -125,8 +134,8 @@ std::string Tensor::to_string() const {
   size_t width = 0;
   for (const std::string& t : text) width = std::max(width, t.size());
 
-  const int64_t nd = dim();
-  const bool summarize = numel() > 1000;
+  const int64_t nd = x.dim();
+  const bool summarize = x.numel() > 1000;
   const int64_t edge = 3;
   std::ostringstream os;
   os << "tensor(";
@@ -137,9 +146,9 @@ std::string Tensor::to_string() const {
       os << std::string(width - text[flat].size(), ' ') << text[flat];
       return;
     }
-    int64_t n = impl_->shape[d];
+    int64_t n = x.shape()[d];
     int64_t inner = 1;
-    for (int64_t k = d + 1; k < nd; ++k) inner *= impl_->shape[k];
+    for (int64_t k = d + 1; k < nd; ++k) inner *= x.shape()[k];
     os << "[";
     for (int64_t i = 0; i < n; ++i) {
       if (summarize && n > 2 * edge && i == edge) {
@@ -159,18 +168,17 @@ std::string Tensor::to_string() const {
   } else {
     rec(0, 0);
   }
-  os << ", shape=" << shape_str(shape());
+  os << ", shape=" << shape_str(x.shape());
   if (dt != kFloat32) os << ", dtype=" << dtype_name(dt);
-  if (requires_grad()) os << (is_leaf() ? ", requires_grad=True" : "");
-  os << ")";
   return os.str();
 }
 
 std::ostream& operator<<(std::ostream& os, const Tensor& t) { return os << t.to_string(); }
 
 // ---- autograd fields ----
-bool Tensor::requires_grad() const { return impl_->requires_grad; }
+bool Tensor::requires_grad() const { return get("requires_grad").requires_grad; }
 Tensor& Tensor::requires_grad_(bool on) {
+  get("requires_grad_");
   EMBER_CHECK(!on || is_floating(dtype()), "requires_grad_",
               "only floating tensors can require grad, got a " << dtype_name(dtype()) << " tensor of shape "
                                                                << shape_str(shape()));
@@ -179,8 +187,22 @@ Tensor& Tensor::requires_grad_(bool on) {
   impl_->requires_grad = on;
   return *this;
 }
-Tensor Tensor::grad() const { return impl_->grad; }
+Tensor Tensor::grad() const {
+  const TensorImpl& t = get("grad");
+  if (t.grad_fn && !t.grad.defined()) {
+    // As PyTorch does: the first time only, say why a non-leaf has no grad.
+    static std::atomic<bool> warned{false};
+    if (!warned.exchange(true))
+      std::fprintf(stderr,
+                   "ember warning: reading .grad() of a non-leaf tensor of shape %s: backward() fills .grad only for "
+                   "leaves, so it is undefined. Call retain_grad() on it before backward() to keep its gradient. "
+                   "(printed once)\n",
+                   shape_str(t.shape).c_str());
+  }
+  return t.grad;
+}
 void Tensor::set_grad(const Tensor& g) const {
+  get("set_grad");
   if (g.defined()) {
     EMBER_CHECK(g.shape() == shape() && g.dtype() == dtype(), "set_grad",
                 "grad has shape " << shape_str(g.shape()) << " " << dtype_name(g.dtype()) << " but the tensor is "
@@ -188,10 +210,10 @@ void Tensor::set_grad(const Tensor& g) const {
   }
   impl_->grad = g;
 }
-const std::shared_ptr<Node>& Tensor::grad_fn() const { return impl_->grad_fn; }
-std::string Tensor::name() const { return impl_->name; }
+const std::shared_ptr<Node>& Tensor::grad_fn() const { return get("grad_fn").grad_fn; }
+std::string Tensor::name() const { return get("name").name; }
 Tensor& Tensor::set_name(const std::string& n) {
-  impl_->name = n;
+  get("set_name").name = n;
   return *this;
 }
 

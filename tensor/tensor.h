@@ -63,12 +63,17 @@ class Tensor {
   // ---- reading values ----
   template <typename T> T item() const;               // error unless numel()==1
   template <typename T> std::vector<T> to_vector() const;  // row-major copy
-  std::string to_string() const;                      // PyTorch-like printing
+  // PyTorch-like printing, with requires_grad=True on a leaf that requires
+  // grad and grad_fn=<MulBackward> on a result of the graph (defined in
+  // autograd/tensor_methods.cpp, which knows the Nodes).
+  std::string to_string() const;
 
   // ---- autograd fields (the data; the engine lives in autograd/) ----
   bool requires_grad() const;
   Tensor& requires_grad_(bool on = true);  // error for int64/bool
-  Tensor grad() const;                     // undefined until a backward writes it
+  // Undefined until a backward writes it. A non-leaf's stays undefined unless
+  // retain_grad() was called before backward (reading it then warns once).
+  Tensor grad() const;
   void set_grad(const Tensor& g) const;    // undefined tensor clears it
   const std::shared_ptr<Node>& grad_fn() const;
   bool is_leaf() const { return grad_fn() == nullptr; }
@@ -129,6 +134,14 @@ class Tensor {
   Tensor matmul(const Tensor& o) const;
 
  private:
+  // The impl, or an ember::Error naming op when the tensor is undefined:
+  // every member that reads the tensor goes through it.
+  TensorImpl& get(const char* op) const {
+    if (!impl_) undefined_error(op);
+    return *impl_;
+  }
+  [[noreturn]] static void undefined_error(const char* op);
+
   std::shared_ptr<TensorImpl> impl_;
 };
 
@@ -154,6 +167,8 @@ struct TensorImpl {
 Tensor empty(const Shape& shape, DType dtype = kFloat32, const char* op = "empty");
 
 std::ostream& operator<<(std::ostream& os, const Tensor& t);
+// The values part of to_string: "tensor([...], shape=(...)" (no closing parenthesis).
+std::string format_values(const Tensor& t);
 
 // ---- template definitions ----
 template <typename T> T* Tensor::data_ptr() const {

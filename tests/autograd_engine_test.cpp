@@ -24,9 +24,10 @@ using test::expect_error;
 using test::expect_values;
 using test::values;
 
-Tensor f64(const std::vector<double>& v, const Shape& s = {}) { return tensor(v, s); }
-// A float64 leaf that requires grad.
-Tensor param(const std::vector<double>& v, const Shape& s = {}) { return tensor(v, s).requires_grad_(); }
+using test::f64;
+// A float64 leaf that requires grad (1-D unless a shape is given).
+Tensor param(const std::vector<double>& v) { return tensor(v).requires_grad_(); }
+Tensor param(const std::vector<double>& v, const Shape& s) { return tensor(v, s).requires_grad_(); }
 Tensor param_randn(const Shape& s, uint64_t seed) {
   Generator g(seed);
   return randn(s, g, kFloat64).requires_grad_();

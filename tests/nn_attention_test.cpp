@@ -261,7 +261,7 @@ TEST(NnMultiHeadAttention, DimMustBeAMultipleOfHeads) {
 }
 
 TEST(NnMultiHeadAttention, ShapesAndParameters) {
-  nn::MultiHeadAttention m(8, 2, false, true, 1);
+  nn::MultiHeadAttention m(8, 2, {.causal = false, .bias = true, .generator = test::seeded(1)});
   EXPECT_EQ(m.heads(), 2);
   auto names = m.named_parameters();
   ASSERT_EQ(names.size(), 8u);
@@ -271,7 +271,7 @@ TEST(NnMultiHeadAttention, ShapesAndParameters) {
   EXPECT_EQ(m.forward(x).shape(), (Shape{3, 5, 8}));
   nn::Attention a = m.forward(x, x, x);
   EXPECT_EQ(a.weights.shape(), (Shape{3, 2, 5, 5}));
-  nn::MultiHeadAttention nb(8, 4, true, /*bias=*/false);
+  nn::MultiHeadAttention nb(8, 4, {.causal = true, .bias = false});
   EXPECT_EQ(nb.named_parameters().size(), 4u);
   EXPECT_NE(nb.extra_repr().find("causal"), std::string::npos);
 }
@@ -282,7 +282,7 @@ TEST(NnMultiHeadAttention, HeadsAreColumnBlocksOfTheProjections) {
   Generator g(7);
   const int64_t B = 2, Tq = 3, Tk = 5, D = 6, h = 3, d = 2;
   for (bool causal : {false, true}) {
-    nn::MultiHeadAttention m(D, h, causal, true, 3, kFloat64);
+    nn::MultiHeadAttention m(D, h, {.causal = causal, .bias = true, .dtype = kFloat64, .generator = test::seeded(3)});
     Tensor query = randn({B, Tq, D}, g, kFloat64), kv = randn({B, Tk, D}, g, kFloat64);  // cross-attention
     nn::Attention a = m.forward(query, kv, kv);
     EXPECT_EQ(a.output.shape(), (Shape{B, Tq, D}));
@@ -302,7 +302,7 @@ TEST(NnMultiHeadAttention, HeadsAreColumnBlocksOfTheProjections) {
 
 TEST(NnMultiHeadAttention, CrossAttentionAndMask) {
   Generator g(8);
-  nn::MultiHeadAttention m(4, 2, false, true, 0, kFloat64);
+  nn::MultiHeadAttention m(4, 2, {.causal = false, .bias = true, .dtype = kFloat64, .generator = test::seeded(0)});
   Tensor q = randn({1, 2, 4}, g, kFloat64), kv = randn({1, 3, 4}, g, kFloat64);
   // a key-padding mask: key 2 is padding
   Tensor pad = tensor(std::vector<bool>{true, true, false}, {3});
@@ -316,7 +316,7 @@ TEST(NnMultiHeadAttention, CrossAttentionAndMask) {
 TEST(NnMultiHeadAttention, CausalProvenThroughGradients) {
   Generator g(9);
   const int64_t T = 4, D = 4;
-  nn::MultiHeadAttention m(D, 2, /*causal=*/true, true, 2, kFloat64);
+  nn::MultiHeadAttention m(D, 2, {.causal = true, .bias = true, .dtype = kFloat64, .generator = test::seeded(2)});
   Tensor x = leaf({2, T, D}, g);
   Tensor y = m.forward(x);
   for (int64_t t = 0; t < T; ++t) {
@@ -338,7 +338,7 @@ namespace {
 // inputs: x (B, T, D) then W_q, b_q, W_k, b_k, W_v, b_v, W_o, b_o
 GradFn mha_fn(int64_t D, int64_t heads, bool causal, bool cross = false) {
   return [=](const std::vector<Tensor>& in) {
-    nn::MultiHeadAttention m(D, heads, causal, true, 0, kFloat64);
+    nn::MultiHeadAttention m(D, heads, {.causal = causal, .bias = true, .dtype = kFloat64, .generator = test::seeded(0)});
     std::shared_ptr<nn::Linear> lin[] = {m.w_q, m.w_k, m.w_v, m.w_o};
     for (int i = 0; i < 4; ++i) {
       lin[i]->weight = in[1 + 2 * i];
@@ -379,7 +379,7 @@ TEST(NnMultiHeadAttentionGradcheck, CrossAttention) {
 TEST(NnAdditiveAttention, ScoresWeightsAndContextByHand) {
   Generator g(12);
   const int64_t B = 2, T = 4, Dq = 3, Dk = 2, A = 5;
-  nn::AdditiveAttention att(Dq, Dk, A, 1, kFloat64);
+  nn::AdditiveAttention att(Dq, Dk, A, {.dtype = kFloat64, .generator = test::seeded(1)});
   Tensor s = randn({B, Dq}, g, kFloat64), h = randn({B, T, Dk}, g, kFloat64);
   nn::Attention a = att.forward(s, h);
   EXPECT_EQ(a.weights.shape(), (Shape{B, T}));
@@ -413,7 +413,7 @@ TEST(NnAdditiveAttention, ScoresWeightsAndContextByHand) {
 
 TEST(NnAdditiveAttention, MaskBlocksPositions) {
   Generator g(13);
-  nn::AdditiveAttention att(3, 2, 4, 2, kFloat64);
+  nn::AdditiveAttention att(3, 2, 4, {.dtype = kFloat64, .generator = test::seeded(2)});
   Tensor s = randn({2, 3}, g, kFloat64), h = randn({2, 4, 2}, g, kFloat64);
   Tensor mask = tensor(std::vector<bool>{true, true, false, false, true, false, true, true}, {2, 4});
   nn::Attention a = att.forward(s, h, mask);
@@ -434,7 +434,7 @@ TEST(NnAdditiveAttention, Gradcheck) {
   // inputs: s (B, Dq), h (B, T, Dk), W (A, Dq), U (A, Dk), b_U (A), v (1, A)
   auto f = [](Tensor mask) {
     return [mask](const std::vector<Tensor>& in) {
-      nn::AdditiveAttention att(3, 2, 4, 0, kFloat64);
+      nn::AdditiveAttention att(3, 2, 4, {.dtype = kFloat64, .generator = test::seeded(0)});
       att.w->weight = in[2];
       att.u->weight = in[3];
       att.u->bias = in[4];
@@ -454,7 +454,7 @@ TEST(NnAdditiveAttention, Gradcheck) {
 // ---------------------------------------------------------------- TransformerBlock
 
 TEST(NnTransformerBlock, ShapeAndParameters) {
-  nn::TransformerBlock block(8, 2, 4, 0.0, true, 1);
+  nn::TransformerBlock block(8, 2, {.mlp_ratio = 4, .dropout = 0.0, .causal = true, .generator = test::seeded(1)});
   Tensor x = randn({2, 5, 8});
   EXPECT_EQ(block.forward(x).shape(), (Shape{2, 5, 8}));
   auto names = block.named_parameters();
@@ -466,7 +466,7 @@ TEST(NnTransformerBlock, ShapeAndParameters) {
 
 TEST(NnTransformerBlock, ZeroOutputProjectionsMakeItTheIdentity) {
   Generator g(15);
-  nn::TransformerBlock block(8, 2, 4, 0.0, true, 2, kFloat64);
+  nn::TransformerBlock block(8, 2, {.mlp_ratio = 4, .dropout = 0.0, .causal = true, .dtype = kFloat64, .generator = test::seeded(2)});
   {
     NoGradGuard no_grad;
     block.attn->w_o->weight.zero_();
@@ -477,7 +477,7 @@ TEST(NnTransformerBlock, ZeroOutputProjectionsMakeItTheIdentity) {
   Tensor x = randn({2, 3, 8}, g, kFloat64);
   expect_close(block.forward(x), x, 0.0);  // both residual branches add exactly 0
   // with only fc2 zeroed, the block is x + attn(ln1(x))
-  nn::TransformerBlock b2(8, 2, 4, 0.0, true, 3, kFloat64);
+  nn::TransformerBlock b2(8, 2, {.mlp_ratio = 4, .dropout = 0.0, .causal = true, .dtype = kFloat64, .generator = test::seeded(3)});
   {
     NoGradGuard no_grad;
     b2.fc2->weight.zero_();
@@ -489,7 +489,7 @@ TEST(NnTransformerBlock, ZeroOutputProjectionsMakeItTheIdentity) {
 TEST(NnTransformerBlock, CausalThroughTheWholeBlock) {
   Generator g(16);
   const int64_t T = 4;
-  nn::TransformerBlock block(4, 2, 2, 0.0, /*causal=*/true, 4, kFloat64);
+  nn::TransformerBlock block(4, 2, {.mlp_ratio = 2, .dropout = 0.0, .causal = true, .dtype = kFloat64, .generator = test::seeded(4)});
   Tensor x = leaf({1, T, 4}, g);
   Tensor y = block.forward(x);
   for (int64_t t = 0; t < T; ++t) {
@@ -502,7 +502,7 @@ TEST(NnTransformerBlock, CausalThroughTheWholeBlock) {
 
 TEST(NnTransformerBlock, DropoutOnlyInTraining) {
   Generator g(17);
-  nn::TransformerBlock block(8, 2, 4, /*dropout=*/0.5, true, 5, kFloat64);
+  nn::TransformerBlock block(8, 2, {.mlp_ratio = 4, .dropout = 0.5, .causal = true, .dtype = kFloat64, .generator = test::seeded(5)});
   Tensor x = randn({2, 3, 8}, g, kFloat64);
   Tensor train1 = block.forward(x), train2 = block.forward(x);
   EXPECT_NE(values(train1), values(train2));  // a fresh mask each call
@@ -512,7 +512,7 @@ TEST(NnTransformerBlock, DropoutOnlyInTraining) {
   expect_close(eval1, eval2, 0.0);
   EXPECT_NE(values(train1), values(eval1));
   // eval with p = 0.5 equals a p = 0 block with the same weights (same seed)
-  nn::TransformerBlock no_drop(8, 2, 4, 0.0, true, 5, kFloat64);
+  nn::TransformerBlock no_drop(8, 2, {.mlp_ratio = 4, .dropout = 0.0, .causal = true, .dtype = kFloat64, .generator = test::seeded(5)});
   expect_close(no_drop.forward(x), eval1, 1e-14);
 }
 
@@ -521,7 +521,7 @@ TEST(NnTransformerBlock, Gradcheck) {
   // inputs: x (B, T, D), ln1.weight, attn.w_q.weight, attn.w_v.bias, ln2.bias, fc1.weight, fc2.weight
   auto f = [](bool causal) {
     return [causal](const std::vector<Tensor>& in) {
-      nn::TransformerBlock block(4, 2, 2, 0.0, causal, 6, kFloat64);
+      nn::TransformerBlock block(4, 2, {.mlp_ratio = 2, .dropout = 0.0, .causal = causal, .dtype = kFloat64, .generator = test::seeded(6)});
       block.ln1->weight = in[1];
       block.attn->w_q->weight = in[2];
       block.attn->w_v->bias = in[3];

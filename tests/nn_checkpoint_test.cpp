@@ -25,6 +25,7 @@
 #include "nn/gpt.h"
 #include "train/trainer.h"
 #include "tensor/kernels.h"
+#include "tensor/io.h"
 #include "test_util.h"
 
 namespace {
@@ -300,27 +301,49 @@ TEST(NnCheckpointModule, TiedWeightsAreStoredOnceAndRestored) {
   EXPECT_TRUE(modules_bit_equal(src, dst));
   EXPECT_TRUE(dst.head->weight.is_same(dst.embed->token->weight)) << "still one tensor after loading";
 
-  // A tied file into an untied model: the head weight is missing (strict).
+  // A tied file into an untied model: "ember.tied" says head.weight is the
+  // token matrix, so both of the untied model's matrices get its values.
   nn::GPT untied(tiny_gpt_config(false, 3));
-  expect_load_fails_unchanged(untied, path, {path, "\"head.weight\"", "missing"}, "tied file into untied model");
-  // An untied file into a tied model: an unexpected tensor.
+  train::load(untied, path);
+  EXPECT_TRUE(bit_equal(untied.head->weight, src.embed->token->weight));
+  EXPECT_FALSE(untied.head->weight.is_same(untied.embed->token->weight)) << "still two tensors";
+
+  // An untied file into a tied model: two different matrices for one tensor.
+  nn::GPT untied2(tiny_gpt_config(false, 4));
   const std::string upath = dir.file("untied.safetensors");
-  train::save(untied, upath);
+  train::save(untied2, upath);
   EXPECT_EQ(train::read_safetensors(upath).metadata.at("ember.tied"), "");
-  expect_load_fails_unchanged(dst, upath, {upath, "\"head.weight\"", "does not have"}, "untied file into tied model");
-  // A file whose ember.tied differs while the tensors match: the tie check itself.
-  train::SafetensorsContents c = train::read_safetensors(upath);
-  train::NamedTensors without_head;
-  for (auto& nt : c.tensors)
-    if (nt.first != "head.weight") without_head.push_back(nt);
-  const std::string lpath = dir.file("liar.safetensors");
-  train::write_safetensors(lpath, without_head, {{"ember.tied", ""}});
-  expect_load_fails_unchanged(dst, lpath, {lpath, "tied weights", "head.weight=embed.token.weight"}, "tie metadata differs");
-  // Non-strict: the shared tensors load, the untied head keeps its own weight.
-  Tensor head_before = kernel::to(untied.head->weight, kFloat32);
-  train::load(untied, path, /*strict=*/false);
-  EXPECT_TRUE(bit_equal(untied.embed->token->weight, src.embed->token->weight));
-  EXPECT_TRUE(bit_equal(untied.head->weight, head_before));
+  expect_load_fails_unchanged(dst, upath, {upath, "\"embed.token.weight\"", "\"head.weight\"", "one tied tensor", "different values"},
+                              "untied file into tied model");
+
+  // A standard file of a tied model, without ember's key: the matrix once...
+  train::SafetensorsContents c = train::read_safetensors(path);
+  const std::string plain = dir.file("plain.safetensors");
+  train::write_safetensors(plain, c.tensors);  // no "ember.tied"
+  nn::GPT dst2(tiny_gpt_config(true, 5));
+  train::load(dst2, plain);
+  EXPECT_TRUE(modules_bit_equal(src, dst2));
+  // ... or twice, as a PyTorch state dict has it: accepted when equal.
+  train::NamedTensors both = c.tensors;
+  both.emplace_back("head.weight", src.embed->token->weight);
+  const std::string twice = dir.file("twice.safetensors");
+  train::write_safetensors(twice, both);
+  nn::GPT dst3(tiny_gpt_config(true, 6));
+  train::load(dst3, twice);
+  EXPECT_TRUE(modules_bit_equal(src, dst3));
+  EXPECT_TRUE(dst3.head->weight.is_same(dst3.embed->token->weight));
+
+  // Non-strict: what the file has loads; the rest keeps its values.
+  nn::GPT untied3(tiny_gpt_config(false, 7));
+  Tensor head_before = kernel::to(untied3.head->weight, kFloat32);
+  train::NamedTensors no_head;
+  for (auto& nt : c.tensors) no_head.push_back(nt);
+  const std::string nohead = dir.file("nohead.safetensors");
+  train::write_safetensors(nohead, no_head);  // and no ember.tied to find it by
+  train::load(untied3, nohead, /*strict=*/false);
+  EXPECT_TRUE(bit_equal(untied3.embed->token->weight, src.embed->token->weight));
+  EXPECT_TRUE(bit_equal(untied3.head->weight, head_before));
+  expect_load_fails_unchanged(untied3, nohead, {nohead, "\"head.weight\"", "missing"}, "strict: the head is missing");
 }
 
 TEST(NnCheckpointModule, StrictAndNonStrictNames) {
@@ -604,9 +627,9 @@ TEST(NnCheckpointAtomic, FailedSaveKeepsThePreviousFileAndLeavesNoTemporary) {
   for (int64_t n : {int64_t{0}, int64_t{1}, int64_t{7}, int64_t{8}, int64_t{100}, header_end - 1, header_end, header_end + 10,
                     size - 1}) {
     SCOPED_TRACE("fail after " + std::to_string(n));
-    train::testing::fail_next_write_after(n);
+    ember::testing::fail_next_write_after(n);
     expect_error([&] { train::save(Net(2), path); }, {path, "write failed", "injected"});
-    train::testing::fail_next_write_after(-1);
+    ember::testing::fail_next_write_after(-1);
     EXPECT_EQ(read_bytes(path), previous) << "the previous checkpoint is byte-identical";
     EXPECT_EQ(dir.entries(), std::vector<std::string>{"model.safetensors"}) << "no temporary file is left";
   }

@@ -55,13 +55,13 @@ Tensor counting_grad(const Shape& shape) {
 // The lesson's normal(0, 0.02) weights are float32; gradcheck needs float64.
 std::shared_ptr<nn::Embedding> embedding64(int64_t V, int64_t D, uint64_t seed,
                                            std::optional<int64_t> padding_idx = std::nullopt) {
-  return std::make_shared<nn::Embedding>(V, D, seed, padding_idx, kFloat64);
+  return std::make_shared<nn::Embedding>(V, D, nn::EmbeddingOptions{.padding_idx = padding_idx, .dtype = kFloat64, .generator = test::seeded(seed)});
 }
 
 // ---- Embedding: lookup ----
 
 TEST(NnEmbedding, ForwardSelectsRows) {
-  nn::Embedding emb(7, 3, /*seed=*/1);
+  nn::Embedding emb(7, 3, {.generator = test::seeded(1)});
   EXPECT_EQ(emb.weight.shape(), (Shape{7, 3}));
   EXPECT_TRUE(emb.weight.requires_grad());
   Tensor ids = i64({6, 0, 6, 2}, {2, 2});
@@ -90,7 +90,7 @@ TEST(NnEmbedding, IdsOfAnyShape) {
 
 TEST(NnEmbedding, UnusedRowsGetExactlyZeroGradient) {
   const int64_t V = 10, D = 4;
-  nn::Embedding emb(V, D, /*seed=*/2);
+  nn::Embedding emb(V, D, {.generator = test::seeded(2)});
   Tensor ids = i64({1, 4, 7, 7, 4, 1}, {2, 3});
   Generator g(3);
   emb.forward(ids).backward(randn({2, 3, D}, g));
@@ -105,7 +105,7 @@ TEST(NnEmbedding, UnusedRowsGetExactlyZeroGradient) {
 
 TEST(NnEmbedding, RepeatedIdGetsTheSumOfItsUpstreamGradients) {
   const int64_t V = 6, D = 3;
-  nn::Embedding emb(V, D, /*seed=*/4);
+  nn::Embedding emb(V, D, {.generator = test::seeded(4)});
   const std::vector<int64_t> flat = {3, 1, 3, 3, 0, 1};  // id 3 three times, id 1 twice
   Tensor grad_out = counting_grad({2, 3, D});           // lookup n gets n*D+1 .. n*D+D
   emb.forward(i64(flat, {2, 3})).backward(grad_out);
@@ -132,7 +132,7 @@ TEST(NnEmbedding, EmptyBatchGivesAZeroGradient) {
 // ---- Embedding: errors ----
 
 TEST(NnEmbedding, IdOutsideTheVocabularyNamesIdPositionAndV) {
-  nn::Embedding emb(5, 2, /*seed=*/5);
+  nn::Embedding emb(5, 2, {.generator = test::seeded(5)});
   const std::vector<double> before = values(emb.weight);
   const uint64_t version = emb.weight.version();
 
@@ -156,15 +156,15 @@ TEST(NnEmbedding, IdsMustBeInt64) {
 TEST(NnEmbedding, ConstructorChecks) {
   expect_error([] { nn::Embedding(0, 4); }, {"Embedding", "num_embeddings 0"});
   expect_error([] { nn::Embedding(4, -1); }, {"Embedding", "embedding_dim -1"});
-  expect_error([] { nn::Embedding(6, 2, 0, 6); }, {"Embedding", "padding_idx 6", "[0, 6)"});
-  expect_error([] { nn::Embedding(6, 2, 0, -7); }, {"Embedding", "padding_idx -7"});
+  expect_error([] { nn::Embedding(6, 2, {.padding_idx = 6, .generator = test::seeded(0)}); }, {"Embedding", "padding_idx 6", "[0, 6)"});
+  expect_error([] { nn::Embedding(6, 2, {.padding_idx = -7, .generator = test::seeded(0)}); }, {"Embedding", "padding_idx -7"});
 }
 
 // ---- Embedding: padding_idx ----
 
 TEST(NnEmbedding, PaddingRowIsZeroAtInitAndGetsNoGradient) {
   const int64_t V = 6, D = 3;
-  nn::Embedding emb(V, D, /*seed=*/6, /*padding_idx=*/2);
+  nn::Embedding emb(V, D, {.padding_idx = 2, .generator = test::seeded(6)});
   ASSERT_EQ(emb.padding_idx(), std::optional<int64_t>(2));
   EXPECT_EQ(nonzero_rows(emb.weight.detach()), (std::vector<int64_t>{0, 1, 3, 4, 5}));  // row 2 is all zeros
 
@@ -182,7 +182,7 @@ TEST(NnEmbedding, PaddingRowIsZeroAtInitAndGetsNoGradient) {
 }
 
 TEST(NnEmbedding, NegativePaddingIdxCountsFromTheEnd) {
-  nn::Embedding emb(6, 2, /*seed=*/0, /*padding_idx=*/-1);
+  nn::Embedding emb(6, 2, {.padding_idx = -1, .generator = test::seeded(0)});
   EXPECT_EQ(emb.padding_idx(), std::optional<int64_t>(5));
   EXPECT_EQ(nonzero_rows(emb.weight.detach()), (std::vector<int64_t>{0, 1, 2, 3, 4}));
   EXPECT_EQ(emb.extra_repr(), "6, 2, padding_idx=5");
@@ -227,8 +227,8 @@ constexpr int64_t kV = 9, kD = 4;
 Tensor two_id_batch() { return i64({2, 5, 5, 2, 2, 5}, {2, 3}); }
 
 TEST(NnTying, UntiedEmbeddingKeepsUnusedRowsAtZero) {
-  nn::Embedding emb(kV, kD, /*seed=*/1);
-  nn::LMHead head(kD, kV, /*seed=*/2);
+  nn::Embedding emb(kV, kD, {.generator = test::seeded(1)});
+  nn::LMHead head(kD, kV, {.generator = test::seeded(2)});
   EXPECT_FALSE(head.is_tied());
   Generator g(3);
   (head.forward(emb.forward(two_id_batch())) * randn({2, 3, kV}, g)).sum().backward();
@@ -237,8 +237,8 @@ TEST(NnTying, UntiedEmbeddingKeepsUnusedRowsAtZero) {
 }
 
 TEST(NnTying, TiedMatrixGetsGradientInEveryRow) {
-  nn::Embedding emb(kV, kD, /*seed=*/1);
-  nn::LMHead head(kD, kV, /*seed=*/2);
+  nn::Embedding emb(kV, kD, {.generator = test::seeded(1)});
+  nn::LMHead head(kD, kV, {.generator = test::seeded(2)});
   nn::tie_weights(head, emb);
   EXPECT_TRUE(head.is_tied());
   EXPECT_TRUE(head.weight.is_same(emb.weight));
@@ -251,7 +251,7 @@ TEST(NnTying, TiedMatrixGetsGradientInEveryRow) {
 TEST(NnTying, TiedGradientIsLookupPlusProjection) {
   // float64 so that the only difference is the order of two additions
   auto emb = embedding64(kV, kD, /*seed=*/1);
-  nn::LMHead head(kD, kV, /*seed=*/2, kFloat64);
+  nn::LMHead head(kD, kV, {.dtype = kFloat64, .generator = test::seeded(2)});
   nn::tie_weights(head, *emb);
   Tensor ids = two_id_batch();
   Generator g(4);
@@ -298,7 +298,7 @@ TEST(NnTying, Errors) {
   EXPECT_FALSE(other.is_tied());  // nothing half-done
   EXPECT_EQ(values(other.weight), before);
 
-  nn::Embedding dbl(8, 4, 0, std::nullopt, kFloat64);
+  nn::Embedding dbl(8, 4, {.dtype = kFloat64, .generator = test::seeded(0)});
   expect_error([&] { nn::tie_weights(other, dbl); }, {"tie_weights", "float32", "float64"});
 }
 
@@ -319,8 +319,8 @@ TEST(NnComposer, ShapesForSeveralBTD) {
   for (Case c : {Case{1, 1, 1}, Case{2, 3, 4}, Case{4, 16, 8}, Case{3, 7, 5}}) {
     SCOPED_TRACE("B=" + std::to_string(c.B) + " T=" + std::to_string(c.T) + " D=" + std::to_string(c.D));
     const int64_t V = 11, L = 16;
-    auto token = std::make_shared<nn::Embedding>(V, c.D, /*seed=*/1);
-    auto learned = std::make_shared<nn::LearnedPositionalEmbedding>(L, c.D, /*seed=*/2);
+    auto token = std::make_shared<nn::Embedding>(V, c.D, nn::EmbeddingOptions{.generator = test::seeded(1)});
+    auto learned = std::make_shared<nn::LearnedPositionalEmbedding>(L, c.D, nn::InitOptions{.generator = test::seeded(2)});
     auto sinusoidal = std::make_shared<nn::SinusoidalPositionalEmbedding>(L, c.D);
     Generator g(c.B * 100 + c.T);
     Tensor ids = randint(0, V, {c.B, c.T}, g);
@@ -337,9 +337,9 @@ TEST(NnComposer, PositionalVectorIsBroadcastOverTheBatch) {
   const int64_t B = 3, T = 5, D = 4, V = 7;
   for (bool learned : {true, false}) {
     SCOPED_TRACE(learned ? "learned" : "sinusoidal");
-    auto token = std::make_shared<nn::Embedding>(V, D, /*seed=*/1);
+    auto token = std::make_shared<nn::Embedding>(V, D, nn::EmbeddingOptions{.generator = test::seeded(1)});
     std::shared_ptr<nn::PositionalEmbedding> pos;
-    if (learned) pos = std::make_shared<nn::LearnedPositionalEmbedding>(8, D, /*seed=*/2);
+    if (learned) pos = std::make_shared<nn::LearnedPositionalEmbedding>(8, D, nn::InitOptions{.generator = test::seeded(2)});
     else pos = std::make_shared<nn::SinusoidalPositionalEmbedding>(8, D);
     nn::EmbeddingComposer c(token, pos);
     Tensor ids = i64({0, 1, 2, 3, 4, 6, 6, 6, 6, 6, 5, 0, 5, 0, 5}, {B, T});
@@ -378,7 +378,7 @@ TEST(NnComposer, DimsMustMatch) {
 }
 
 TEST(NnPositional, LearnedIsTheFirstTRowsOfItsTable) {
-  auto pos = std::make_shared<nn::LearnedPositionalEmbedding>(6, 3, /*seed=*/9);
+  auto pos = std::make_shared<nn::LearnedPositionalEmbedding>(6, 3, nn::InitOptions{.generator = test::seeded(9)});
   EXPECT_EQ(pos->weight.shape(), (Shape{6, 3}));
   std::vector<double> w = values(pos->weight);
   expect_values(pos->forward(4), std::vector<double>(w.begin(), w.begin() + 12), 0);
@@ -537,13 +537,13 @@ TEST(NnGradcheck, EmbeddingWithPaddingIdx) {
 }
 
 TEST(NnGradcheck, LearnedPositionalEmbedding) {
-  nn::LearnedPositionalEmbedding pos(6, 3, /*seed=*/2, kFloat64);
+  nn::LearnedPositionalEmbedding pos(6, 3, {.dtype = kFloat64, .generator = test::seeded(2)});
   EXPECT_GRADCHECK([&](const std::vector<Tensor>&) { return pos.forward(4); }, {pos.weight});
 }
 
 TEST(NnGradcheck, LearnedComposer) {
   auto token = embedding64(5, 3, /*seed=*/3);
-  auto pos = std::make_shared<nn::LearnedPositionalEmbedding>(4, 3, /*seed=*/4, kFloat64);
+  auto pos = std::make_shared<nn::LearnedPositionalEmbedding>(4, 3, nn::InitOptions{.dtype = kFloat64, .generator = test::seeded(4)});
   nn::EmbeddingComposer c(token, pos);
   Tensor ids = i64({1, 3, 1, 0, 0, 4}, {2, 3});
   EXPECT_GRADCHECK([&](const std::vector<Tensor>& in) { return c.forward(in[2]); }, {token->weight, pos->weight, ids});
@@ -557,7 +557,7 @@ TEST(NnGradcheck, SinusoidalComposer) {
 }
 
 TEST(NnGradcheck, LMHeadUntied) {
-  nn::LMHead head(3, 5, /*seed=*/6, kFloat64);
+  nn::LMHead head(3, 5, {.dtype = kFloat64, .generator = test::seeded(6)});
   Generator g(7);
   Tensor R = randn({2, 4, 5}, g, kFloat64);  // loss = sum(logits * R)
   auto loss = [&](const std::vector<Tensor>& in) { return (head.forward(in[1]) * R).sum(); };
@@ -571,7 +571,7 @@ TEST(NnGradcheck, LMHeadUntied) {
 
 TEST(NnGradcheck, LMHeadTied) {
   auto emb = embedding64(5, 3, /*seed=*/8);
-  nn::LMHead head(3, 5, /*seed=*/9, kFloat64);
+  nn::LMHead head(3, 5, {.dtype = kFloat64, .generator = test::seeded(9)});
   nn::tie_weights(head, *emb);
   Generator g(10);
   Tensor R = randn({2, 3, 5}, g, kFloat64);

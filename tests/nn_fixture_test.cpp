@@ -66,7 +66,7 @@ TEST_P(NnFixtureMha, OutputsWeightsAndGradientsMatchPyTorch) {
   const json fx = load("mha.json");
   const json& c = fx.at(GetParam().name);
   const int64_t D = fx.at("D"), heads = fx.at("heads");
-  nn::MultiHeadAttention mha(D, heads, GetParam().causal, /*bias=*/true, /*seed=*/0, kFloat64);
+  nn::MultiHeadAttention mha(D, heads, {.causal = GetParam().causal, .bias = true, .dtype = kFloat64, .generator = test::seeded(0)});
   std::vector<std::pair<std::string, Tensor>> params = mha.named_parameters();
   ASSERT_EQ(params.size(), fx.at("params").size());
   for (auto& [name, p] : params) load_into(p, fx.at("params").at(name));
@@ -89,7 +89,7 @@ INSTANTIATE_TEST_SUITE_P(NnPyTorch, NnFixtureMha,
 TEST(NnFixtureLstm, SequenceValuesAndGradientsMatchPyTorch) {
   const json fx = load("lstm.json");
   const int64_t I = fx.at("I"), H = fx.at("H");
-  nn::LSTM lstm(I, H, /*seed=*/0, kFloat64);
+  nn::LSTM lstm(I, H, {.dtype = kFloat64, .generator = test::seeded(0)});
   load_into(lstm.cell->weight_ih, fx.at("params").at("weight_ih_l0"));
   load_into(lstm.cell->weight_hh, fx.at("params").at("weight_hh_l0"));
   load_into(lstm.cell->bias_ih, fx.at("params").at("bias_ih_l0"));
@@ -121,7 +121,7 @@ TEST(NnFixtureLstm, SequenceValuesAndGradientsMatchPyTorch) {
 TEST(NnFixtureLstm, CellUnrollMatchesPyTorch) {
   const json fx = load("lstm.json");
   const int64_t I = fx.at("I"), H = fx.at("H"), T = fx.at("T");
-  nn::LSTMCell cell(I, H, 0, kFloat64);
+  nn::LSTMCell cell(I, H, {.dtype = kFloat64, .generator = test::seeded(0)});
   load_into(cell.weight_ih, fx.at("params").at("weight_ih_l0"));
   load_into(cell.weight_hh, fx.at("params").at("weight_hh_l0"));
   load_into(cell.bias_ih, fx.at("params").at("bias_ih_l0"));

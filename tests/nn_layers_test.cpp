@@ -48,14 +48,14 @@ TEST(NnLinear, WeightLayoutIsOutByIn) {
   ASSERT_EQ(names.size(), 2u);
   EXPECT_EQ(names[0].first, "weight");
   EXPECT_EQ(names[1].first, "bias");
-  nn::Linear no_bias(3, 5, /*bias=*/false);
+  nn::Linear no_bias(3, 5, {.bias = false});
   EXPECT_FALSE(no_bias.bias.defined());
   EXPECT_EQ(no_bias.named_parameters().size(), 1u);
 }
 
 TEST(NnLinear, InitWithinOneOverSqrtIn) {
   const int64_t in = 16;
-  nn::Linear lin(in, 64, true, /*seed=*/3);
+  nn::Linear lin(in, 64, {.bias = true, .generator = test::seeded(3)});
   const double bound = 1.0 / std::sqrt(double(in));  // 0.25
   double lo = 1, hi = -1;
   for (const Tensor& t : {lin.weight, lin.bias})
@@ -68,12 +68,12 @@ TEST(NnLinear, InitWithinOneOverSqrtIn) {
   EXPECT_LT(lo, -0.9 * bound);
   EXPECT_GT(hi, 0.9 * bound);
   // same seed, same weights
-  nn::Linear again(in, 64, true, 3);
+  nn::Linear again(in, 64, {.bias = true, .generator = test::seeded(3)});
   expect_close(again.weight, lin.weight, 0.0);
 }
 
 TEST(NnLinear, ValuesByHand) {
-  nn::Linear lin(2, 3, true, 0, kFloat64);
+  nn::Linear lin(2, 3, {.bias = true, .dtype = kFloat64, .generator = test::seeded(0)});
   set(lin.weight, {1, 2, 3, 4, 5, 6});  // rows: outputs
   set(lin.bias, {0.5, -1, 2});
   Tensor x = tensor(std::vector<double>{1, -1, 2, 0.5}, {2, 2});
@@ -84,7 +84,7 @@ TEST(NnLinear, ValuesByHand) {
 
 TEST(NnLinear, WorksOnAnyLeadingDims) {
   Generator g(1);
-  nn::Linear lin(4, 3, true, 0, kFloat64);
+  nn::Linear lin(4, 3, {.bias = true, .dtype = kFloat64, .generator = test::seeded(0)});
   Tensor x = randn({2, 5, 4}, g, kFloat64);  // (B, T, I)
   Tensor y = lin.forward(x);
   EXPECT_EQ(y.shape(), (Shape{2, 5, 3}));
@@ -111,7 +111,7 @@ TEST(NnLinear, Gradcheck) {
   EXPECT_GRADCHECK(no_bias, {leaf({3, 4}, g), leaf({5, 4}, g)});
   // the module's own forward, weights swapped in
   auto module = [](const std::vector<Tensor>& in) {
-    nn::Linear lin(4, 2, true, 0, kFloat64);
+    nn::Linear lin(4, 2, {.bias = true, .dtype = kFloat64, .generator = test::seeded(0)});
     lin.weight = in[1];
     lin.bias = in[2];
     return lin.forward(in[0]);
@@ -123,7 +123,7 @@ TEST(NnLinear, Gradcheck) {
 
 TEST(NnLayerNorm, RowStatisticsBeforeAffine) {
   Generator g(4);
-  nn::LayerNorm ln(16, 1e-5, kFloat64);
+  nn::LayerNorm ln(16, {.eps = 1e-5, .dtype = kFloat64});
   Tensor x = randn({3, 5, 16}, g, kFloat64) * 3.0 + 7.0;
   Tensor y = ln.forward(x);
   EXPECT_EQ(y.shape(), x.shape());
@@ -153,7 +153,7 @@ TEST(NnLayerNorm, ValuesByHandAndEps) {
 }
 
 TEST(NnLayerNorm, AffineScaleAndShift) {
-  nn::LayerNorm ln(4, 0.0, kFloat64);
+  nn::LayerNorm ln(4, {.eps = 0.0, .dtype = kFloat64});
   expect_values(ln.weight, {1, 1, 1, 1});
   expect_values(ln.bias, {0, 0, 0, 0});
   set(ln.weight, {1, 2, 3, 4});
@@ -184,7 +184,7 @@ TEST(NnLayerNorm, Gradcheck) {
   EXPECT_GRADCHECK(f, {leaf({3, 4}, g), w, leaf({4}, g)});
   // the module, weights swapped in
   auto module = [](const std::vector<Tensor>& in) {
-    nn::LayerNorm ln(4, 1e-5, kFloat64);
+    nn::LayerNorm ln(4, {.eps = 1e-5, .dtype = kFloat64});
     ln.weight = in[1];
     ln.bias = in[2];
     return ln.forward(in[0]);
@@ -203,7 +203,7 @@ TEST(NnLayerNorm, RecordsOneFusedNode) {
 
 TEST(NnDropout, SeededDeterminism) {
   Tensor x = ones({1000});
-  nn::Dropout a(0.5, /*seed=*/42), b(0.5, 42), c(0.5, 43);
+  nn::Dropout a(0.5, {.seed = 42}), b(0.5, {.seed = 42}), c(0.5, {.seed = 43});
   Tensor ya = a.forward(x), yb = b.forward(x), yc = c.forward(x);
   EXPECT_EQ(values(ya), values(yb));
   EXPECT_NE(values(ya), values(yc));
@@ -216,12 +216,12 @@ TEST(NnDropout, SeededDeterminism) {
 
 TEST(NnDropout, IdentityInEvalAndForPZero) {
   Tensor x = randn({4, 5});
-  nn::Dropout d(0.9, 1);
+  nn::Dropout d(0.9, {.seed = 1});
   d.eval();
   EXPECT_TRUE(d.forward(x).is_same(x));
   d.train();
   EXPECT_FALSE(d.forward(x).is_same(x));
-  nn::Dropout zero(0.0, 1);
+  nn::Dropout zero(0.0, {.seed = 1});
   EXPECT_TRUE(zero.forward(x).is_same(x));
   Generator g(0);
   EXPECT_TRUE(nn::dropout(x, 0.0, g).is_same(x));
@@ -324,9 +324,9 @@ TEST(NnActivations, Gradcheck) {
 // ---------------------------------------------------------------- Sequential
 
 TEST(NnSequential, ChainsAndNamesChildren) {
-  auto l1 = std::make_shared<nn::Linear>(3, 4, true, 1, kFloat64);
+  auto l1 = std::make_shared<nn::Linear>(3, 4, nn::LinearOptions{.bias = true, .dtype = kFloat64, .generator = test::seeded(1)});
   auto act = std::make_shared<nn::Tanh>();
-  auto l2 = std::make_shared<nn::Linear>(4, 2, true, 2, kFloat64);
+  auto l2 = std::make_shared<nn::Linear>(4, 2, nn::LinearOptions{.bias = true, .dtype = kFloat64, .generator = test::seeded(2)});
   nn::Sequential seq({l1, act});
   seq.push_back(l2);
   EXPECT_EQ(seq.size(), 3u);

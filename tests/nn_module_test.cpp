@@ -66,8 +66,8 @@ class Tree : public nn::Module {
 class TinyLM : public nn::Module {
  public:
   TinyLM(int64_t V, int64_t D, bool tied) {
-    embed = register_module("embed", std::make_shared<nn::Embedding>(V, D, /*seed=*/1));
-    head = register_module("head", std::make_shared<nn::LMHead>(D, V, /*seed=*/2));
+    embed = register_module("embed", std::make_shared<nn::Embedding>(V, D, nn::EmbeddingOptions{.generator = test::seeded(1)}));
+    head = register_module("head", std::make_shared<nn::LMHead>(D, V, nn::InitOptions{.generator = test::seeded(2)}));
     if (tied) nn::tie_weights(*head, *embed);
   }
   std::string type_name() const override { return "TinyLM"; }
@@ -198,7 +198,7 @@ TEST(NnModule, ToStringOfTheComposer) {
             "  (token): Embedding(100, 16)\n"
             "  (positional): LearnedPositionalEmbedding(32, 16)\n"
             ")");
-  nn::EmbeddingComposer sinusoidal(std::make_shared<nn::Embedding>(100, 16, /*seed=*/0, /*padding_idx=*/0),
+  nn::EmbeddingComposer sinusoidal(std::make_shared<nn::Embedding>(100, 16, nn::EmbeddingOptions{.padding_idx = 0, .generator = test::seeded(0)}),
                                    std::make_shared<nn::SinusoidalPositionalEmbedding>(32, 16));
   std::ostringstream os;
   os << sinusoidal;  // operator<< is to_string()
@@ -386,7 +386,8 @@ TEST(NnInit, FanNeedsTwoDims) {
 
 TEST(NnInit, ModulesInitFromTheirSeed) {
   // The lesson: normal(0, 0.02), the same values for the same seed.
-  nn::Embedding a(1000, 64, /*seed=*/5), b(1000, 64, /*seed=*/5), c(1000, 64, /*seed=*/6);
+  nn::Embedding a(1000, 64, {.generator = test::seeded(5)}), b(1000, 64, {.generator = test::seeded(5)}),
+      c(1000, 64, {.generator = test::seeded(6)});
   EXPECT_EQ(values(a.weight), values(b.weight));
   EXPECT_NE(values(a.weight), values(c.weight));
   Moments m = moments(a.weight);
@@ -394,7 +395,7 @@ TEST(NnInit, ModulesInitFromTheirSeed) {
   EXPECT_NEAR(std::sqrt(m.var), 0.02, 0.02 * 5.0 * std::sqrt(0.5 / 64000.0));
   // Passing a Generator continues its stream: two modules from one generator differ.
   Generator g(5);
-  nn::Embedding first(1000, 64, g), second(1000, 64, g);
+  nn::Embedding first(1000, 64, {.generator = &g}), second(1000, 64, {.generator = &g});
   EXPECT_EQ(values(first.weight), values(a.weight));
   EXPECT_NE(values(second.weight), values(first.weight));
 }

@@ -56,7 +56,7 @@ Tensor transposed_leaf(const Shape& s, Generator& g) {
 // ---------------------------------------------------------------- single steps
 
 TEST(NnRNNCell, SingleStepByHand) {
-  nn::RNNCell cell(2, 2, 0, kFloat64);
+  nn::RNNCell cell(2, 2, {.dtype = kFloat64, .generator = test::seeded(0)});
   const Mat Wx = {{0.5, -0.3}, {0.2, 0.8}}, Wh = {{0.1, 0.4}, {-0.6, 0.3}};
   const Vec b = {0.05, -0.1};
   set(cell.w_x->weight, flat(Wx));
@@ -75,7 +75,7 @@ TEST(NnRNNCell, SingleStepByHand) {
 
 TEST(NnLSTMCell, SingleStepByHand) {
   // I = 2, H = 2: weight_ih (8, 2), weight_hh (8, 2), rows in gate order i, f, g, o
-  nn::LSTMCell cell(2, 2, 0, kFloat64);
+  nn::LSTMCell cell(2, 2, {.dtype = kFloat64, .generator = test::seeded(0)});
   Mat Wih, Whh;
   Vec bih, bhh;
   for (int r = 0; r < 8; ++r) {
@@ -109,13 +109,13 @@ TEST(NnLSTMCell, SingleStepByHand) {
 }
 
 TEST(NnLSTMCell, InitBoundIsOneOverSqrtHidden) {
-  nn::LSTMCell cell(3, 16, 1);
+  nn::LSTMCell cell(3, 16, {.generator = test::seeded(1)});
   for (auto& [name, p] : cell.named_parameters())
     for (double v : values(p)) EXPECT_LE(std::abs(v), 0.25) << name;
 }
 
 TEST(NnGRUCell, SingleStepByHandLessonConvention) {
-  nn::GRUCell cell(2, 2, 0, kFloat64);
+  nn::GRUCell cell(2, 2, {.dtype = kFloat64, .generator = test::seeded(0)});
   const Mat Wz = {{0.3, -0.2}, {0.5, 0.1}}, Wr = {{-0.4, 0.6}, {0.2, 0.2}}, Wh = {{0.7, -0.1}, {0.3, -0.8}};
   const Mat Uz = {{0.1, 0.2}, {-0.3, 0.4}}, Ur = {{0.5, -0.5}, {0.1, 0.3}}, Uh = {{-0.2, 0.6}, {0.9, 0.1}};
   const Vec bz = {0.1, -0.2}, br = {0.0, 0.3}, bh = {-0.1, 0.05};
@@ -149,9 +149,9 @@ TEST(NnGRUCell, SingleStepByHandLessonConvention) {
 
 TEST(NnRecurrent, CellsHandleABatchRowByRow) {
   Generator g(3);
-  nn::GRUCell gru(3, 4, 5, kFloat64);
-  nn::LSTMCell lstm(3, 4, 6, kFloat64);
-  nn::RNNCell rnn(3, 4, 7, kFloat64);
+  nn::GRUCell gru(3, 4, {.dtype = kFloat64, .generator = test::seeded(5)});
+  nn::LSTMCell lstm(3, 4, {.dtype = kFloat64, .generator = test::seeded(6)});
+  nn::RNNCell rnn(3, 4, {.dtype = kFloat64, .generator = test::seeded(7)});
   Tensor x = randn({3, 3}, g, kFloat64), h = randn({3, 4}, g, kFloat64), c = randn({3, 4}, g, kFloat64);
   Tensor yg = gru.forward(x, h), yr = rnn.forward(x, h);
   auto [hl, cl] = lstm.forward(x, {h, c});
@@ -198,7 +198,7 @@ TEST(NnRecurrentLesson, VanishingGradientThroughTime) {
   EXPECT_NEAR(h0.grad().item<double>(), 0.00098, 5e-6);
   // the same with a 1-unit RNN cell: tanh(0.5 h) near 0 has derivative ≈ 0.5
   // per step, so the 10-step gradient is a product of ten numbers ≤ 0.5
-  nn::RNNCell cell(1, 1, 0, kFloat64);
+  nn::RNNCell cell(1, 1, {.dtype = kFloat64, .generator = test::seeded(0)});
   set(cell.w_x->weight, {0.0});
   set(cell.w_x->bias, {0.0});
   set(cell.w_h->weight, {0.5});
@@ -212,7 +212,7 @@ TEST(NnRecurrentLesson, VanishingGradientThroughTime) {
 
 TEST(NnRecurrentLesson, LstmWorkedStep) {
   // c_{t-1} = 0.8, f = 0.9, i = 0.2, g = 0.5  ->  c_t = 0.72 + 0.10 = 0.82
-  nn::LSTMCell cell(1, 1, 0, kFloat64);
+  nn::LSTMCell cell(1, 1, {.dtype = kFloat64, .generator = test::seeded(0)});
   auto logit = [](double p) { return std::log(p / (1 - p)); };
   {
     NoGradGuard no_grad;
@@ -235,9 +235,9 @@ TEST(NnRecurrentLesson, LstmWorkedStep) {
 TEST(NnRecurrentSequence, ShapesAndZeroInitialState) {
   Generator g(4);
   Tensor x = randn({2, 5, 3}, g, kFloat64);
-  nn::RNN rnn(3, 4, 1, kFloat64);
-  nn::GRU gru(3, 4, 2, kFloat64);
-  nn::LSTM lstm(3, 4, 3, kFloat64);
+  nn::RNN rnn(3, 4, {.dtype = kFloat64, .generator = test::seeded(1)});
+  nn::GRU gru(3, 4, {.dtype = kFloat64, .generator = test::seeded(2)});
+  nn::LSTM lstm(3, 4, {.dtype = kFloat64, .generator = test::seeded(3)});
   auto [yr, hr] = rnn.forward(x);
   auto [yg, hg] = gru.forward(x);
   auto [yl, state] = lstm.forward(x);
@@ -263,9 +263,9 @@ TEST(NnRecurrentSequence, EqualsManualUnrollWithInitialState) {
   Generator g(5);
   Tensor x = randn({2, 4, 3}, g, kFloat64);
   Tensor h0 = randn({2, 5}, g, kFloat64), c0 = randn({2, 5}, g, kFloat64);
-  nn::RNN rnn(3, 5, 1, kFloat64);
-  nn::GRU gru(3, 5, 2, kFloat64);
-  nn::LSTM lstm(3, 5, 3, kFloat64);
+  nn::RNN rnn(3, 5, {.dtype = kFloat64, .generator = test::seeded(1)});
+  nn::GRU gru(3, 5, {.dtype = kFloat64, .generator = test::seeded(2)});
+  nn::LSTM lstm(3, 5, {.dtype = kFloat64, .generator = test::seeded(3)});
   auto [yr, hr] = rnn.forward(x, h0);
   auto [yg, hg] = gru.forward(x, h0);
   auto [yl, state] = lstm.forward(x, nn::LSTMState{h0, c0});
@@ -303,7 +303,7 @@ TEST(NnRecurrentGradcheck, RNNCell) {
   Generator g(10);
   // inputs: x (B, I), h (B, H), W_x (H, I), b (H), W_h (H, H)
   auto f = [](const std::vector<Tensor>& in) {
-    nn::RNNCell cell(3, 2, 0, kFloat64);
+    nn::RNNCell cell(3, 2, {.dtype = kFloat64, .generator = test::seeded(0)});
     cell.w_x->weight = in[2];
     cell.w_x->bias = in[3];
     cell.w_h->weight = in[4];
@@ -318,7 +318,7 @@ TEST(NnRecurrentGradcheck, LSTMCell) {
   Generator g(11);
   // inputs: x (B, I), h, c (B, H), W_ih (4H, I), W_hh (4H, H), b_ih, b_hh (4H); output [h_t, c_t]
   auto f = [](const std::vector<Tensor>& in) {
-    nn::LSTMCell cell(3, 2, 0, kFloat64);
+    nn::LSTMCell cell(3, 2, {.dtype = kFloat64, .generator = test::seeded(0)});
     cell.weight_ih = in[3];
     cell.weight_hh = in[4];
     cell.bias_ih = in[5];
@@ -336,7 +336,7 @@ TEST(NnRecurrentGradcheck, GRUCell) {
   Generator g(12);
   // inputs: x (B, I), h (B, H), then W_z, W_r, W_h (H, I), b_z, b_r, b_h (H), U_z, U_r, U_h (H, H)
   auto f = [](const std::vector<Tensor>& in) {
-    nn::GRUCell cell(3, 2, 0, kFloat64);
+    nn::GRUCell cell(3, 2, {.dtype = kFloat64, .generator = test::seeded(0)});
     cell.w_z->weight = in[2];
     cell.w_r->weight = in[3];
     cell.w_h->weight = in[4];
@@ -359,7 +359,7 @@ TEST(NnRecurrentGradcheck, UnrolledRNNThroughInitialState) {
   Generator g(13);
   // inputs: x (B, T, I), h0 (B, H), W_x, b, W_h
   auto f = [](const std::vector<Tensor>& in) {
-    nn::RNN rnn(2, 3, 0, kFloat64);
+    nn::RNN rnn(2, 3, {.dtype = kFloat64, .generator = test::seeded(0)});
     rnn.cell->w_x->weight = in[2];
     rnn.cell->w_x->bias = in[3];
     rnn.cell->w_h->weight = in[4];
@@ -376,7 +376,7 @@ TEST(NnRecurrentGradcheck, UnrolledLSTMThroughInitialState) {
   Generator g(14);
   // inputs: x (B, T, I), h0, c0 (B, H), W_ih, W_hh, b_ih, b_hh
   auto f = [](const std::vector<Tensor>& in) {
-    nn::LSTM lstm(2, 2, 0, kFloat64);
+    nn::LSTM lstm(2, 2, {.dtype = kFloat64, .generator = test::seeded(0)});
     lstm.cell->weight_ih = in[3];
     lstm.cell->weight_hh = in[4];
     lstm.cell->bias_ih = in[5];
@@ -389,7 +389,7 @@ TEST(NnRecurrentGradcheck, UnrolledLSTMThroughInitialState) {
                        leaf({8}, g)});
   // zero initial state (nothing to differentiate there)
   auto f0 = [](const std::vector<Tensor>& in) {
-    nn::LSTM lstm(2, 2, 0, kFloat64);
+    nn::LSTM lstm(2, 2, {.dtype = kFloat64, .generator = test::seeded(0)});
     lstm.cell->weight_ih = in[1];
     lstm.cell->weight_hh = in[2];
     return lstm.forward(in[0]).first;
@@ -401,7 +401,7 @@ TEST(NnRecurrentGradcheck, UnrolledGRUThroughInitialState) {
   Generator g(15);
   // inputs: x (B, T, I), h0 (B, H), W_h (H, I), U_z (H, H), U_h (H, H); the others keep their init
   auto f = [](const std::vector<Tensor>& in) {
-    nn::GRU gru(2, 3, 1, kFloat64);
+    nn::GRU gru(2, 3, {.dtype = kFloat64, .generator = test::seeded(1)});
     gru.cell->w_h->weight = in[2];
     gru.cell->u_z->weight = in[3];
     gru.cell->u_h->weight = in[4];

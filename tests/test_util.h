@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <deque>
 #include <initializer_list>
 #include <string>
 #include <vector>
@@ -44,9 +45,19 @@ std::string expect_error(F&& f, const std::string& op, std::initializer_list<std
   return msg;
 }
 
+// A seeded generator for module options that lives until the test process
+// ends, so a module can be built in one expression:
+//   nn::Linear lin(3, 4, {.dtype = kFloat64, .generator = test::seeded(7)});
+inline Generator* seeded(uint64_t seed) {
+  static std::deque<Generator> kept;  // a deque never moves what it holds
+  return &kept.emplace_back(seed);
+}
+
 // Short factories for test values.
-inline Tensor f64(const std::vector<double>& v, const Shape& s = {}) { return tensor(v, s); }
-inline Tensor i64(const std::vector<int64_t>& v, const Shape& s = {}) { return tensor(v, s); }
+inline Tensor f64(const std::vector<double>& v) { return tensor(v); }  // 1-D
+inline Tensor f64(const std::vector<double>& v, const Shape& s) { return tensor(v, s); }
+inline Tensor i64(const std::vector<int64_t>& v) { return tensor(v); }
+inline Tensor i64(const std::vector<int64_t>& v, const Shape& s) { return tensor(v, s); }
 inline std::vector<double> vals(const Tensor& t) { return t.to_vector<double>(); }
 
 // Row-major values as doubles, whatever the float dtype.

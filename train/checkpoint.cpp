@@ -2,6 +2,7 @@
 
 #include <map>
 #include <set>
+#include <sstream>
 
 #include "autograd/grad_mode.h"
 #include "tensor/kernels.h"
@@ -26,6 +27,11 @@ ModuleTensors module_tensors(const nn::Module& m) {
   for (const auto& [name, t] : m.named_buffers()) out.unique.emplace_back(name, t);
   return out;
 }
+bool has_name(const nn::Module& m, const std::string& name) {
+  for (const auto& [n, _] : m.state_dict())
+    if (n == name) return true;
+  return false;
+}
 std::string ties_str(const std::vector<std::pair<std::string, std::string>>& ties) {
   std::string s;
   for (const auto& [alias, name] : ties) s += (s.empty() ? "" : ";") + alias + "=" + name;
@@ -46,33 +52,29 @@ void LoadPlan::commit() const {
 }
 
 LoadPlan plan_load(const nn::Module& module, const SafetensorsContents& file, const std::string& path, bool strict) {
-  ModuleTensors mt = module_tensors(module);
-  std::map<std::string, Tensor> in_file(file.tensors.begin(), file.tensors.end());
-  LoadPlan plan;
-  std::set<std::string> used;
-  for (const auto& [name, dst] : mt.unique) {
-    auto it = in_file.find(name);
-    if (it == in_file.end()) {
-      EMBER_CHECK(!strict, "load", path << ": tensor \"" << name << "\" of the model is missing from the file");
-      continue;
-    }
-    const Tensor& src = it->second;
-    EMBER_CHECK(src.shape() == dst.shape() && src.dtype() == dst.dtype(), "load",
-                path << ": tensor \"" << name << "\" has shape " << shape_str(src.shape()) << " " << dtype_name(src.dtype())
-                     << " in the file but " << shape_str(dst.shape()) << " " << dtype_name(dst.dtype()) << " in the model");
-    plan.copies.emplace_back(dst, src);
-    used.insert(name);
-  }
-  if (strict) {
-    for (const auto& [name, _] : file.tensors)
-      EMBER_CHECK(used.count(name), "load", path << ": the file has tensor \"" << name << "\" that the model does not have");
-  }
+  // A tied tensor is stored once; the file's "ember.tied" (alias=name;...)
+  // says under which other names it is known, so a model that keeps those
+  // tensors apart still finds a value for each. A file without the key
+  // (e.g. a PyTorch state dict) may hold the tied matrix under one name or
+  // under both; match_state_dict accepts both when the values agree.
+  NamedTensors state = file.tensors;
+  std::map<std::string, Tensor> by_name(file.tensors.begin(), file.tensors.end());
   auto tied = file.metadata.find("ember.tied");
-  std::string file_ties = tied == file.metadata.end() ? "" : tied->second;
-  EMBER_CHECK(!strict || file_ties == ties_str(mt.ties), "load",
-              path << ": the file's tied weights \"" << file_ties << "\" differ from the model's \"" << ties_str(mt.ties)
-                   << "\"; build the model with the same tying");
-  return plan;
+  if (tied != file.metadata.end() && !tied->second.empty()) {
+    std::stringstream pairs(tied->second);
+    std::string pair;
+    while (std::getline(pairs, pair, ';')) {
+      const size_t eq = pair.find('=');
+      EMBER_CHECK(eq != std::string::npos, "load", path << ": malformed ember.tied entry \"" << pair << "\"");
+      const std::string alias = pair.substr(0, eq), name = pair.substr(eq + 1);
+      auto it = by_name.find(name);
+      EMBER_CHECK(it != by_name.end(), "load",
+                  path << ": ember.tied says \"" << alias << "\" is \"" << name << "\", which the file does not hold");
+      // Only where the module knows the alias: otherwise strict would call it unexpected.
+      if (!by_name.count(alias) && has_name(module, alias)) state.emplace_back(alias, it->second);
+    }
+  }
+  return {module.match_state_dict(state, strict, path, "load")};
 }
 
 Metadata load(nn::Module& module, const std::string& path, bool strict) {

@@ -28,8 +28,10 @@ struct LoadPlan {
   std::vector<std::pair<Tensor, Tensor>> copies;  // (module tensor, file tensor)
   void commit() const;                            // cannot fail: every pair was checked
 };
-// Checks names (strict: no missing and no unexpected tensors), shapes, dtypes
-// and ties against the module; changes nothing. Errors name `path`.
+// Checks names (strict: no missing and no unexpected tensors), shapes and
+// dtypes against the module, and that a tensor the model ties is given
+// consistently (once, or under both names with equal values; the file's
+// "ember.tied" resolves aliases); changes nothing. Errors name `path`.
 LoadPlan plan_load(const nn::Module& module, const SafetensorsContents& file, const std::string& path,
                    bool strict = true);
 // read_safetensors + plan_load + commit: on any error the module is exactly

@@ -1,19 +1,15 @@
 #include "train/safetensors.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
+#include "tensor/io.h"
 #include "tensor/kernels.h"
 
 namespace ember::train {
@@ -67,41 +63,7 @@ uint32_t crc32_of(const char* data, size_t n) {
   return static_cast<uint32_t>(crc);
 }
 
-int64_t g_fail_after = -1;  // testing hook
-
-// Writes all bytes or throws; honours the testing hook.
-void write_all(int fd, const char* p, size_t n, int64_t& written, const std::string& path) {
-  while (n > 0) {
-    size_t chunk = n;
-    if (g_fail_after >= 0) {
-      if (written >= g_fail_after) {
-        g_fail_after = -1;
-        EMBER_FAIL("save", path << ": write failed (injected failure after " << written << " bytes)");
-      }
-      chunk = std::min<size_t>(chunk, static_cast<size_t>(g_fail_after - written));
-    }
-    ssize_t k = ::write(fd, p, chunk);
-    if (k < 0 && errno == EINTR) continue;
-    EMBER_CHECK(k > 0, "save", path << ": write failed: " << std::strerror(errno));
-    p += k;
-    n -= static_cast<size_t>(k);
-    written += k;
-  }
-}
-
-void fsync_dir(const std::filesystem::path& dir) {
-  int fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY);
-  if (fd >= 0) {
-    ::fsync(fd);
-    ::close(fd);
-  }
-}
-
 }  // namespace
-
-namespace testing {
-void fail_next_write_after(int64_t bytes) { g_fail_after = bytes; }
-}  // namespace testing
 
 // ---- writing ----
 void write_safetensors(const std::string& path, const NamedTensors& tensors, const Metadata& metadata) {
@@ -143,35 +105,8 @@ void write_safetensors(const std::string& path, const NamedTensors& tensors, con
   uint64_t hl = h.size();
   for (int i = 0; i < 8; ++i) len[i] = static_cast<char>((hl >> (8 * i)) & 0xFF);
 
-  // 2. Temporary file in the same directory, then rename over the target.
-  std::filesystem::path target(path);
-  std::filesystem::path dir = target.parent_path();
-  std::string tmpl = (dir.empty() ? std::string(".") : dir.string()) + "/." + target.filename().string() + ".tmp.XXXXXX";
-  std::vector<char> tmp_name(tmpl.begin(), tmpl.end());
-  tmp_name.push_back('\0');
-  int fd = ::mkstemp(tmp_name.data());
-  EMBER_CHECK(fd >= 0, "save", path << ": cannot create a temporary file in " << (dir.empty() ? "." : dir.string()) << ": "
-                                    << std::strerror(errno));
-  std::string tmp(tmp_name.data());
-  try {
-    // mkstemp creates the file 0600; a checkpoint gets the usual 0666 & ~umask.
-    const mode_t mask = ::umask(0);
-    ::umask(mask);
-    EMBER_CHECK(::fchmod(fd, 0666 & ~mask) == 0, "save", path << ": chmod failed: " << std::strerror(errno));
-    int64_t written = 0;
-    write_all(fd, len, 8, written, path);
-    write_all(fd, h.data(), h.size(), written, path);
-    write_all(fd, data.data(), data.size(), written, path);
-    EMBER_CHECK(::fsync(fd) == 0, "save", path << ": fsync failed: " << std::strerror(errno));
-    EMBER_CHECK(::close(fd) == 0, "save", path << ": close failed: " << std::strerror(errno));
-    fd = -1;
-    EMBER_CHECK(::rename(tmp.c_str(), path.c_str()) == 0, "save", path << ": rename failed: " << std::strerror(errno));
-  } catch (...) {
-    if (fd >= 0) ::close(fd);
-    ::unlink(tmp.c_str());
-    throw;
-  }
-  fsync_dir(dir);
+  // 2. [8-byte length][header][data], written atomically.
+  write_file_atomically(path, {std::string_view(len, 8), h, data}, "save");
 }
 
 // ---- reading and validating, in steps: split, parse the JSON, check each

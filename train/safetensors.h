@@ -27,9 +27,8 @@ using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
 inline constexpr uint64_t kMaxHeaderBytes = 100ull << 20;
 
 // Writes tensors (contiguous copies are made as needed) and metadata to path
-// atomically: a temporary file in the same directory is written, flushed,
-// fsync'ed and renamed over path, then the directory is fsync'ed. On any
-// failure the previous file at path is untouched and the temporary removed.
+// atomically (tensor/io.h): on any failure the previous file at path is
+// untouched and no temporary is left behind.
 void write_safetensors(const std::string& path, const NamedTensors& tensors, const Metadata& metadata = {});
 
 struct SafetensorsContents {
@@ -41,11 +40,5 @@ struct SafetensorsContents {
 SafetensorsContents read_safetensors(const std::string& path);
 // Parses an in-memory file image (what the fuzzer drives); `name` is used in errors.
 SafetensorsContents parse_safetensors(const std::string& bytes, const std::string& name);
-
-namespace testing {
-// Makes the next write_safetensors fail after `bytes` bytes (-1: never), to
-// test that a failed save leaves the previous file intact.
-void fail_next_write_after(int64_t bytes);
-}  // namespace testing
 
 }  // namespace ember::train

@@ -2,6 +2,7 @@
 // of the *broadcast* shape; the engine sums them back to each input's shape
 // (kernel::sum_to), so no rule here has to think about broadcasting.
 #include "autograd/node.h"
+#include "autograd/op_scope.h"
 #include "autograd/ops.h"
 #include "tensor/factory.h"
 #include "tensor/kernels.h"
@@ -18,11 +19,13 @@ struct AddBackward final : Node {
   std::vector<Tensor> apply(const Tensor& g) override { return {g, alpha == 1.0 ? g : g * alpha}; }
 };
 Tensor add(const Tensor& a, const Tensor& b) {
+  OpScope scope("add", a, b);
   Tensor out = kernel::binary(Binary::Add, a, b);
   if (needs_grad({a, b})) record(out, std::make_shared<AddBackward>(1.0), {a, b});
   return out;
 }
 Tensor sub(const Tensor& a, const Tensor& b) {
+  OpScope scope("sub", a, b);
   Tensor out = kernel::binary(Binary::Sub, a, b);
   if (needs_grad({a, b})) record(out, std::make_shared<AddBackward>(-1.0), {a, b});
   return out;
@@ -39,6 +42,7 @@ struct MulBackward final : Node {
   }
 };
 Tensor mul(const Tensor& a, const Tensor& b) {
+  OpScope scope("mul", a, b);
   Tensor out = kernel::binary(Binary::Mul, a, b);
   if (needs_grad({a, b}))
     record(out, std::make_shared<MulBackward>(a.requires_grad() ? b : Tensor(), b.requires_grad() ? a : Tensor()), {a, b});
@@ -57,6 +61,7 @@ struct DivBackward final : Node {
   }
 };
 Tensor div(const Tensor& a, const Tensor& b) {
+  OpScope scope("div", a, b);
   Tensor out = kernel::binary(Binary::Div, a, b);
   if (needs_grad({a, b})) record(out, std::make_shared<DivBackward>(a, b), {a, b});
   return out;
@@ -74,6 +79,7 @@ struct PowBackward final : Node {
   }
 };
 Tensor pow(const Tensor& a, const Tensor& b) {
+  OpScope scope("pow", a, b);
   Tensor out = kernel::binary(Binary::Pow, a, b);
   if (needs_grad({a, b})) record(out, std::make_shared<PowBackward>(a, b, out), {a, b});
   return out;
@@ -95,11 +101,13 @@ struct MaximumBackward final : Node {
   }
 };
 Tensor maximum(const Tensor& a, const Tensor& b) {
+  OpScope scope("maximum", a, b);
   Tensor out = kernel::binary(Binary::Maximum, a, b);
   if (needs_grad({a, b})) record(out, std::make_shared<MaximumBackward>(a, b, true), {a, b});
   return out;
 }
 Tensor minimum(const Tensor& a, const Tensor& b) {
+  OpScope scope("minimum", a, b);
   Tensor out = kernel::binary(Binary::Minimum, a, b);
   if (needs_grad({a, b})) record(out, std::make_shared<MaximumBackward>(a, b, false), {a, b});
   return out;
@@ -118,11 +126,13 @@ struct AddScalarBackward final : Node {
   std::vector<Tensor> apply(const Tensor& g) override { return {g}; }
 };
 Tensor operator+(const Tensor& a, double s) {
+  OpScope scope("add", a);
   Tensor out = kernel::binary_scalar(Binary::Add, a, s);
   if (needs_grad({a})) record(out, std::make_shared<AddScalarBackward>(), {a});
   return out;
 }
 Tensor operator-(const Tensor& a, double s) {
+  OpScope scope("sub", a);
   Tensor out = kernel::binary_scalar(Binary::Sub, a, s);
   if (needs_grad({a})) record(out, std::make_shared<AddScalarBackward>(), {a});
   return out;
@@ -137,12 +147,14 @@ struct MulScalarBackward final : Node {
   std::vector<Tensor> apply(const Tensor& g) override { return {kernel::binary_scalar(Binary::Mul, g, s)}; }
 };
 Tensor operator*(const Tensor& a, double s) {
+  OpScope scope("mul", a);
   Tensor out = kernel::binary_scalar(Binary::Mul, a, s);
   if (needs_grad({a})) record(out, std::make_shared<MulScalarBackward>(s), {a});
   return out;
 }
 Tensor operator*(double s, const Tensor& a) { return a * s; }
 Tensor operator-(double s, const Tensor& a) {  // d(s - a) = -g
+  OpScope scope("rsub", a);
   Tensor out = kernel::binary_scalar(Binary::Sub, a, s, /*scalar_first=*/true);
   if (needs_grad({a})) record(out, std::make_shared<MulScalarBackward>(-1.0), {a});
   return out;
@@ -156,6 +168,7 @@ struct DivScalarBackward final : Node {
   std::vector<Tensor> apply(const Tensor& g) override { return {kernel::binary_scalar(Binary::Div, g, s)}; }
 };
 Tensor operator/(const Tensor& a, double s) {
+  OpScope scope("div", a);
   Tensor out = kernel::binary_scalar(Binary::Div, a, s);
   if (needs_grad({a})) record(out, std::make_shared<DivScalarBackward>(s), {a});
   return out;
@@ -170,6 +183,7 @@ struct RDivScalarBackward final : Node {
   std::vector<Tensor> apply(const Tensor& g) override { return {-g * out.get(*this) / a.get(*this)}; }
 };
 Tensor operator/(double s, const Tensor& a) {
+  OpScope scope("rdiv", a);
   Tensor out = kernel::binary_scalar(Binary::Div, a, s, /*scalar_first=*/true);
   if (needs_grad({a})) record(out, std::make_shared<RDivScalarBackward>(a, out), {a});
   return out;
@@ -188,15 +202,22 @@ struct PowScalarBackward final : Node {
   }
 };
 Tensor pow(const Tensor& a, double e) {
+  OpScope scope("pow", a);
   Tensor out = kernel::binary_scalar(Binary::Pow, a, e);
   if (needs_grad({a})) record(out, std::make_shared<PowScalarBackward>(a, e), {a});
   return out;
 }
 
 // ---- comparisons: bool results, no gradient ----
-#define EMBER_COMPARE(NAME, OP)                                                                          \
-  Tensor NAME(const Tensor& a, const Tensor& b) { return kernel::compare(kernel::Compare::OP, a, b); } \
-  Tensor NAME(const Tensor& a, double s) { return kernel::compare_scalar(kernel::Compare::OP, a, s); }
+#define EMBER_COMPARE(NAME, OP)                             \
+  Tensor NAME(const Tensor& a, const Tensor& b) {           \
+    OpScope scope(#NAME, a, b);                             \
+    return kernel::compare(kernel::Compare::OP, a, b);      \
+  }                                                         \
+  Tensor NAME(const Tensor& a, double s) {                  \
+    OpScope scope(#NAME, a);                                \
+    return kernel::compare_scalar(kernel::Compare::OP, a, s); \
+  }
 EMBER_COMPARE(eq, Eq)
 EMBER_COMPARE(ne, Ne)
 EMBER_COMPARE(lt, Lt)

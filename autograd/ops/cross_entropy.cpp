@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "autograd/node.h"
+#include "autograd/op_scope.h"
 #include "autograd/ops.h"
 #include "tensor/factory.h"
 #include "tensor/fast_math.h"
@@ -53,6 +54,7 @@ struct CrossEntropyBackward final : Node {
 
 // logits:(N,C) targets:(N) -> () or (N); leading dims (B,T) are flattened to N
 Tensor cross_entropy(const Tensor& logits, const Tensor& targets, Reduction reduction, int64_t ignore_index) {
+  OpScope scope("cross_entropy", logits, targets);
   EMBER_CHECK(logits.dim() >= 2 && logits.is_floating_point(), "cross_entropy",
               "logits must be a floating (N, C) or (B, T, C) tensor, got " << dtype_name(logits.dtype()) << " "
                                                                            << shape_str(logits.shape()));

@@ -3,6 +3,7 @@
 // gradient back to where it came from, and an id used twice receives the sum.
 #include "autograd/node.h"
 #include "autograd/grad_mode.h"
+#include "autograd/op_scope.h"
 #include "autograd/ops.h"
 #include "tensor/factory.h"
 #include "tensor/kernels.h"
@@ -32,6 +33,7 @@ struct IndexSelectBackward final : Node {
   }
 };
 Tensor index_select(const Tensor& x, int64_t d, const Tensor& ids) {
+  OpScope scope("index_select", x, ids);
   Tensor out = kernel::index_select(x, d, ids);
   if (needs_grad({x}))
     record(out, std::make_shared<IndexSelectBackward>(x.shape(), wrap_dim(d, x.dim(), "index_select"), ids), {x});
@@ -51,6 +53,7 @@ int64_t padding_index(int64_t padding_idx, const Shape& weight_shape, const char
 // weight:(V, D) ids:(*) -> (*, D): index_select of the flattened ids, seen
 // in the ids' shape. One node: IndexSelectBackward (with the padding row).
 Tensor embedding(const Tensor& weight, const Tensor& ids, std::optional<int64_t> padding_idx) {
+  OpScope scope("embedding", weight, ids);
   EMBER_CHECK(weight.dim() == 2, "embedding", "weight must be (V, D), got shape " << shape_str(weight.shape()));
   kernel::check_ids(ids, weight.size(0), "embedding", "id", "the vocabulary");  // positions as in ids' shape
   std::optional<int64_t> pad;
@@ -75,14 +78,19 @@ struct GatherBackward final : Node {
   }
 };
 Tensor gather(const Tensor& x, int64_t d, const Tensor& ids) {
+  OpScope scope("gather", x, ids);
   Tensor out = kernel::gather(x, d, ids);
   if (needs_grad({x})) record(out, std::make_shared<GatherBackward>(x.shape(), wrap_dim(d, x.dim(), "gather"), ids), {x});
   return out;
 }
 
-Tensor one_hot(const Tensor& ids, int64_t num_classes) { return kernel::one_hot(ids, num_classes); }
+Tensor one_hot(const Tensor& ids, int64_t num_classes) {
+  OpScope scope("one_hot", ids);
+  return kernel::one_hot(ids, num_classes);
+}
 
 Tensor& index_add_(Tensor& x, int64_t d, const Tensor& ids, const Tensor& src) {
+  OpScope scope("index_add_", x, ids, src);
   EMBER_CHECK(!(is_grad_enabled() && (x.requires_grad() || src.requires_grad())), "index_add_",
               "in-place index_add_ on tensors that require grad (destination " << shape_str(x.shape()) << ", source "
                                                                                << shape_str(src.shape())

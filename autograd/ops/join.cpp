@@ -1,6 +1,7 @@
 // cat / stack: the gradient of a concatenation is the matching slice of the
 // output gradient for each input.
 #include "autograd/node.h"
+#include "autograd/op_scope.h"
 #include "autograd/ops.h"
 #include "tensor/kernels.h"
 
@@ -22,6 +23,7 @@ struct CatBackward final : Node {
   }
 };
 Tensor cat(const std::vector<Tensor>& xs, int64_t d) {
+  OpScope scope("cat", xs);
   Tensor out = kernel::cat(xs, d);  // checks that xs is not empty and that the shapes fit
   if (needs_grad(xs)) {
     std::vector<int64_t> sizes;
@@ -32,6 +34,7 @@ Tensor cat(const std::vector<Tensor>& xs, int64_t d) {
 }
 
 Tensor stack(const std::vector<Tensor>& xs, int64_t d) {
+  OpScope scope("stack", xs);
   EMBER_CHECK(!xs.empty(), "stack", "expected a non-empty list of tensors");
   int64_t w = wrap_dim(d, xs[0].dim() + 1, "stack");
   for (size_t i = 0; i < xs.size(); ++i) {

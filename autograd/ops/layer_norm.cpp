@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "autograd/node.h"
+#include "autograd/op_scope.h"
 #include "autograd/ops.h"
 #include "tensor/factory.h"
 #include "tensor/kernels.h"
@@ -54,6 +55,7 @@ struct LayerNormBackward final : Node {
 
 // x:(N, D) rows (any leading dims), weight/bias:(D)
 Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {
+  OpScope scope("layer_norm", x, weight, bias);
   const int64_t D = x.dim() ? x.size(-1) : 0;
   EMBER_CHECK(x.dim() >= 1 && weight.shape() == Shape{D} && bias.shape() == Shape{D}, "layer_norm",
               "input " << shape_str(x.shape()) << " needs weight and bias of shape (" << D << "), got "

@@ -2,6 +2,7 @@
 // broadcast are summed back by the engine; 1-D operands are re-inserted as
 // the row/column they stood for, then removed again.
 #include "autograd/node.h"
+#include "autograd/op_scope.h"
 #include "autograd/ops.h"
 #include "tensor/kernels.h"
 
@@ -40,6 +41,7 @@ struct MatmulBackward final : Node {
   }
 };
 Tensor matmul(const Tensor& a, const Tensor& b) {
+  OpScope scope("matmul", a, b);
   Tensor out = kernel::matmul(a, b);
   if (needs_grad({a, b})) {
     auto node = std::make_shared<MatmulBackward>(b.requires_grad() ? a : Tensor(), a.requires_grad() ? b : Tensor(),

@@ -2,6 +2,7 @@
 // the reduced elements: equally (sum, mean), to the selected one (max/min),
 // or weighted by the local derivative (var, norm, softmax).
 #include "autograd/node.h"
+#include "autograd/op_scope.h"
 #include "autograd/ops.h"
 #include "tensor/factory.h"
 #include "tensor/kernels.h"
@@ -43,12 +44,14 @@ struct SumBackward final : Node {
 };
 Tensor sum(const Tensor& x) { return sum(x, {}, false); }
 Tensor sum(const Tensor& x, const Shape& dims, bool keepdim) {
+  OpScope scope("sum", x);
   Tensor out = kernel::sum(x, dims, keepdim);
   if (needs_grad({x})) record(out, std::make_shared<SumBackward>(x.shape(), dims, keepdim, 1.0), {x});
   return out;
 }
 Tensor mean(const Tensor& x) { return mean(x, {}, false); }
 Tensor mean(const Tensor& x, const Shape& dims, bool keepdim) {
+  OpScope scope("mean", x);
   Tensor out = kernel::mean(x, dims, keepdim);
   if (needs_grad({x})) {
     const double scale = 1.0 / static_cast<double>(reduced_count(x.shape(), dims));
@@ -75,6 +78,7 @@ struct VarBackward final : Node {
   }
 };
 Tensor var(const Tensor& x, const Shape& dims, int64_t correction, bool keepdim) {
+  OpScope scope("var", x);
   Tensor out = kernel::var(x, dims, correction, keepdim);
   if (needs_grad({x})) record(out, std::make_shared<VarBackward>(x, dims, correction, keepdim), {x});
   return out;
@@ -102,6 +106,7 @@ struct NormBackward final : Node {
   }
 };
 Tensor norm(const Tensor& x, double p, const Shape& dims, bool keepdim) {
+  OpScope scope("norm", x);
   Tensor out = kernel::norm(x, p, dims, keepdim);
   if (needs_grad({x})) record(out, std::make_shared<NormBackward>(x, out, p, dims, keepdim), {x});
   return out;
@@ -128,28 +133,38 @@ struct MaxBackward final : Node {
   }
 };
 std::pair<Tensor, Tensor> max(const Tensor& x, int64_t d, bool keepdim) {
+  OpScope scope("max", x);
   auto [values, indices] = kernel::max(x, d, keepdim);
   if (needs_grad({x}))
     record(values, std::make_shared<MaxBackward>(x.shape(), wrap_dim(d, x.dim(), "max"), keepdim, indices), {x});
   return {values, indices};
 }
 std::pair<Tensor, Tensor> min(const Tensor& x, int64_t d, bool keepdim) {
+  OpScope scope("min", x);
   auto [values, indices] = kernel::min(x, d, keepdim);
   if (needs_grad({x}))
     record(values, std::make_shared<MaxBackward>(x.shape(), wrap_dim(d, x.dim(), "min"), keepdim, indices), {x});
   return {values, indices};
 }
 Tensor max(const Tensor& x) {
+  OpScope scope("max", x);
   EMBER_CHECK(x.numel() > 0, "max", "cannot take the max of an empty tensor of shape " << shape_str(x.shape()));
   return reshape(max(reshape(x, {-1}), 0, false).first, {});
 }
 Tensor min(const Tensor& x) {
+  OpScope scope("min", x);
   EMBER_CHECK(x.numel() > 0, "min", "cannot take the min of an empty tensor of shape " << shape_str(x.shape()));
   return reshape(min(reshape(x, {-1}), 0, false).first, {});
 }
 
-Tensor argmax(const Tensor& x) { return kernel::argmax(x, std::nullopt, false); }
-Tensor argmax(const Tensor& x, int64_t d, bool keepdim) { return kernel::argmax(x, d, keepdim); }
+Tensor argmax(const Tensor& x) {
+  OpScope scope("argmax", x);
+  return kernel::argmax(x, std::nullopt, false);
+}
+Tensor argmax(const Tensor& x, int64_t d, bool keepdim) {
+  OpScope scope("argmax", x);
+  return kernel::argmax(x, d, keepdim);
+}
 
 // ---- softmax / log_softmax ----
 // softmax:     dx = y * (g - sum(g * y))
@@ -166,11 +181,13 @@ struct SoftmaxBackward final : Node {
   }
 };
 Tensor softmax(const Tensor& x, int64_t d) {
+  OpScope scope("softmax", x);
   Tensor out = kernel::softmax(x, d);
   if (needs_grad({x})) record(out, std::make_shared<SoftmaxBackward>(out, wrap_dim(d, x.dim(), "softmax"), false), {x});
   return out;
 }
 Tensor log_softmax(const Tensor& x, int64_t d) {
+  OpScope scope("log_softmax", x);
   Tensor out = kernel::log_softmax(x, d);
   if (needs_grad({x}))
     record(out, std::make_shared<SoftmaxBackward>(out, wrap_dim(d, x.dim(), "log_softmax"), true), {x});

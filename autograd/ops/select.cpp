@@ -1,6 +1,7 @@
 // Selection by mask: where, masked_fill, tril/triu. The gradient flows only
 // to the elements that were selected.
 #include "autograd/node.h"
+#include "autograd/op_scope.h"
 #include "autograd/ops.h"
 #include "tensor/factory.h"
 #include "tensor/kernels.h"
@@ -20,6 +21,7 @@ struct WhereBackward final : Node {
   }
 };
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  OpScope scope("where", cond, a, b);
   Tensor out = kernel::where(cond, a, b);
   if (needs_grad({a, b})) record(out, std::make_shared<WhereBackward>(cond), {a, b});
   return out;
@@ -34,6 +36,7 @@ struct MaskedFillBackward final : Node {
   std::vector<Tensor> apply(const Tensor& g) override { return {kernel::masked_fill(g, mask.get(*this), 0.0)}; }
 };
 Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
+  OpScope scope("masked_fill", x, mask);
   Tensor out = kernel::masked_fill(x, mask, value);
   if (needs_grad({x})) record(out, std::make_shared<MaskedFillBackward>(mask), {x});
   return out;
@@ -48,11 +51,13 @@ struct TriangleBackward final : Node {
   std::vector<Tensor> apply(const Tensor& g) override { return {lower ? kernel::tril(g, k) : kernel::triu(g, k)}; }
 };
 Tensor tril(const Tensor& x, int64_t k) {
+  OpScope scope("tril", x);
   Tensor out = kernel::tril(x, k);
   if (needs_grad({x})) record(out, std::make_shared<TriangleBackward>(k, true), {x});
   return out;
 }
 Tensor triu(const Tensor& x, int64_t k) {
+  OpScope scope("triu", x);
   Tensor out = kernel::triu(x, k);
   if (needs_grad({x})) record(out, std::make_shared<TriangleBackward>(k, false), {x});
   return out;

@@ -5,6 +5,7 @@
 #include <numbers>
 
 #include "autograd/node.h"
+#include "autograd/op_scope.h"
 #include "autograd/ops.h"
 #include "tensor/elementwise.h"
 #include "tensor/fast_math.h"
@@ -38,6 +39,7 @@ struct NegBackward final : Node {
   std::vector<Tensor> apply(const Tensor& g) override { return {kernel::unary(Unary::Neg, g)}; }
 };
 Tensor neg(const Tensor& x) {
+  OpScope scope("neg", x);
   Tensor out = kernel::unary(Unary::Neg, x);
   if (needs_grad({x})) record(out, std::make_shared<NegBackward>(), {x});
   return out;
@@ -50,6 +52,7 @@ struct ExpBackward final : SavesOne {
   std::vector<Tensor> apply(const Tensor& g) override { return {g * kept.get(*this)}; }
 };
 Tensor exp(const Tensor& x) {
+  OpScope scope("exp", x);
   Tensor out = kernel::unary(Unary::Exp, x);
   if (needs_grad({x})) record(out, std::make_shared<ExpBackward>(out), {x});
   return out;
@@ -62,6 +65,7 @@ struct LogBackward final : SavesOne {
   std::vector<Tensor> apply(const Tensor& g) override { return {g / kept.get(*this)}; }
 };
 Tensor log(const Tensor& x) {
+  OpScope scope("log", x);
   Tensor out = kernel::unary(Unary::Log, x);
   if (needs_grad({x})) record(out, std::make_shared<LogBackward>(x), {x});
   return out;
@@ -74,6 +78,7 @@ struct SqrtBackward final : SavesOne {
   std::vector<Tensor> apply(const Tensor& g) override { return {g * 0.5 / kept.get(*this)}; }
 };
 Tensor sqrt(const Tensor& x) {
+  OpScope scope("sqrt", x);
   Tensor out = kernel::unary(Unary::Sqrt, x);
   if (needs_grad({x})) record(out, std::make_shared<SqrtBackward>(out), {x});
   return out;
@@ -89,6 +94,7 @@ struct RsqrtBackward final : SavesOne {
   }
 };
 Tensor rsqrt(const Tensor& x) {
+  OpScope scope("rsqrt", x);
   Tensor out = kernel::unary(Unary::Rsqrt, x);
   if (needs_grad({x})) record(out, std::make_shared<RsqrtBackward>(out), {x});
   return out;
@@ -101,6 +107,7 @@ struct AbsBackward final : SavesOne {
   std::vector<Tensor> apply(const Tensor& g) override { return {g * kernel::unary(Unary::Sign, kept.get(*this))}; }
 };
 Tensor abs(const Tensor& x) {
+  OpScope scope("abs", x);
   Tensor out = kernel::unary(Unary::Abs, x);
   if (needs_grad({x})) record(out, std::make_shared<AbsBackward>(x), {x});
   return out;
@@ -113,6 +120,7 @@ struct SinBackward final : SavesOne {
   std::vector<Tensor> apply(const Tensor& g) override { return {g * cos(kept.get(*this))}; }
 };
 Tensor sin(const Tensor& x) {
+  OpScope scope("sin", x);
   Tensor out = kernel::unary(Unary::Sin, x);
   if (needs_grad({x})) record(out, std::make_shared<SinBackward>(x), {x});
   return out;
@@ -125,6 +133,7 @@ struct CosBackward final : SavesOne {
   std::vector<Tensor> apply(const Tensor& g) override { return {-g * sin(kept.get(*this))}; }
 };
 Tensor cos(const Tensor& x) {
+  OpScope scope("cos", x);
   Tensor out = kernel::unary(Unary::Cos, x);
   if (needs_grad({x})) record(out, std::make_shared<CosBackward>(x), {x});
   return out;
@@ -139,6 +148,7 @@ struct TanhBackward final : SavesOne {
   }
 };
 Tensor tanh(const Tensor& x) {
+  OpScope scope("tanh", x);
   Tensor out = kernel::unary(Unary::Tanh, x);
   if (needs_grad({x})) record(out, std::make_shared<TanhBackward>(out), {x});
   return out;
@@ -153,6 +163,7 @@ struct SigmoidBackward final : SavesOne {
   }
 };
 Tensor sigmoid(const Tensor& x) {
+  OpScope scope("sigmoid", x);
   Tensor out = kernel::unary(Unary::Sigmoid, x);
   if (needs_grad({x})) record(out, std::make_shared<SigmoidBackward>(out), {x});
   return out;
@@ -167,6 +178,7 @@ struct ReluBackward final : SavesOne {
   }
 };
 Tensor relu(const Tensor& x) {
+  OpScope scope("relu", x);
   Tensor out = kernel::unary(Unary::Relu, x);
   if (needs_grad({x})) record(out, std::make_shared<ReluBackward>(out), {x});
   return out;
@@ -199,6 +211,7 @@ struct GeluBackward final : SavesOne {
   }
 };
 Tensor gelu(const Tensor& x, GeluApprox approx) {
+  OpScope scope("gelu", x);
   Tensor out = kernel::unary(approx == GeluApprox::Tanh ? Unary::GeluTanh : Unary::Gelu, x);
   if (needs_grad({x})) record(out, std::make_shared<GeluBackward>(x, approx), {x});
   return out;
@@ -215,6 +228,7 @@ struct ClampBackward final : SavesOne {
   }
 };
 Tensor clamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi) {
+  OpScope scope("clamp", x);
   Tensor out = kernel::clamp(x, lo, hi);
   if (needs_grad({x})) record(out, std::make_shared<ClampBackward>(x, lo, hi), {x});
   return out;

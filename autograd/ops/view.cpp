@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "autograd/node.h"
+#include "autograd/op_scope.h"
 #include "autograd/ops.h"
 #include "tensor/factory.h"
 #include "tensor/kernels.h"
@@ -17,31 +18,37 @@ struct ReshapeBackward final : Node {
   std::vector<Tensor> apply(const Tensor& g) override { return {reshape(g, in_shape)}; }
 };
 Tensor reshape(const Tensor& x, const Shape& shape) {
+  OpScope scope("reshape", x);
   Tensor out = kernel::reshape(x, shape);
   if (needs_grad({x})) record(out, std::make_shared<ReshapeBackward>(x.shape()), {x});
   return out;
 }
 Tensor view(const Tensor& x, const Shape& shape) {
+  OpScope scope("view", x);
   Tensor out = kernel::view(x, shape);
   if (needs_grad({x})) record(out, std::make_shared<ReshapeBackward>(x.shape()), {x});
   return out;
 }
 Tensor flatten(const Tensor& x, int64_t start, int64_t end) {
+  OpScope scope("flatten", x);
   Tensor out = kernel::flatten(x, start, end);
   if (needs_grad({x})) record(out, std::make_shared<ReshapeBackward>(x.shape()), {x});
   return out;
 }
 Tensor squeeze(const Tensor& x) {
+  OpScope scope("squeeze", x);
   Tensor out = kernel::squeeze(x, std::nullopt);
   if (needs_grad({x})) record(out, std::make_shared<ReshapeBackward>(x.shape()), {x});
   return out;
 }
 Tensor squeeze(const Tensor& x, int64_t d) {
+  OpScope scope("squeeze", x);
   Tensor out = kernel::squeeze(x, d);
   if (needs_grad({x})) record(out, std::make_shared<ReshapeBackward>(x.shape()), {x});
   return out;
 }
 Tensor unsqueeze(const Tensor& x, int64_t d) {
+  OpScope scope("unsqueeze", x);
   Tensor out = kernel::unsqueeze(x, d);
   if (needs_grad({x})) record(out, std::make_shared<ReshapeBackward>(x.shape()), {x});
   return out;
@@ -59,11 +66,13 @@ struct PermuteBackward final : Node {
   }
 };
 Tensor permute(const Tensor& x, const Shape& dims) {
+  OpScope scope("permute", x);
   Tensor out = kernel::permute(x, dims);
   if (needs_grad({x})) record(out, std::make_shared<PermuteBackward>(dims), {x});
   return out;
 }
 Tensor transpose(const Tensor& x, int64_t d0, int64_t d1) {
+  OpScope scope("transpose", x);
   Tensor out = kernel::transpose(x, d0, d1);
   Shape dims(x.dim());
   for (int64_t i = 0; i < x.dim(); ++i) dims[i] = i;
@@ -78,6 +87,7 @@ struct ExpandBackward final : Node {
   std::vector<Tensor> apply(const Tensor& g) override { return {g}; }  // summed to the input shape by the engine
 };
 Tensor expand(const Tensor& x, const Shape& shape) {
+  OpScope scope("expand", x);
   Tensor out = kernel::expand(x, shape);
   if (needs_grad({x})) record(out, std::make_shared<ExpandBackward>(), {x});
   return out;
@@ -102,6 +112,7 @@ struct SliceBackward final : Node {
   }
 };
 Tensor slice(const Tensor& x, int64_t d, int64_t start, int64_t end, int64_t step) {
+  OpScope scope("slice", x);
   Tensor out = kernel::slice(x, d, start, end, step);
   int64_t w = wrap_dim(d, x.dim(), "slice"), n = x.shape()[w];
   int64_t first = std::clamp<int64_t>(start < 0 ? start + n : start, 0, n);  // as kernel::slice clamps it
@@ -109,6 +120,7 @@ Tensor slice(const Tensor& x, int64_t d, int64_t start, int64_t end, int64_t ste
   return out;
 }
 Tensor narrow(const Tensor& x, int64_t d, int64_t start, int64_t length) {
+  OpScope scope("narrow", x);
   int64_t w = wrap_dim(d, x.dim(), "narrow");
   int64_t n = x.shape()[w];
   EMBER_CHECK(start >= -n && start <= n, "narrow",
@@ -121,6 +133,7 @@ Tensor narrow(const Tensor& x, int64_t d, int64_t start, int64_t length) {
   return slice(x, w, start, start + length, 1);
 }
 Tensor select(const Tensor& x, int64_t d, int64_t index) {
+  OpScope scope("select", x);
   Tensor out = kernel::select(x, d, index);
   int64_t w = wrap_dim(d, x.dim(), "select");
   if (needs_grad({x})) {
@@ -136,12 +149,14 @@ struct IdentityBackward final : Node {
   std::vector<Tensor> apply(const Tensor& g) override { return {g}; }
 };
 Tensor contiguous(const Tensor& x) {
+  OpScope scope("contiguous", x);
   if (x.is_contiguous()) return x;
   Tensor out = kernel::contiguous(x);
   if (needs_grad({x})) record(out, std::make_shared<IdentityBackward>(), {x});
   return out;
 }
 Tensor clone(const Tensor& x) {
+  OpScope scope("clone", x);
   Tensor out = empty(x.shape(), x.dtype());
   kernel::copy_(out, x, "clone");
   if (needs_grad({x})) record(out, std::make_shared<IdentityBackward>(), {x});
@@ -155,6 +170,7 @@ struct ToBackward final : Node {
   std::vector<Tensor> apply(const Tensor& g) override { return {kernel::to(g, in_dtype)}; }
 };
 Tensor to(const Tensor& x, DType dt) {
+  OpScope scope("to", x);
   if (x.dtype() == dt) return x;
   Tensor out = kernel::to(x, dt);
   if (is_floating(dt) && is_floating(x.dtype()) && needs_grad({x}))

@@ -56,7 +56,8 @@ void add_nn_attention_samples(std::vector<OpInfo>& ops) {
                            "MaskedFillBackward", "SoftmaxBackward", "CatBackward"},
                  .fn =
                      [](const Inputs& in) {
-                       AdditiveAttention att(in[2].size(1), in[3].size(1), in[2].size(0), 0, kFloat64);
+                       Generator init(0);  // the weights no input replaces: the same at every call
+                       AdditiveAttention att(in[2].size(1), in[3].size(1), in[2].size(0), {.dtype = kFloat64, .generator = &init});
                        att.w->weight = in[2];
                        att.u->weight = in[3];
                        att.u->bias = in[4];
@@ -79,7 +80,8 @@ void add_nn_attention_samples(std::vector<OpInfo>& ops) {
   auto mha = [](bool causal) {
     return [causal](const Inputs& in) {
       const int64_t D = in[0].size(2);
-      MultiHeadAttention m(D, /*heads=*/2, causal, true, 0, kFloat64);
+      Generator init(0);  // the weights no input replaces: the same at every call
+      MultiHeadAttention m(D, /*heads=*/2, {.causal = causal, .bias = true, .dtype = kFloat64, .generator = &init});
       std::shared_ptr<Linear> lin[] = {m.w_q, m.w_k, m.w_v, m.w_o};
       for (int i = 0; i < 4; ++i) {
         lin[i]->weight = in[1 + 2 * i];
@@ -125,7 +127,8 @@ void add_nn_attention_samples(std::vector<OpInfo>& ops) {
                            "MulScalarBackward", "MaskedFillBackward", "SoftmaxBackward", "GeluBackward"},
                  .fn =
                      [](const Inputs& in) {
-                       TransformerBlock block(4, 2, 2, 0.0, /*causal=*/true, 6, kFloat64);
+                       Generator init(6);  // the weights no input replaces: the same at every call
+                       TransformerBlock block(4, 2, {.mlp_ratio = 2, .dropout = 0.0, .causal = true, .dtype = kFloat64, .generator = &init});
                        block.ln1->weight = in[1];
                        block.attn->w_q->weight = in[2];
                        block.attn->w_v->bias = in[3];

@@ -29,17 +29,20 @@ using namespace ember::nn;
 // perturbs. (The module's registered parameter keeps its own random init;
 // nothing here reads it.)
 std::shared_ptr<Embedding> token_with(const Tensor& w) {
-  auto m = std::make_shared<Embedding>(w.size(0), w.size(1), /*seed=*/0, std::nullopt, w.dtype());
+  Generator init(0);  // the weights no input replaces: the same at every call
+  auto m = std::make_shared<Embedding>(w.size(0), w.size(1), EmbeddingOptions{.dtype = w.dtype(), .generator = &init});
   m->weight = w;
   return m;
 }
 std::shared_ptr<LearnedPositionalEmbedding> learned_with(const Tensor& w) {
-  auto m = std::make_shared<LearnedPositionalEmbedding>(w.size(0), w.size(1), /*seed=*/0, w.dtype());
+  Generator init(0);  // the weights no input replaces: the same at every call
+  auto m = std::make_shared<LearnedPositionalEmbedding>(w.size(0), w.size(1), InitOptions{.dtype = w.dtype(), .generator = &init});
   m->weight = w;
   return m;
 }
 std::shared_ptr<LMHead> head_with(const Tensor& w) {
-  auto m = std::make_shared<LMHead>(w.size(1), w.size(0), /*seed=*/0, w.dtype());
+  Generator init(0);  // the weights no input replaces: the same at every call
+  auto m = std::make_shared<LMHead>(w.size(1), w.size(0), InitOptions{.dtype = w.dtype(), .generator = &init});
   m->weight = w;
   return m;
 }
@@ -119,7 +122,8 @@ void add_nn_embedding_samples(std::vector<OpInfo>& ops) {
                  .fn =
                      [](const Inputs& in) {
                        auto emb = token_with(in[0]);
-                       LMHead head(in[0].size(1), in[0].size(0), /*seed=*/0, in[0].dtype());
+                       Generator init(0);  // the weights no input replaces: the same at every call
+                       LMHead head(in[0].size(1), in[0].size(0), {.dtype = in[0].dtype(), .generator = &init});
                        tie_weights(head, *emb);  // head.weight is now in[0] itself
                        return head.forward(emb->forward(in[1]));
                      },

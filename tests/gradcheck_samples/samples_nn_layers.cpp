@@ -19,7 +19,8 @@ void add_nn_layer_samples(std::vector<OpInfo>& ops) {
                  .nodes = {"PermuteBackward", "MatmulBackward", "AddBackward"},
                  .fn =
                      [](const Inputs& in) {
-                       Linear lin(in[1].size(1), in[1].size(0), in.size() > 2, /*seed=*/0, kFloat64);
+                       Generator init(0);  // the weights no input replaces: the same at every call
+                       Linear lin(in[1].size(1), in[1].size(0), {.bias = in.size() > 2, .dtype = kFloat64, .generator = &init});
                        lin.weight = in[1];
                        if (in.size() > 2) lin.bias = in[2];
                        return lin.forward(in[0]);

@@ -19,7 +19,8 @@ void add_nn_recurrent_samples(std::vector<OpInfo>& ops) {
                  .nodes = {"PermuteBackward", "MatmulBackward", "AddBackward", "TanhBackward"},
                  .fn =
                      [](const Inputs& in) {
-                       RNNCell cell(in[2].size(1), in[2].size(0), 0, kFloat64);
+                       Generator init(0);  // the weights no input replaces: the same at every call
+                       RNNCell cell(in[2].size(1), in[2].size(0), {.dtype = kFloat64, .generator = &init});
                        cell.w_x->weight = in[2];
                        cell.w_x->bias = in[3];
                        cell.w_h->weight = in[4];
@@ -41,7 +42,8 @@ void add_nn_recurrent_samples(std::vector<OpInfo>& ops) {
                            "TanhBackward", "MulBackward", "ReshapeBackward", "CatBackward"},
                  .fn =
                      [](const Inputs& in) {
-                       LSTMCell cell(in[3].size(1), in[4].size(1), 0, kFloat64);
+                       Generator init(0);  // the weights no input replaces: the same at every call
+                       LSTMCell cell(in[3].size(1), in[4].size(1), {.dtype = kFloat64, .generator = &init});
                        cell.weight_ih = in[3];
                        cell.weight_hh = in[4];
                        cell.bias_ih = in[5];
@@ -69,7 +71,8 @@ void add_nn_recurrent_samples(std::vector<OpInfo>& ops) {
                            "MulBackward", "MulScalarBackward"},  // 1 - z records MulScalarBackward (by -1)
                  .fn =
                      [](const Inputs& in) {
-                       GRUCell cell(in[2].size(1), in[2].size(0), 0, kFloat64);
+                       Generator init(0);  // the weights no input replaces: the same at every call
+                       GRUCell cell(in[2].size(1), in[2].size(0), {.dtype = kFloat64, .generator = &init});
                        std::shared_ptr<Linear> w[] = {cell.w_z, cell.w_r, cell.w_h}, u[] = {cell.u_z, cell.u_r, cell.u_h};
                        for (int k = 0; k < 3; ++k) {
                          w[k]->weight = in[2 + k];
@@ -92,7 +95,8 @@ void add_nn_recurrent_samples(std::vector<OpInfo>& ops) {
                            "TanhBackward", "MulBackward", "ReshapeBackward", "CatBackward"},
                  .fn =
                      [](const Inputs& in) {
-                       LSTM lstm(in[3].size(1), in[4].size(1), 0, kFloat64);
+                       Generator init(0);  // the weights no input replaces: the same at every call
+                       LSTM lstm(in[3].size(1), in[4].size(1), {.dtype = kFloat64, .generator = &init});
                        lstm.cell->weight_ih = in[3];
                        lstm.cell->weight_hh = in[4];
                        lstm.cell->bias_ih = in[5];

@@ -13,6 +13,7 @@ trap 'rm -rf "$tmp"' EXIT
   -DCMAKE_PREFIX_PATH="$tmp/prefix" -DCMAKE_CXX_COMPILER="$cxx"
 "$cmake_bin" --build "$tmp/build"
 
-out=$("$tmp/build/consumer")
+out=$("$tmp/build/consumer" "$tmp/xor_loss.png")
 echo "$out"
-grep -q "consumer: matmul ok" <<<"$out"
+grep -q "consumer: training ok" <<<"$out"
+test -s "$tmp/xor_loss.png"

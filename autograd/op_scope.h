@@ -1,0 +1,70 @@
+// OpScope: the first line of every public op.
+//
+//   Tensor mul(const Tensor& a, const Tensor& b) {
+//     OpScope scope("mul", a, b);
+//     ...
+//
+// It does two things for the op. It checks that every tensor argument is
+// defined: a default-constructed Tensor (e.g. w.grad() before any backward)
+// is an ember::Error naming the op and the argument, never a crash. And it
+// lets an observer (the profiler and trace in inspect/) see the op begin and,
+// when the scope closes, end. When nothing observes, that costs one load of
+// a pointer and a branch.
+#pragma once
+
+#include <atomic>
+#include <vector>
+
+#include "tensor/tensor.h"
+
+namespace ember {
+
+// What inspect/ implements to watch ops run (forward ops; the engine
+// reports backward nodes itself). Called on the thread that runs the op.
+struct OpObserver {
+  virtual ~OpObserver() = default;
+  virtual void op_begin(const char* op, const std::vector<const Tensor*>& inputs) = 0;
+  virtual void op_end(const char* op) = 0;
+};
+
+// The observer in effect, or null. Set and cleared by inspect's guards.
+std::atomic<OpObserver*>& op_observer();
+
+class OpScope {
+ public:
+  template <typename... Args>
+  explicit OpScope(const char* op, const Args&... tensors) : op_(op) {
+    int position = 0;
+    (check(tensors, ++position), ...);
+    if (OpObserver* o = op_observer().load(std::memory_order_relaxed)) {
+      observer_ = o;
+      std::vector<const Tensor*> inputs;
+      (collect(tensors, inputs), ...);
+      o->op_begin(op, inputs);
+    }
+  }
+  ~OpScope() {
+    if (observer_) observer_->op_end(op_);
+  }
+  OpScope(const OpScope&) = delete;
+  OpScope& operator=(const OpScope&) = delete;
+
+ private:
+  void check(const Tensor& t, int position) const {
+    if (!t.defined()) undefined(position, -1);
+  }
+  void check(const std::vector<Tensor>& ts, int position) const {
+    for (size_t i = 0; i < ts.size(); ++i)
+      if (!ts[i].defined()) undefined(position, static_cast<int64_t>(i));
+  }
+  static void collect(const Tensor& t, std::vector<const Tensor*>& out) { out.push_back(&t); }
+  static void collect(const std::vector<Tensor>& ts, std::vector<const Tensor*>& out) {
+    for (const Tensor& t : ts) out.push_back(&t);
+  }
+  [[noreturn]] void undefined(int position, int64_t element) const;
+
+  const char* op_;
+  OpObserver* observer_ = nullptr;
+};
+
+}  // namespace ember
