@@ -1,14 +1,15 @@
-// ember.h: the whole public API of libember (target ember::ember) in one include.
-//
-//   tensor/    Tensor, dtypes, shapes, factories, random numbers, threads, files
-//   autograd/  the differentiable ops, backward, grad modes, gradcheck, graph export
-//   nn/        Module and the modules: embeddings, layers, losses, recurrent
-//              cells, attention, the GPT
-//   train/     optimizers, character data, the training loop, safetensors and
-//              model checkpoints
-//
-// The pictures are a library of their own (target ember::plot, header
-// plot/plot.h): they need PLplot, which a program that only computes does not.
+/// @file
+/// ember.h: the whole public API of libember (target ember::ember) in one include.
+///
+///   tensor/    Tensor, dtypes, shapes, factories, random numbers, threads, files
+///   autograd/  the differentiable ops, backward, grad modes, gradcheck, graph export
+///   nn/        Module and the modules: embeddings, layers, losses, recurrent
+///              cells, attention, the GPT
+///   train/     optimizers, character data, the training loop, safetensors and
+///              model checkpoints
+///
+/// The pictures are a library of their own (target ember::plot, header
+/// plot/plot.h): they need PLplot, which a program that only computes does not.
 #pragma once
 
 #include "tensor/dtype.h"

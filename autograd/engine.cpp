@@ -115,7 +115,8 @@ void backward(const Tensor& root, const Tensor& grad_output, bool retain_graph) 
     Tensor g = std::move(found->second);
     buffer.erase(found);
     g = run_hooks(n->hooks, g);
-    if (auto kept = n->retained.lock()) accumulate(kept.get(), g);
+    if (n->retains_grad)
+      if (auto kept = n->output.lock()) accumulate(kept.get(), g);
     std::vector<Tensor> grads = n->apply(g);
     g = Tensor();
     assert(grads.size() == n->next.size());

@@ -1,5 +1,6 @@
-// Grad mode: a thread-local switch. While it is off (inside a NoGradGuard),
-// ops compute values and record nothing, so no graph is built.
+/// @file
+/// Grad mode: a thread-local switch. While it is off (inside a NoGradGuard),
+/// ops compute values and record nothing, so no graph is built.
 #pragma once
 
 namespace ember {
@@ -7,7 +8,7 @@ namespace ember {
 bool is_grad_enabled();
 void set_grad_enabled(bool on);
 
-// RAII: turns grad recording off for its scope, restores the previous mode after.
+/// RAII: turns grad recording off for its scope, restores the previous mode after.
 class NoGradGuard {
  public:
   NoGradGuard() : prev_(is_grad_enabled()) { set_grad_enabled(false); }
@@ -19,8 +20,8 @@ class NoGradGuard {
   bool prev_;
 };
 
-// Anomaly mode: backward checks every gradient it computes and raises an error
-// naming the first node whose output contains NaN or Inf.
+/// Anomaly mode: backward checks every gradient it computes and raises an error
+/// naming the first node whose output contains NaN or Inf.
 bool is_anomaly_enabled();
 void set_anomaly_enabled(bool on);
 class AnomalyGuard {

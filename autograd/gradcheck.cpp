@@ -91,7 +91,9 @@ GradcheckResult gradcheck(const GradFn& fn, const std::vector<Tensor>& inputs, c
         ++res.checked;
         res.max_abs_err = std::max(res.max_abs_err, err);
         if (err > 1e-12) res.max_rel_err = std::max(res.max_rel_err, rel);
-        bool close = err <= opt.atol + opt.rtol * std::abs(numeric);
+        const double tol = opt.atol + opt.rtol * std::abs(numeric);
+        res.max_err_over_tol = std::max(res.max_err_over_tol, err / tol);
+        bool close = err <= tol;
         if ((!close || std::isnan(a) != std::isnan(numeric)) && res.ok) {
           res.ok = false;
           report << "gradcheck failed for input " << k << " of shape " << shape_str(x.shape()) << " at element "

@@ -1,11 +1,12 @@
-// gradcheck: compares the gradients that backward() computes with numerical
-// derivatives (central differences), element by element.
-//
-// For every floating input that requires grad, the full Jacobian d out / d in
-// is built twice: numerically, J[i][j] = (f(x + eps e_j) - f(x - eps e_j))_i / 2eps,
-// and analytically, one backward() per output element i with a one-hot
-// grad_output. They must agree within atol + rtol * |numeric|.
-// Inputs must be float64 (float32 central differences are too noisy).
+/// @file
+/// gradcheck: compares the gradients that backward() computes with numerical
+/// derivatives (central differences), element by element.
+///
+/// For every floating input that requires grad, the full Jacobian d out / d in
+/// is built twice: numerically, J[i][j] = (f(x + eps e_j) - f(x - eps e_j))_i / 2eps,
+/// and analytically, one backward() per output element i with a one-hot
+/// grad_output. They must agree within atol + rtol * |numeric|.
+/// Inputs must be float64 (float32 central differences are too noisy).
 #pragma once
 
 #include <functional>
@@ -26,6 +27,10 @@ struct GradcheckResult {
   bool ok = true;
   double max_abs_err = 0;   // over all Jacobian entries
   double max_rel_err = 0;
+  /// The largest error as a fraction of what its entry was allowed,
+  /// |analytic - numeric| / (atol + rtol |numeric|): <= 1 passes. This is the
+  /// number that decides; a large relative error on a tiny entry can pass on atol.
+  double max_err_over_tol = 0;
   int64_t checked = 0;      // Jacobian entries compared
   std::string report;       // on failure: input, element, analytic, numeric
   explicit operator bool() const { return ok; }
@@ -33,8 +38,8 @@ struct GradcheckResult {
 
 using GradFn = std::function<Tensor(const std::vector<Tensor>&)>;
 
-// Throws ember::Error for unusable inputs (float32 requiring grad, overlapping
-// memory such as expand views, a non-floating output).
+/// Throws ember::Error for unusable inputs (float32 requiring grad, overlapping
+/// memory such as expand views, a non-floating output).
 GradcheckResult gradcheck(const GradFn& fn, const std::vector<Tensor>& inputs, const GradcheckOptions& options = {});
 
 }  // namespace ember

@@ -58,6 +58,7 @@ void connect(Tensor& out, std::shared_ptr<Node> node, const Range& inputs) {
     node->next.push_back(std::move(e));
     node->input_shapes.push_back(in.defined() ? in.shape() : Shape{});
   }
+  node->output = out.impl_ptr();
   out.impl()->grad_fn = std::move(node);
   out.impl()->requires_grad = true;
 }

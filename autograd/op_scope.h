@@ -1,15 +1,16 @@
-// OpScope: the first line of every public op.
-//
-//   Tensor mul(const Tensor& a, const Tensor& b) {
-//     OpScope scope("mul", a, b);
-//     ...
-//
-// It does two things for the op. It checks that every tensor argument is
-// defined: a default-constructed Tensor (e.g. w.grad() before any backward)
-// is an ember::Error naming the op and the argument, never a crash. And it
-// lets an observer (the profiler and trace in inspect/) see the op begin and,
-// when the scope closes, end. When nothing observes, that costs one load of
-// a pointer and a branch.
+/// @file
+/// OpScope: the first line of every public op.
+///
+///   Tensor mul(const Tensor& a, const Tensor& b) {
+///     OpScope scope("mul", a, b);
+///     ...
+///
+/// It does two things for the op. It checks that every tensor argument is
+/// defined: a default-constructed Tensor (e.g. w.grad() before any backward)
+/// is an ember::Error naming the op and the argument, never a crash. And it
+/// lets an observer (the profiler and trace in inspect/) see the op begin and,
+/// when the scope closes, end. When nothing observes, that costs one load of
+/// a pointer and a branch.
 #pragma once
 
 #include <atomic>
@@ -19,15 +20,15 @@
 
 namespace ember {
 
-// What inspect/ implements to watch ops run (forward ops; the engine
-// reports backward nodes itself). Called on the thread that runs the op.
+/// What inspect/ implements to watch ops run (forward ops; the engine
+/// reports backward nodes itself). Called on the thread that runs the op.
 struct OpObserver {
   virtual ~OpObserver() = default;
   virtual void op_begin(const char* op, const std::vector<const Tensor*>& inputs) = 0;
   virtual void op_end(const char* op) = 0;
 };
 
-// The observer in effect, or null. Set and cleared by inspect's guards.
+/// The observer in effect, or null. Set and cleared by inspect's guards.
 std::atomic<OpObserver*>& op_observer();
 
 class OpScope {

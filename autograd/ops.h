@@ -1,8 +1,9 @@
-// The differentiable operations: what users call. Each one checks its
-// arguments, computes with tensor/kernels.h, and — when grad mode is on and an
-// input requires grad — records a backward node. The implementations live in
-// autograd/ops/<family>.cpp, each op's Node (its backward rule) directly
-// above its forward.
+/// @file
+/// The differentiable operations: what users call. Each one checks its
+/// arguments, computes with tensor/kernels.h, and — when grad mode is on and an
+/// input requires grad — records a backward node. The implementations live in
+/// `autograd/ops/<family>.cpp`, each op's Node (its backward rule) directly
+/// above its forward.
 #pragma once
 
 #include <optional>
@@ -72,7 +73,7 @@ enum class GeluApprox { None, Tanh };
 Tensor gelu(const Tensor& x, GeluApprox approx = GeluApprox::None);
 Tensor clamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi);
 
-// Comparisons return bool tensors and are not differentiable.
+/// Comparisons return bool tensors and are not differentiable.
 Tensor eq(const Tensor& a, const Tensor& b);
 Tensor ne(const Tensor& a, const Tensor& b);
 Tensor lt(const Tensor& a, const Tensor& b);
@@ -97,7 +98,7 @@ Tensor sum(const Tensor& x);
 Tensor sum(const Tensor& x, const Shape& dims, bool keepdim = false);
 Tensor mean(const Tensor& x);
 Tensor mean(const Tensor& x, const Shape& dims, bool keepdim = false);
-// Sample variance by default (correction = 1, like PyTorch).
+/// Sample variance by default (correction = 1, like PyTorch).
 Tensor var(const Tensor& x, const Shape& dims = {}, int64_t correction = 1, bool keepdim = false);
 Tensor norm(const Tensor& x, double p = 2.0, const Shape& dims = {}, bool keepdim = false);
 Tensor max(const Tensor& x);  // scalar
@@ -114,27 +115,27 @@ Tensor matmul(const Tensor& a, const Tensor& b);
 
 // ---- indexing (autograd/ops/index.cpp); ids are int64 and bounds-checked ----
 Tensor index_select(const Tensor& x, int64_t d, const Tensor& ids);
-// The embedding lookup: weight (V, D), ids (*) -> (*, D), one row per id.
-// Rows never looked up get exactly zero gradient; the padding_idx row (if
-// any; negative counts from the end) gets none at all.
+/// The embedding lookup: weight (V, D), ids (*) -> (*, D), one row per id.
+/// Rows never looked up get exactly zero gradient; the padding_idx row (if
+/// any; negative counts from the end) gets none at all.
 Tensor embedding(const Tensor& weight, const Tensor& ids, std::optional<int64_t> padding_idx = std::nullopt);
-// padding_idx wrapped into [0, V) for a (V, D) weight; error naming op otherwise.
+/// padding_idx wrapped into [0, V) for a (V, D) weight; error naming op otherwise.
 int64_t padding_index(int64_t padding_idx, const Shape& weight_shape, const char* op);
 Tensor gather(const Tensor& x, int64_t d, const Tensor& ids);
 Tensor one_hot(const Tensor& ids, int64_t num_classes = -1);  // int64
-// In place: x.narrow(d, ids[i], 1) += src.narrow(d, i, 1); repeated ids accumulate.
+/// In place: x.narrow(d, ids[i], 1) += src.narrow(d, i, 1); repeated ids accumulate.
 Tensor& index_add_(Tensor& x, int64_t d, const Tensor& ids, const Tensor& src);
 
 // ---- fused ops: one node instead of many (autograd/ops/layer_norm.cpp, cross_entropy.cpp) ----
-// (x - mean) / sqrt(var + eps) * weight + bias over the last dim (biased var);
-// x (*, D), weight and bias (D).
+/// (x - mean) / sqrt(var + eps) * weight + bias over the last dim (biased var);
+/// x (*, D), weight and bias (D).
 Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps = 1e-5);
 
 enum class Reduction { Mean, Sum, None };
-// logits (N, C) or (B, T, C), targets (N) or (B, T) int64 in [0, C).
-// Targets equal to ignore_index contribute nothing (and are not counted by
-// Mean). Reduction::None returns the per-target losses (0 where ignored).
-// Mean over zero counted targets is NaN, as in PyTorch.
+/// logits (N, C) or (B, T, C), targets (N) or (B, T) int64 in [0, C).
+/// Targets equal to ignore_index contribute nothing (and are not counted by
+/// Mean). Reduction::None returns the per-target losses (0 where ignored).
+/// Mean over zero counted targets is NaN, as in PyTorch.
 Tensor cross_entropy(const Tensor& logits, const Tensor& targets, Reduction reduction = Reduction::Mean,
                      int64_t ignore_index = -100);
 

@@ -23,7 +23,7 @@ void Tensor::backward(const Tensor& grad_output, bool retain_graph) const {
 void Tensor::retain_grad() const {
   EMBER_CHECK(requires_grad(), "retain_grad", "the tensor of shape " << shape_str(shape()) << " does not require grad");
   if (is_leaf()) return;  // leaves keep their grad anyway
-  grad_fn()->retained = impl_;
+  grad_fn()->retains_grad = true;
 }
 
 void Tensor::register_hook(GradHook hook) const {

@@ -3,7 +3,9 @@
 //
 //   e = a * b,  n = e + c,  o = tanh(n),  L = o * a      (a is used twice)
 //
-//   ./build/examples/autograd_basics [--out DIR]     (writes DIR/autograd_basics.dot)
+//   ./build/examples/autograd_basics [--out DIR] [--values]
+//   (writes DIR/autograd_basics.dot and, with Graphviz, DIR/autograd_basics.png;
+//    --values also writes each tensor's value and gradient into the picture)
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -11,6 +13,7 @@
 #include <iostream>
 #include <string>
 
+#include "common/program.h"
 #include "ember.h"
 
 using namespace ember;
@@ -40,20 +43,16 @@ struct Graph {
 // that knows how to send a gradient back to its inputs.
 Graph forward(const Tensor& a, const Tensor& b, const Tensor& c) {
   Graph g;
-  g.e = a * b;
-  g.n = g.e + c;
-  g.o = tanh(g.n);
-  g.L = g.o * a;
+  g.e = (a * b).set_name("e");
+  g.n = (g.e + c).set_name("n");
+  g.o = tanh(g.n).set_name("o");
+  g.L = (g.o * a).set_name("L");
   return g;
 }
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  std::string out_dir = "out";
-  for (int i = 1; i + 1 < argc; ++i)
-    if (std::string(argv[i]) == "--out") out_dir = argv[i + 1];
-
+int program(const std::string& out_dir, bool values) {
   Tensor a = leaf(0.5, "a"), b = leaf(-1.0, "b"), c = leaf(0.8, "c");
 
   std::cout << "1. Forward: compute L and record the graph\n";
@@ -100,8 +99,15 @@ int main(int argc, char** argv) {
   std::cout << "4. The graph\n";
   std::filesystem::create_directories(out_dir);
   const std::string dot_path = (std::filesystem::path(out_dir) / "autograd_basics.dot").string();
-  write_dot(forward(a, b, c).L, dot_path);  // drawn before backward: shows what each node saved
-  std::cout << "  wrote " << dot_path << " (boxes: Nodes and what they saved; ellipses: leaves)\n";
+  // Drawn before this graph's backward, so every node still shows what it
+  // saved; with --values, each box shows its tensor's value and each leaf its
+  // .grad from section 3.
+  Graph last = forward(a, b, c);
+  for (const Tensor& t : {last.e, last.n, last.o}) t.retain_grad();
+  write_dot(last.L, dot_path, {.values = values, .grads = values});
+  std::cout << "  wrote " << dot_path
+            << " (boxes: Nodes, the tensor each computed and what it saved; ellipses: leaves"
+            << (values ? "; with values and gradients" : "") << ")\n";
   if (std::system("command -v dot > /dev/null 2>&1") == 0) {
     const std::string png = (std::filesystem::path(out_dir) / "autograd_basics.png").string();
     const std::string cmd = "dot -Tpng '" + dot_path + "' -o '" + png + "'";
@@ -112,4 +118,15 @@ int main(int argc, char** argv) {
                  "  (or paste the file into any online Graphviz viewer)\n";
   }
   return 0;
+}
+
+int main(int argc, char** argv) {
+  CLI::App app{"A micrograd-sized expression, its gradients explained step by step, and its graph as DOT/PNG."};
+  ember::examples::show_defaults(app);
+  std::string out_dir = "out";
+  bool values = false;
+  app.add_option("--out", out_dir, "directory for autograd_basics.dot and .png");
+  app.add_flag("--values", values, "write each tensor's value and gradient into the graph picture");
+  CLI11_PARSE(app, argc, argv);
+  return ember::examples::run("autograd_basics", [&] { return program(out_dir, values); });
 }

@@ -7,7 +7,7 @@
 // curves. Then try `--dim 32` and compare the two heatmaps.
 //
 //   embeddings_demo [--dim D] [--context-length L] [--seq-len T] [--batch B]
-//                   [--vocab V] [--seed N] [--out DIR]
+//                   [--vocab V] [--seed N] [--out DIR]      (--help shows the defaults)
 //
 // Legend: B batch, T sequence length, D embedding dim, V vocabulary size,
 //         L maximum context length.
@@ -20,15 +20,13 @@
 #include <string>
 #include <vector>
 
+#include "common/program.h"
 #include "ember.h"
-#include "examples/common/png.h"
-#include "nn/embedding.h"
+#include "plot/plot.h"
 
 using ember::Shape;
 using ember::Tensor;
 using ember::shape_str;
-using ember::examples::Image;
-using ember::examples::Rgb;
 
 namespace {
 
@@ -37,55 +35,6 @@ struct Options {
   uint64_t seed = 0;
   std::string out = "out";
 };
-
-// Bad flags end the program with exit code 2 and a message saying what was wrong.
-const char* kUsage =
-    "usage: embeddings_demo [--dim D (64)] [--context-length L (128)] [--seq-len T (16)] [--batch B (2)]\n"
-    "                       [--vocab V (1000)] [--seed N (0)] [--out DIR (out)]\n";
-
-[[noreturn]] void usage_error(const std::string& msg) {
-  std::fprintf(stderr, "embeddings_demo: %s\n%s", msg.c_str(), kUsage);
-  std::exit(2);
-}
-
-int64_t parse_int(const std::string& flag, const std::string& text, int64_t lo, int64_t hi) {
-  std::size_t used = 0;
-  long long v = 0;
-  try {
-    v = std::stoll(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != text.size()) usage_error(flag + " needs an integer, got '" + text + "'");
-  if (v < lo || v > hi)
-    usage_error(flag + " must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + text);
-  return v;
-}
-
-Options parse(int argc, char** argv) {
-  Options o;
-  for (int i = 1; i < argc; ++i) {
-    std::string flag = argv[i];
-    if (flag == "-h" || flag == "--help") {
-      std::printf("%s", kUsage);
-      std::exit(0);
-    }
-    if (i + 1 >= argc) usage_error(flag + " needs a value");
-    std::string value = argv[++i];
-    if (flag == "--dim") o.dim = parse_int(flag, value, 1, 4096);
-    else if (flag == "--context-length") o.context_length = parse_int(flag, value, 2, 100000);
-    else if (flag == "--seq-len") o.seq_len = parse_int(flag, value, 1, 100000);
-    else if (flag == "--batch") o.batch = parse_int(flag, value, 1, 1024);
-    else if (flag == "--vocab") o.vocab = parse_int(flag, value, 1, 1000000);
-    else if (flag == "--seed") o.seed = static_cast<uint64_t>(parse_int(flag, value, 0, INT64_MAX));
-    else if (flag == "--out") o.out = value;
-    else usage_error("unknown flag " + flag);
-  }
-  if (o.seq_len > o.context_length)
-    usage_error("--seq-len " + std::to_string(o.seq_len) + " exceeds --context-length " +
-                std::to_string(o.context_length) + ": no positional row for the positions beyond L");
-  return o;
-}
 
 // cos(table[p], table[p+1]) for p = 0..L-2: rows dotted pairwise over their norms.
 // table:(L,D) -> (L-1)
@@ -115,65 +64,46 @@ double mean_of(const std::vector<double>& v) {
   return s / static_cast<double>(v.size());
 }
 
-// ---- pictures ----
+// ---- pictures (ember::plot) ----
 
-// Diverging colormap: -1 blue, 0 white, +1 red, so that the sign bands of the
-// sin/cos columns stand out.
-Rgb diverging(double v) {
-  v = std::clamp(v, -1.0, 1.0);
-  auto mix = [](double from, double to, double t) { return static_cast<uint8_t>(std::lround(from + (to - from) * t)); };
-  if (v < 0) return {mix(255, 33, -v), mix(255, 102, -v), mix(255, 172, -v)};
-  return {mix(255, 178, v), mix(255, 24, v), mix(255, 43, v)};
+// table:(L,D) as a heatmap: position p down (0 at the top), dimension i across.
+void write_heatmap(const Tensor& table, const std::string& path) {
+  ember::plot::Heatmap h;
+  h.title = "Sinusoidal positional table, D = " + std::to_string(table.size(1)) + ", L = " + std::to_string(table.size(0));
+  h.x_label = "dimension i (sin at even i, cos at odd i)";
+  h.y_label = "position p";
+  h.value_label = "table[p, i]";
+  h.rows = table.size(0);
+  h.cols = table.size(1);
+  h.values = table.to_vector<double>();
+  h.min = -1;
+  h.max = 1;
+  ember::plot::write_png(h, path);
 }
 
-// table:(L,D): one row of cells per position (top = position 0), one column per dim.
-Image heatmap(const Tensor& table) {
-  const int L = static_cast<int>(table.size(0)), D = static_cast<int>(table.size(1));
-  const int cw = std::max(1, 512 / D), ch = std::max(1, 512 / L);  // cell size: about 512 x 512 overall
-  Image img(D * cw, L * ch);
-  std::vector<double> v = table.to_vector<double>();
-  for (int p = 0; p < L; ++p)
-    for (int i = 0; i < D; ++i) img.fill_rect(i * cw, p * ch, cw, ch, diverging(v[p * D + i]));
-  return img;
-}
-
-// A line from (x0, y0) to (x1, y1), 2 px thick (Bresenham's algorithm).
-void line(Image& img, int x0, int y0, int x1, int y1, Rgb c) {
-  int dx = std::abs(x1 - x0), dy = -std::abs(y1 - y0), sx = x0 < x1 ? 1 : -1, sy = y0 < y1 ? 1 : -1, err = dx + dy;
-  while (true) {
-    img.fill_rect(x0, y0, 2, 2, c);
-    if (x0 == x1 && y0 == y1) return;
-    int e2 = 2 * err;
-    if (e2 >= dy) err += dy, x0 += sx;
-    if (e2 <= dx) err += dx, y0 += sy;
+// Both neighbour-similarity curves against p, on the fixed scale [-1, 1].
+void write_cosines(const std::vector<double>& learned, const std::vector<double>& sinusoidal, int64_t D,
+                   const std::string& path) {
+  ember::plot::Series l{"learned, at init"}, s{"sinusoidal"};
+  for (size_t p = 0; p < learned.size(); ++p) {
+    l.x.push_back(static_cast<double>(p));
+    l.y.push_back(learned[p]);
+    s.x.push_back(static_cast<double>(p));
+    s.y.push_back(sinusoidal[p]);
   }
-}
-
-// Curves of values in [-1, 1] against their index, on axes with a zero line
-// and ticks every 0.5 (y) and every 16 positions (x).
-Image curve_plot(const std::vector<std::pair<std::vector<double>, Rgb>>& curves, size_t n) {
-  const int W = 720, H = 360, left = 40, right = 20, top = 20, bottom = 30;
-  const int pw = W - left - right, ph = H - top - bottom;
-  Image img(W, H);
-  auto X = [&](double i) { return left + static_cast<int>(std::lround(i / std::max<double>(1, n - 1) * pw)); };
-  auto Y = [&](double v) { return top + static_cast<int>(std::lround((1.0 - v) / 2.0 * ph)); };
-  const Rgb grid{225, 225, 225}, axis{60, 60, 60};
-  for (double v : {-1.0, -0.5, 0.5, 1.0}) img.fill_rect(left, Y(v), pw, 1, grid);
-  img.fill_rect(left, Y(0), pw, 1, {150, 150, 150});  // cos = 0
-  img.fill_rect(left, top, 1, ph + 1, axis);           // y axis
-  img.fill_rect(left, top + ph, pw + 1, 1, axis);      // x axis (cos = -1)
-  for (double v : {-1.0, -0.5, 0.0, 0.5, 1.0}) img.fill_rect(left - 6, Y(v), 6, 1, axis);
-  for (size_t p = 0; p < n; p += 16) img.fill_rect(X(static_cast<double>(p)), top + ph, 1, 6, axis);
-  for (const auto& [v, color] : curves)
-    for (size_t p = 0; p + 1 < v.size(); ++p)
-      line(img, X(static_cast<double>(p)), Y(v[p]), X(static_cast<double>(p + 1)), Y(v[p + 1]), color);
-  return img;
+  ember::plot::LinePlot fig;
+  fig.title = "Cosine similarity of neighbouring positions, D = " + std::to_string(D);
+  fig.x.label = "position p";
+  fig.y = {.label = "cos(pos[p], pos[p + 1])", .min = -1.0, .max = 1.0};
+  fig.series = {s, l};
+  fig.hlines = {{0.0, "", ember::plot::Color{150, 150, 150}}};
+  fig.legend = ember::plot::Corner::BottomRight;
+  ember::plot::write_png(fig, path);
 }
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  const Options o = parse(argc, argv);
+int program(const Options& o) {
   const int64_t B = o.batch, T = o.seq_len, D = o.dim, V = o.vocab, L = o.context_length;
 
   // One generator, drawn in a fixed order: the same seed gives the same ids and weights.
@@ -234,26 +164,34 @@ int main(int argc, char** argv) {
               "its rows are independent normal draws; only training could make neighbours alike.\n");
 
   // ---- pictures ----
-  std::error_code ec;
-  std::filesystem::create_directories(o.out, ec);
-  if (ec) {
-    std::fprintf(stderr, "embeddings_demo: cannot create --out directory '%s': %s\n", o.out.c_str(), ec.message().c_str());
-    return 1;
-  }
+  std::filesystem::create_directories(o.out);
   const std::string suffix = "_D" + std::to_string(D) + ".png";
   const std::string heat_path = o.out + "/sinusoidal_table" + suffix, cos_path = o.out + "/adjacent_cosine" + suffix;
-  const Rgb blue{31, 119, 180}, orange{230, 120, 20};
-  bool ok = ember::examples::write_png(heat_path, heatmap(sinusoidal_pos->table)) &&
-            ember::examples::write_png(cos_path, curve_plot({{cos_learned, blue}, {cos_sinusoidal, orange}}, cos_learned.size()));
-  if (!ok) {
-    std::fprintf(stderr, "embeddings_demo: could not write the PNGs in '%s'\n", o.out.c_str());
-    return 1;
-  }
-  std::printf("\nwrote %s\n  the sinusoidal table: position p down (0 at the top), dim i across; blue -1, white 0, red +1.\n"
+  write_heatmap(sinusoidal_pos->table, heat_path);
+  write_cosines(cos_learned, cos_sinusoidal, D, cos_path);
+  std::printf("\nwrote %s\n  the sinusoidal table: position p down (0 at the top), dimension i across, colour -1..+1.\n"
               "  Left columns turn fast (short wavelengths), right columns slowly: run with --dim 32 and compare.\n",
               heat_path.c_str());
-  std::printf("wrote %s\n  cos(pos[p], pos[p+1]) against p (y from -1 to 1, grey line at 0, x ticks every 16):\n"
-              "  orange = sinusoidal, blue = learned at init.\n",
-              cos_path.c_str());
+  std::printf("wrote %s\n  cos(pos[p], pos[p+1]) against p for both variants, on a -1..1 scale.\n", cos_path.c_str());
   return 0;
+}
+
+int main(int argc, char** argv) {
+  CLI::App app{"Lesson A: token + positional embeddings, learned vs sinusoidal, with pictures of the sinusoidal table."};
+  ember::examples::show_defaults(app);
+  Options o;
+  app.add_option("--dim", o.dim, "embedding dim D")->check(CLI::Range(int64_t{1}, int64_t{4096}));
+  app.add_option("--context-length", o.context_length, "maximum context length L")->check(CLI::Range(int64_t{2}, int64_t{100000}));
+  app.add_option("--seq-len", o.seq_len, "sequence length T (<= L)")->check(CLI::Range(int64_t{1}, int64_t{100000}));
+  app.add_option("--batch", o.batch, "batch size B")->check(CLI::Range(int64_t{1}, int64_t{1024}));
+  app.add_option("--vocab", o.vocab, "vocabulary size V")->check(CLI::Range(int64_t{1}, int64_t{1000000}));
+  app.add_option("--seed", o.seed, "seed of the ids and the weights");
+  app.add_option("--out", o.out, "directory for the pictures");
+  CLI11_PARSE(app, argc, argv);
+  return ember::examples::run("embeddings_demo", [&] {
+    EMBER_CHECK(o.seq_len <= o.context_length, "embeddings_demo",
+                "--seq-len " << o.seq_len << " exceeds --context-length " << o.context_length
+                             << ": no positional row for the positions beyond L");
+    return program(o);
+  });
 }

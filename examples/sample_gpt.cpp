@@ -12,13 +12,14 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "common/program.h"
 #include "ember.h"
-#include "train/checkpoint.h"
 
 using namespace ember;
 
 int main(int argc, char** argv) {
   CLI::App app{"Sample text from a character-level GPT saved by train_gpt."};
+  examples::show_defaults(app);
   std::string model_dir = "out/gpt", prompt = "\n";
   int64_t chars = 300, top_k = 0;
   double temperature = 0.8;
@@ -41,7 +42,7 @@ int main(int argc, char** argv) {
   app.add_option("--threads", threads, "threads for ember and OpenBLAS")->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);
 
-  try {
+  return examples::run("sample_gpt", [&] {
     set_num_threads(threads);
     // The weights, and in the metadata what rebuilds the model (its config
     // and vocabulary): see train/checkpoint.h.
@@ -53,9 +54,6 @@ int main(int argc, char** argv) {
     std::vector<int64_t> ids = tok.encode(prompt);  // names a character outside the vocabulary
     std::vector<int64_t> out = model.generate(ids, chars, temperature, top_k, seed);
     std::cout << tok.decode(out) << std::endl;
-  } catch (const Error& e) {
-    std::cerr << "sample_gpt: " << e.what() << "\n";
-    return 1;
-  }
-  return 0;
+    return 0;
+  });
 }

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "common/program.h"
 #include "ember.h"
 #include "nn/attention.h"
 #include "nn/recurrent.h"
@@ -150,7 +151,8 @@ void multi_head_shapes() {
 
 }  // namespace
 
-int main() {
+// The program; main() below adds --help and turns any error into one line.
+int program() {
   linear_rnn();
   vanishing_gradient();
   lstm_step();
@@ -159,4 +161,10 @@ int main() {
   multi_head_shapes();
   std::printf("\n%s\n", failures == 0 ? "every lesson-C number reproduced" : "SOME NUMBERS DID NOT MATCH");
   return failures == 0 ? 0 : 1;
+}
+
+int main(int argc, char** argv) {
+  CLI::App app{"Lesson C with ember: a linear RNN, vanishing gradients, an LSTM step, attention weights, causal masking, multi-head shapes."};
+  CLI11_PARSE(app, argc, argv);
+  return ember::examples::run("sequence_models", program);
 }

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <vector>
 
+#include "common/program.h"
 #include "ember.h"
 
 using ember::Shape;
@@ -15,7 +16,8 @@ using ember::shape_str;
 
 static void section(const char* title) { std::cout << "\n=== " << title << " ===\n"; }
 
-int main() {
+// The program; main() below adds --help and turns any error into one line.
+int program() {
   // ---------------------------------------------------------------------------
   section("1. shape and strides");
   // A tensor is a view of a flat buffer: element (i, j) of x lives at
@@ -100,4 +102,10 @@ int main() {
   std::cout << "one_hot(ids, 5) @ E gives the same: "
             << (emb.to_vector<float>() == via_one_hot.to_vector<float>()) << "\n";
   return 0;
+}
+
+int main(int argc, char** argv) {
+  CLI::App app{"A tour of ember tensors: strides, views, broadcasting, reductions, matmul, softmax, the lesson-B lookup."};
+  CLI11_PARSE(app, argc, argv);
+  return ember::examples::run("tensor_tour", program);
 }

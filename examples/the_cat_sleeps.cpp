@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "common/program.h"
 #include "ember.h"
 #include "nn/embedding.h"
 
@@ -54,7 +55,8 @@ void check(bool ok, const std::string& what) {
 
 }  // namespace
 
-int main() {
+// The program; main() below adds --help and turns any error into one line.
+int program() {
   std::printf("1. The vocabulary: every word has an id.\n  ");
   for (size_t i = 0; i < kVocabulary.size(); ++i) std::printf("%zu %s   ", i, kVocabulary[i].c_str());
 
@@ -112,4 +114,10 @@ int main() {
 
   std::printf("\n%s\n", failures == 0 ? "All numbers match the lesson." : "Some numbers differ from the lesson!");
   return failures == 0 ? 0 : 1;
+}
+
+int main(int argc, char** argv) {
+  CLI::App app{"Lesson B: how a token id selects a vector (The cat sleeps -> ids -> rows of a 5x2 table)."};
+  CLI11_PARSE(app, argc, argv);
+  return ember::examples::run("the_cat_sleeps", program);
 }

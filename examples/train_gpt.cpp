@@ -1,15 +1,16 @@
 // Train a tiny character-level GPT on the CPU and watch it learn.
 //
-//   ./build/examples/train_gpt                      # Shakespeare, defaults (see README: about a minute, val loss ~1.9)
+//   ./build/examples/train_gpt                       # Shakespeare, defaults (see README: about a minute, val loss ~1.9)
 //   ./build/examples/train_gpt --data my.txt --steps 2000 --dim 128 --layers 4
-//   ./build/examples/train_gpt --resume out/gpt     # continue a saved run exactly
+//   ./build/examples/train_gpt --resume out/gpt      # continue a saved run exactly, into the same directory
+//   ./build/examples/train_gpt --resume out/gpt --more-steps 500   # train a finished run further
 //
-// Writes to --out (default out/gpt): model.safetensors + train_state.safetensors
-// (every --save-every steps, at the end and on Ctrl-C), loss.csv and loss.png.
-// The same --seed and --threads reproduce the same loss curve bit for bit.
+// Writes to --out (default out/gpt; with --resume, the resumed directory):
+// model.safetensors + train_state.safetensors (every --save-every steps, at
+// the end and on Ctrl-C), loss.csv and loss.png. The same --seed and
+// --threads reproduce the same loss curve bit for bit.
 #include <unistd.h>
 
-#include <CLI/CLI.hpp>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -19,9 +20,9 @@
 #include <fstream>
 #include <iostream>
 
-#include "common/png.h"
+#include "common/program.h"
 #include "ember.h"
-#include "train/trainer.h"
+#include "plot/plot.h"
 
 using namespace ember;
 
@@ -44,154 +45,230 @@ std::string bar(double frac, int width = 24) {
 }
 
 void write_csv(const std::string& path, const std::vector<train::StepLog>& h) {
-  std::ofstream f(path);
+  std::ostringstream f;
   f << "step,loss,lr,grad_norm,val_loss\n";
+  auto num = [&](double v) {
+    if (std::isfinite(v)) f << v;  // step 0 has no training loss, lr or norm: empty fields
+  };
   for (const auto& s : h) {
-    f << s.step << "," << s.loss << "," << s.lr << "," << s.grad_norm << ",";
-    if (s.val_loss) f << *s.val_loss;
+    f << s.step << ",";
+    num(s.loss);
+    f << ",";
+    num(s.lr);
+    f << ",";
+    num(s.grad_norm);
+    f << ",";
+    if (s.val_loss) num(*s.val_loss);
     f << "\n";
   }
+  const std::string text = f.str();
+  write_file_atomically(path, {text}, "train_gpt");
 }
 
-// Training loss (grey) and validation loss (red) against the step, on a
-// shared y axis from 0 to the highest loss; gridlines at every 0.5 of loss.
-void write_plot(const std::string& path, const std::vector<train::StepLog>& h) {
-  using examples::Image;
-  const int W = 800, H = 400, pad = 40;
-  Image img(W, H);
-  double ymax = 0;
-  for (const auto& s : h) ymax = std::max({ymax, s.loss, s.val_loss.value_or(0)});
-  ymax = std::ceil(ymax * 2) / 2;
-  const double xmax = std::max<double>(1, static_cast<double>(h.back().step));
-  auto px = [&](double step) { return pad + static_cast<int>((W - 2 * pad) * step / xmax); };
-  auto py = [&](double loss) { return H - pad - static_cast<int>((H - 2 * pad) * loss / ymax); };
-  for (double y = 0; y <= ymax + 1e-9; y += 0.5) img.fill_rect(pad, py(y), W - 2 * pad, 1, {225, 225, 225});
-  img.fill_rect(pad, pad, 1, H - 2 * pad, {0, 0, 0});
-  img.fill_rect(pad, H - pad, W - 2 * pad, 1, {0, 0, 0});
-  for (const auto& s : h) img.fill_rect(px(static_cast<double>(s.step)), py(s.loss), 2, 2, {150, 150, 150});
-  for (const auto& s : h)
-    if (s.val_loss) img.fill_rect(px(static_cast<double>(s.step)) - 3, py(*s.val_loss) - 3, 7, 7, {200, 30, 30});
-  if (!examples::write_png(path, img)) std::cerr << "train_gpt: could not write " << path << "\n";
+// Training loss of every step (light dots), validation loss (red, from the
+// untrained model at step 0), and the loss of a uniform guess, ln V.
+void write_loss_plot(const std::string& path, const std::vector<train::StepLog>& h, int64_t vocab, bool log_y) {
+  plot::Series train{"training loss (one batch)"}, val{"validation loss"};
+  train.line = false;
+  train.points = true;
+  train.color = plot::Color{160, 160, 160};
+  val.points = true;
+  val.color = plot::Color{200, 30, 30};
+  for (const auto& s : h) {
+    if (s.step > 0) {
+      train.x.push_back(static_cast<double>(s.step));
+      train.y.push_back(s.loss);
+    }
+    if (s.val_loss) {
+      val.x.push_back(static_cast<double>(s.step));
+      val.y.push_back(*s.val_loss);
+    }
+  }
+  const double ln_v = std::log(static_cast<double>(vocab));
+  char ref[128];
+  std::snprintf(ref, sizeof ref, "ln V = %.2f (a uniform guess over %lld characters)", ln_v, static_cast<long long>(vocab));
+  plot::LinePlot fig;
+  fig.title = "Training a character-level GPT";
+  fig.x.label = "step (optimizer updates)";
+  fig.y = {.label = "cross-entropy loss (nats per character)", .log = log_y};
+  fig.series = {train, val};
+  fig.hlines = {{ln_v, ref}};
+  fig.legend = plot::Corner::Right;
+  const plot::Report r = plot::write_png(fig, path);
+  if (r.skipped > 0)
+    std::cout << "  loss.png: " << r.skipped << " points were NaN or infinite (or <= 0 on the log scale) and are not drawn"
+              << std::endl;
+}
+
+struct Flags {
+  std::string data = std::string(EMBER_DATA_DIR) + "/tinyshakespeare.txt.gz", out = "out/gpt", resume,
+              positional = "learned", loss_plot = "linear";
+  nn::GPTConfig cfg;
+  train::TrainOptions opt;
+  int threads = 2;
+  int64_t save_every = 200, sample_every = 0, sample_chars = 300, more_steps = 0;
+  bool no_tie = false;
+};
+
+// With --resume, the model comes from the checkpoint and the training
+// options from its train_state: a model flag is refused (it could not take
+// effect), a training flag must agree with the run (or it is refused naming
+// the difference), and --more-steps extends the run.
+void apply_resume(Flags& f, const CLI::App& app, const train::TrainOptions& run, const train::GPTInfo& ck,
+                  int64_t checkpoint_step) {
+  for (const char* flag : {"--dim", "--layers", "--heads", "--context", "--positional", "--no-tie", "--dropout", "--seed"})
+    EMBER_CHECK(app.count(flag) == 0, "train_gpt",
+                flag << " describes the model, which --resume " << f.resume
+                     << " restores from its checkpoint (" << ck.config.to_string() << "); leave it out");
+  train::TrainOptions given = run;
+  if (app.count("--batch")) given.batch = f.opt.batch;
+  if (app.count("--lr")) given.lr = f.opt.lr;  // (min_lr follows lr: one difference, named once)
+  if (app.count("--eval-every")) given.eval_every = f.opt.eval_every;
+  std::vector<std::string> diff = train::differing_options(run, given);
+  if (app.count("--steps") && f.opt.steps != run.steps)
+    diff.insert(diff.begin(), "steps: " + std::to_string(run.steps) + " in the run, " + std::to_string(f.opt.steps) +
+                                  " given (to train further, use --more-steps N)");
+  if (!diff.empty()) {
+    std::string all;
+    for (const std::string& d : diff) all += "\n  " + d;
+    EMBER_FAIL("train_gpt", "--resume continues the run with its own training options; these flags differ:" << all);
+  }
+  f.cfg = ck.config;
+  f.opt = run;
+  if (f.opt.lr_decay_steps == 0) f.opt.lr_decay_steps = run.steps;  // the schedule the run was planned with
+  if (f.more_steps > 0) f.opt.steps = checkpoint_step + f.more_steps;
+  EMBER_CHECK(f.opt.steps > checkpoint_step, "train_gpt",
+              f.resume << " is at step " << checkpoint_step << " of " << run.steps
+                       << ": the run is finished; give --more-steps N to train it further");
+  if (!app.count("--out")) f.out = f.resume;
+}
+
+int train_main(Flags& f, const CLI::App& app, const std::string& program_name) {
+  set_num_threads(f.threads);
+  f.opt.min_lr = f.opt.lr / 10;
+  f.opt.seed = f.cfg.seed;
+  f.cfg.positional = f.positional == "learned" ? nn::Positional::Learned : nn::Positional::Sinusoidal;
+  f.cfg.tie_weights = !f.no_tie;
+  EMBER_CHECK(f.more_steps == 0 || !f.resume.empty(), "train_gpt", "--more-steps extends a saved run: use it with --resume DIR");
+  if (!f.resume.empty()) {
+    const std::string path = f.resume + "/model.safetensors";
+    train::SafetensorsContents model_file = train::read_safetensors(path);
+    train::GPTInfo ck = train::gpt_info(model_file.metadata, path);
+    if (auto d = model_file.metadata.find("ember.data"); d != model_file.metadata.end() && !app.count("--data"))
+      f.data = d->second;
+    const int64_t step = parse_int64(model_file.metadata.at("ember.step"), "train_gpt", path + ": ember.step");
+    apply_resume(f, app, train::Trainer::saved_options(f.resume), ck, step);
+  }
+  std::string text = train::read_text_file(f.data);
+  train::CharTokenizer tok = train::CharTokenizer::from_text(text);  // errors name empty / invalid UTF-8 input
+  if (f.resume.empty()) {
+    f.cfg.vocab_size = tok.vocab_size();
+    f.opt.lr_decay_steps = f.opt.steps;
+  } else {
+    EMBER_CHECK(f.cfg.vocab_size == tok.vocab_size(), "train_gpt",
+                "the checkpoint's vocabulary (" << f.cfg.vocab_size << " characters) differs from the one of " << f.data
+                                                << " (" << tok.vocab_size() << ")");
+  }
+  nn::GPT model(f.cfg);
+  train::Trainer trainer(model, tok.encode(text), f.opt);
+  if (!f.resume.empty()) trainer.resume(f.resume);
+  train::Metadata meta = train::gpt_metadata(f.cfg, tok);
+  meta["ember.data"] = f.data;
+
+  std::cout << "data        " << f.data << ": " << text.size() << " bytes, vocabulary of " << tok.vocab_size()
+            << " characters\n"
+            << "model       " << f.cfg.to_string() << "\n"
+            << "parameters  " << model.num_parameters() << "\n"
+            << "training    " << f.opt.steps << " steps of " << f.opt.batch << " x " << f.cfg.context_length
+            << " tokens, AdamW lr " << f.opt.lr << ", " << f.threads << " threads\n";
+  if (trainer.steps_done() > 0) std::cout << "resumed at step " << trainer.steps_done() << ", writing to " << f.out << "\n";
+  std::cout << std::flush;
+
+  std::filesystem::create_directories(f.out);
+  std::signal(SIGINT, on_sigint);
+  const bool tty = isatty(STDOUT_FILENO);
+  const double tokens_per_step = static_cast<double>(f.opt.batch * f.cfg.context_length);
+  const int64_t first_step = trainer.steps_done();
+  auto t0 = std::chrono::steady_clock::now();
+  auto sample = [&](int64_t chars) { return tok.decode(model.generate(tok.encode("\n"), chars, 0.8, 0, f.cfg.seed)); };
+  while (!trainer.done() && !interrupted) {
+    train::StepLog s = trainer.step();
+    if (s.step == 1 && first_step == 0)
+      std::cout << "validation loss at step 0 (untrained) " << trainer.history().front().val_loss.value_or(NAN)
+                << " (a uniform guess: ln " << tok.vocab_size() << " = " << std::log(static_cast<double>(tok.vocab_size()))
+                << ")" << std::endl;
+    double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    double done = static_cast<double>(s.step - first_step), left = static_cast<double>(f.opt.steps - s.step);
+    double tok_s = done * tokens_per_step / elapsed, eta = elapsed / done * left;
+    char line[200];
+    std::snprintf(line, sizeof line, "step %5lld/%lld %s loss %.4f  %7.0f tok/s  ETA %s", static_cast<long long>(s.step),
+                  static_cast<long long>(f.opt.steps),
+                  bar(static_cast<double>(s.step) / static_cast<double>(f.opt.steps)).c_str(), s.loss, tok_s,
+                  format_duration(eta).c_str());
+    // A terminal gets one line redrawn in place; a log file gets a plain
+    // line every 5% of the run and at every validation, each one flushed so
+    // the file can be read while the run goes on.
+    const int64_t log_every = std::max<int64_t>(1, f.opt.steps / 20);
+    if (tty) std::cout << "\r" << line << std::flush;
+    else if (s.step % log_every == 0 || s.val_loss) std::cout << line << std::endl;
+    if (s.val_loss) std::cout << (tty ? "\n" : "") << "  validation loss " << *s.val_loss << std::endl;
+    if (s.step % f.save_every == 0 && !trainer.done()) trainer.save(f.out, meta);
+    if (f.sample_every > 0 && s.step % f.sample_every == 0)
+      std::cout << "--- sample ---" << sample(f.sample_chars) << "\n---" << std::endl;
+  }
+  if (tty) std::cout << "\n";
+  trainer.save(f.out, meta);
+  write_csv(f.out + "/loss.csv", trainer.history());
+  write_loss_plot(f.out + "/loss.png", trainer.history(), tok.vocab_size(), f.loss_plot == "log");
+  if (interrupted) {
+    std::cout << "interrupted: saved step " << trainer.steps_done() << " to " << f.out << "; continue with:\n  "
+              << program_name << " --resume " << f.out << std::endl;
+    return 130;
+  }
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::cout << "trained " << trainer.steps_done() - first_step << " steps in " << format_duration(secs)
+            << "; final validation loss " << trainer.history().back().val_loss.value_or(NAN) << "\n"
+            << "wrote " << f.out << "/model.safetensors, train_state.safetensors, loss.csv, loss.png\n"
+            << "--- sample (temperature 0.8) ---" << sample(f.sample_chars) << "\n---" << std::endl;
+  return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"Train a tiny character-level GPT on the CPU."};
-  std::string data = std::string(EMBER_DATA_DIR) + "/tinyshakespeare.txt.gz", out = "out/gpt", resume, positional = "learned";
-  nn::GPTConfig cfg;
-  cfg.context_length = 64;
-  cfg.dim = 128;
-  cfg.heads = 4;
-  cfg.layers = 3;
-  train::TrainOptions opt;
-  opt.steps = 1000;  // val loss ~1.91 (600 steps stop at ~2.04)
-  opt.batch = 16;
-  opt.lr = 3e-3;
-  int threads = 2;
-  int64_t save_every = 200, sample_every = 0, sample_chars = 300;
-  bool no_tie = false;
-  app.add_option("--data", data, "UTF-8 text file to train on (.gz accepted)");
-  app.add_option("--steps", opt.steps, "optimizer steps")->check(CLI::PositiveNumber);
-  app.add_option("--batch", opt.batch, "sequences per step")->check(CLI::PositiveNumber);
-  app.add_option("--context", cfg.context_length, "context length L (characters)")->check(CLI::PositiveNumber);
-  app.add_option("--dim", cfg.dim, "model dimension D")->check(CLI::PositiveNumber);
-  app.add_option("--layers", cfg.layers, "Transformer blocks")->check(CLI::NonNegativeNumber);
-  app.add_option("--heads", cfg.heads, "attention heads (must divide --dim)")->check(CLI::PositiveNumber);
-  app.add_option("--lr", opt.lr, "peak learning rate (warmup, then cosine decay to lr/10)")->check(CLI::PositiveNumber);
-  app.add_option("--seed", cfg.seed, "seed of the weights and batches");
-  app.add_option("--threads", threads, "threads for ember and OpenBLAS")->check(CLI::PositiveNumber);
-  app.add_option("--positional", positional, "learned | sinusoidal")->check(CLI::IsMember({"learned", "sinusoidal"}));
-  app.add_flag("--no-tie", no_tie, "give the LM head its own weight instead of the token embedding's");
-  app.add_option("--dropout", cfg.dropout, "dropout probability")->check(CLI::Range(0.0, 0.9));
-  app.add_option("--eval-every", opt.eval_every, "validation loss every N steps")->check(CLI::PositiveNumber);
-  app.add_option("--save-every", save_every, "checkpoint every N steps")->check(CLI::PositiveNumber);
-  app.add_option("--sample-every", sample_every, "print a text sample every N steps (0: only at the end)");
-  app.add_option("--sample-chars", sample_chars, "length of the samples")->check(CLI::NonNegativeNumber);
-  app.add_option("--out", out, "output directory");
-  app.add_option("--resume", resume, "directory of a checkpoint to continue from (its config wins)");
+  examples::show_defaults(app);
+  Flags f;
+  f.cfg.context_length = 64;
+  f.cfg.dim = 128;
+  f.cfg.heads = 4;
+  f.cfg.layers = 3;
+  f.opt.steps = 1000;  // val loss ~1.91 (600 steps stop at ~2.04)
+  f.opt.batch = 16;
+  f.opt.lr = 3e-3;
+  app.add_option("--data", f.data, "UTF-8 text file to train on (.gz accepted)");
+  app.add_option("--steps", f.opt.steps, "optimizer steps")->check(CLI::PositiveNumber);
+  app.add_option("--batch", f.opt.batch, "sequences per step")->check(CLI::PositiveNumber);
+  app.add_option("--context", f.cfg.context_length, "context length L (characters)")->check(CLI::PositiveNumber);
+  app.add_option("--dim", f.cfg.dim, "model dimension D")->check(CLI::PositiveNumber);
+  app.add_option("--layers", f.cfg.layers, "Transformer blocks")->check(CLI::NonNegativeNumber);
+  app.add_option("--heads", f.cfg.heads, "attention heads (must divide --dim)")->check(CLI::PositiveNumber);
+  app.add_option("--lr", f.opt.lr, "peak learning rate (warmup, then cosine decay to lr/10)")->check(CLI::PositiveNumber);
+  app.add_option("--seed", f.cfg.seed, "seed of the weights and batches");
+  app.add_option("--threads", f.threads, "threads for ember and OpenBLAS")->check(CLI::PositiveNumber);
+  app.add_option("--positional", f.positional, "learned | sinusoidal")->check(CLI::IsMember({"learned", "sinusoidal"}));
+  app.add_flag("--no-tie", f.no_tie, "give the LM head its own weight instead of the token embedding's");
+  app.add_option("--dropout", f.cfg.dropout, "dropout probability")->check(CLI::Range(0.0, 0.9));
+  app.add_option("--eval-every", f.opt.eval_every, "validation loss every N steps")->check(CLI::PositiveNumber);
+  app.add_option("--save-every", f.save_every, "checkpoint every N steps")->check(CLI::PositiveNumber);
+  app.add_option("--sample-every", f.sample_every, "print a text sample every N steps (0: only at the end)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--sample-chars", f.sample_chars, "length of the samples")->check(CLI::NonNegativeNumber);
+  app.add_option("--out", f.out, "output directory (with --resume: the resumed directory unless given)");
+  app.add_option("--resume", f.resume, "directory of a checkpoint to continue from (its model and training options win)");
+  app.add_option("--more-steps", f.more_steps, "with --resume: train N steps beyond the checkpoint (at the schedule's final lr once the planned steps are done)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--loss-plot", f.loss_plot, "y axis of loss.png: linear | log")->check(CLI::IsMember({"linear", "log"}));
   CLI11_PARSE(app, argc, argv);
-
-  try {
-    set_num_threads(threads);
-    std::string text = train::read_text_file(data);
-    train::CharTokenizer tok = train::CharTokenizer::from_text(text);  // errors name empty / invalid UTF-8 input
-    opt.min_lr = opt.lr / 10;
-    opt.seed = cfg.seed;
-    cfg.vocab_size = tok.vocab_size();
-    cfg.positional = positional == "learned" ? nn::Positional::Learned : nn::Positional::Sinusoidal;
-    cfg.tie_weights = !no_tie;
-    if (!resume.empty()) {
-      const std::string path = resume + "/model.safetensors";
-      train::GPTInfo ck = train::gpt_info(train::read_safetensors(path).metadata, path);
-      cfg = ck.config;
-      EMBER_CHECK(ck.tokenizer.vocab() == tok.vocab(), "train_gpt",
-                  "the checkpoint's vocabulary differs from the one of " << data);
-    }
-    nn::GPT model(cfg);
-    train::Trainer trainer(model, tok.encode(text), opt);
-    if (!resume.empty()) trainer.resume(resume);
-    const train::Metadata meta = train::gpt_metadata(cfg, tok);
-
-    std::cout << "data        " << data << ": " << text.size() << " bytes, vocabulary of " << tok.vocab_size()
-              << " characters\n"
-              << "model       " << cfg.to_string() << "\n"
-              << "parameters  " << model.num_parameters() << "\n"
-              << "training    " << opt.steps << " steps of " << opt.batch << " x " << cfg.context_length
-              << " tokens, AdamW lr " << opt.lr << ", " << threads << " threads\n";
-    if (trainer.steps_done() == 0)
-      std::cout << "initial validation loss " << trainer.evaluate() << " (uniform guess: ln " << tok.vocab_size()
-                << " = " << std::log(static_cast<double>(tok.vocab_size())) << ")\n";
-    else
-      std::cout << "resumed at step " << trainer.steps_done() << "\n";
-
-    std::filesystem::create_directories(out);
-    std::signal(SIGINT, on_sigint);
-    const bool tty = isatty(STDOUT_FILENO);
-    const double tokens_per_step = static_cast<double>(opt.batch * cfg.context_length);
-    const int64_t first_step = trainer.steps_done();
-    auto t0 = std::chrono::steady_clock::now();
-    auto sample = [&](int64_t chars) {
-      std::vector<int64_t> ids = model.generate(tok.encode("\n"), chars, 0.8, 0, cfg.seed);
-      return tok.decode(ids);
-    };
-    while (!trainer.done() && !interrupted) {
-      train::StepLog s = trainer.step();
-      double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      double done = static_cast<double>(s.step - first_step), left = static_cast<double>(opt.steps - s.step);
-      double tok_s = done * tokens_per_step / elapsed, eta = elapsed / done * left;
-      char line[200];
-      std::snprintf(line, sizeof line, "step %5lld/%lld %s loss %.4f  %7.0f tok/s  ETA %s", static_cast<long long>(s.step),
-                    static_cast<long long>(opt.steps), bar(static_cast<double>(s.step) / static_cast<double>(opt.steps)).c_str(),
-                    s.loss, tok_s, format_duration(eta).c_str());
-      // A terminal gets one line redrawn in place; a log file gets a plain
-      // line every 5% of the run and at every validation.
-      const int64_t log_every = std::max<int64_t>(1, opt.steps / 20);
-      if (tty) std::cout << "\r" << line << std::flush;
-      else if (s.step % log_every == 0 || s.val_loss) std::cout << line << "\n";
-      if (s.val_loss) std::cout << (tty ? "\n" : "") << "  validation loss " << *s.val_loss << "\n";
-      if (s.step % save_every == 0 && !trainer.done()) trainer.save(out, meta);
-      if (sample_every > 0 && s.step % sample_every == 0) std::cout << "--- sample ---" << sample(sample_chars) << "\n---\n";
-    }
-    if (tty) std::cout << "\n";
-    trainer.save(out, meta);
-    write_csv(out + "/loss.csv", trainer.history());
-    write_plot(out + "/loss.png", trainer.history());
-    if (interrupted) {
-      std::cout << "interrupted: saved step " << trainer.steps_done() << " to " << out << " (continue with --resume " << out
-                << ")\n";
-      return 130;
-    }
-    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::cout << "trained " << trainer.steps_done() - first_step << " steps in " << format_duration(secs) << "; final validation loss "
-              << trainer.history().back().val_loss.value_or(NAN) << "\n"
-              << "wrote " << out << "/model.safetensors, train_state.safetensors, loss.csv, loss.png\n"
-              << "  loss.png: grey dots = training loss per step, red squares = validation loss,\n"
-              << "  gridlines every 0.5 of loss from 0 (bottom), steps left to right\n"
-              << "--- sample (temperature 0.8) ---" << sample(sample_chars) << "\n---\n";
-  } catch (const Error& e) {
-    std::cerr << "train_gpt: " << e.what() << "\n";
-    return 1;
-  }
-  return 0;
+  return examples::run("train_gpt", [&] { return train_main(f, app, argv[0]); });
 }

@@ -17,6 +17,7 @@
 #include <memory>
 #include <string>
 
+#include "common/program.h"
 #include "ember.h"
 #include "nn/embedding.h"
 
@@ -66,7 +67,8 @@ void show(const char* what, const Tensor& grad) {
 
 }  // namespace
 
-int main() {
+// The program; main() below adds --help and turns any error into one line.
+int program() {
   // A batch that uses only ids 3 and 7, and fixed weights R for a stand-in
   // loss sum(logits * R): any loss would do, this one keeps the example short.
   Tensor ids = ember::tensor(std::vector<int64_t>{3, 7, 7, 7, 3, 3}, {B, T});
@@ -107,4 +109,10 @@ int main() {
   std::printf("\nsum rule: tied grad == lookup-only + projection-only: max |difference| = %.3g  %s\n", max_diff,
               ok ? "OK" : "FAIL");
   return ok ? 0 : 1;
+}
+
+int main(int argc, char** argv) {
+  CLI::App app{"Weight tying: which rows of the (V, D) matrix get gradient with and without a tied LM head."};
+  CLI11_PARSE(app, argc, argv);
+  return ember::examples::run("weight_tying", program);
 }

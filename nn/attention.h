@@ -1,9 +1,10 @@
-// Attention (lesson C): from a weighted average over encoder states
-// (Bahdanau) to scaled dot-product self-attention, multiple heads, and the
-// pre-LN Transformer block.
-//
-// Legend: B batch, T sequence length (Tq queries, Tk keys), D model dim,
-//         h heads, d = D / h head dim.
+/// @file
+/// Attention (lesson C): from a weighted average over encoder states
+/// (Bahdanau) to scaled dot-product self-attention, multiple heads, and the
+/// pre-LN Transformer block.
+///
+/// Legend: B batch, T sequence length (Tq queries, Tk keys), D model dim,
+///         h heads, d = D / h head dim.
 #pragma once
 
 #include <optional>
@@ -18,22 +19,22 @@ struct Attention {
   Tensor weights;  // (…, Tq, Tk), rows sum to 1 (or 0, see below)
 };
 
-// softmax(q kᵀ / sqrt(d) + mask) v for q (…, Tq, d), k (…, Tk, d), v (…, Tk, dv).
-// mask (optional, broadcast to (…, Tq, Tk)): a floating mask is ADDED to the
-// scores (use -inf to block); a bool mask keeps the positions that are true
-// (PyTorch's convention). causal blocks key j for query i when j > i.
-// A query whose every key is blocked attends to nothing: its weights are all
-// 0 and its output is 0 (never NaN).
+/// softmax(q kᵀ / sqrt(d) + mask) v for q (…, Tq, d), k (…, Tk, d), v (…, Tk, dv).
+/// mask (optional, broadcast to (…, Tq, Tk)): a floating mask is ADDED to the
+/// scores (use -inf to block); a bool mask keeps the positions that are true
+/// (PyTorch's convention). causal blocks key j for query i when j > i.
+/// A query whose every key is blocked attends to nothing: its weights are all
+/// 0 and its output is 0 (never NaN).
 Attention scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask = Tensor(),
                                        bool causal = false);
 
-// Bahdanau's additive score e_j = vᵀ tanh(W s + U h_j), α = softmax_j(e),
-// context = Σ_j α_j h_j — the decoder state s asks, the encoder states h answer.
+/// Bahdanau's additive score e_j = vᵀ tanh(W s + U h_j), α = softmax_j(e),
+/// context = Σ_j α_j h_j — the decoder state s asks, the encoder states h answer.
 class AdditiveAttention : public Module {
  public:
   AdditiveAttention(int64_t query_dim, int64_t key_dim, int64_t hidden_dim, const InitOptions& options = {});
-  // s (B, Dq), h (B, T, Dk), optional bool mask (B, T) of valid positions
-  // -> output (B, Dk) context, weights (B, T)
+  /// s (B, Dq), h (B, T, Dk), optional bool mask (B, T) of valid positions
+  /// -> output (B, Dk) context, weights (B, T)
   Attention forward(const Tensor& s, const Tensor& h, const Tensor& mask = Tensor()) const;
   std::string type_name() const override { return "AdditiveAttention"; }
   std::shared_ptr<Linear> w, u, v;  // W: Dq -> A, U: Dk -> A, v: A -> 1
@@ -46,15 +47,15 @@ struct MultiHeadAttentionOptions {
   Generator* generator = nullptr;  // null: the default generator (nn/init.h)
 };
 
-// Multi-head attention with separate W_Q, W_K, W_V, W_O projections (D -> D).
-// Heads are split and merged with views: (B, T, D) -> (B, T, h, d) -> (B, h, T, d).
+/// Multi-head attention with separate W_Q, W_K, W_V, W_O projections (D -> D).
+/// Heads are split and merged with views: (B, T, D) -> (B, T, h, d) -> (B, h, T, d).
 class MultiHeadAttention : public Module {
  public:
   MultiHeadAttention(int64_t dim, int64_t heads, const MultiHeadAttentionOptions& options = {});
-  // Self-attention: x (B, T, D) -> (B, T, D).
+  /// Self-attention: x (B, T, D) -> (B, T, D).
   Tensor forward(const Tensor& x, const Tensor& mask = Tensor());
-  // General form (cross-attention): query (B, Tq, D), key/value (B, Tk, D).
-  // The weights (B, h, Tq, Tk) are returned too.
+  /// General form (cross-attention): query (B, Tq, D), key/value (B, Tk, D).
+  /// The weights (B, h, Tq, Tk) are returned too.
   Attention forward(const Tensor& query, const Tensor& key, const Tensor& value, const Tensor& mask = Tensor());
   std::string type_name() const override { return "MultiHeadAttention"; }
   std::string extra_repr() const override;
@@ -75,9 +76,9 @@ struct TransformerBlockOptions {
   Generator* generator = nullptr;  // null: the default generator (nn/init.h)
 };
 
-// Pre-LN Transformer block:
-//   x = x + dropout(attn(ln1(x)))
-//   x = x + dropout(fc2(gelu(fc1(ln2(x)))))     fc1: D -> mlp_ratio·D
+/// Pre-LN Transformer block:
+///   x = x + dropout(attn(ln1(x)))
+///   x = x + dropout(fc2(gelu(fc1(ln2(x)))))     fc1: D -> mlp_ratio·D
 class TransformerBlock : public UnaryModule {
  public:
   TransformerBlock(int64_t dim, int64_t heads, const TransformerBlockOptions& options = {});

@@ -1,14 +1,15 @@
-// The embedding lesson's modules.
-//
-//   ids (B, T) int64 ──Embedding──▶ (B, T, D) ─┐
-//                                               (+) ──▶ (B, T, D)  the Transformer's input
-//   positions 0..T-1 ──Positional──▶ (T, D) ───┘  broadcast as (1, T, D)
-//
-// and, at the other end of a language model, LMHead: (B, T, D) -> (B, T, V),
-// whose (V, D) weight may be *tied* to the token embedding's (one matrix).
-//
-// Legend: B batch, T sequence length, D embedding dim, V vocabulary size,
-//         L maximum context length.
+/// @file
+/// The embedding lesson's modules.
+///
+///   ids (B, T) int64 ──Embedding──▶ (B, T, D) ─┐
+///                                               (+) ──▶ (B, T, D)  the Transformer's input
+///   positions 0..T-1 ──Positional──▶ (T, D) ───┘  broadcast as (1, T, D)
+///
+/// and, at the other end of a language model, LMHead: (B, T, D) -> (B, T, V),
+/// whose (V, D) weight may be *tied* to the token embedding's (one matrix).
+///
+/// Legend: B batch, T sequence length, D embedding dim, V vocabulary size,
+///         L maximum context length.
 #pragma once
 
 #include <optional>
@@ -21,26 +22,26 @@
 namespace ember::nn {
 
 struct EmbeddingOptions {
-  std::optional<int64_t> padding_idx;  // a row that stays zero and gets no gradient
+  std::optional<int64_t> padding_idx = std::nullopt;  // a row that stays zero and gets no gradient
   DType dtype = kFloat32;
   Generator* generator = nullptr;      // null: the default generator (nn/init.h)
 };
 
-// A table of V learned D-vectors; forward is pure row lookup.
-// Backward scatter-adds grad_out into the rows that were used; other rows get
-// exactly zero, and the padding_idx row (if any) never receives gradient.
-//   nn::Embedding tok(65, 128);                              // float32, default generator
-//   nn::Embedding tok(65, 128, {.padding_idx = 0, .generator = &gen});
+/// A table of V learned D-vectors; forward is pure row lookup.
+/// Backward scatter-adds grad_out into the rows that were used; other rows get
+/// exactly zero, and the padding_idx row (if any) never receives gradient.
+///   nn::Embedding tok(65, 128);                              // float32, default generator
+///   nn::Embedding tok(65, 128, {.padding_idx = 0, .generator = &gen});
 class Embedding : public Module {
  public:
-  // weight ~ normal(0, 0.02) (the padding row, if any, is zero).
+  /// weight ~ normal(0, 0.02) (the padding row, if any, is zero).
   Embedding(int64_t num_embeddings, int64_t embedding_dim, const EmbeddingOptions& options = {});
-  // Wraps existing (V, D) weights (copied); freeze = true makes them untrainable.
+  /// Wraps existing (V, D) weights (copied); freeze = true makes them untrainable.
   static std::shared_ptr<Embedding> from_pretrained(const Tensor& weights, bool freeze = true,
                                                     std::optional<int64_t> padding_idx = std::nullopt);
 
-  // ids (*) int64 -> (*, D). Error naming the id, its position and V if an id
-  // is outside [0, V); nothing is modified.
+  /// ids (*) int64 -> (*, D). Error naming the id, its position and V if an id
+  /// is outside [0, V); nothing is modified.
   Tensor forward(const Tensor& ids) const;
 
   std::string type_name() const override { return "Embedding"; }
@@ -57,17 +58,17 @@ class Embedding : public Module {
   std::optional<int64_t> padding_idx_;
 };
 
-// The functional form, weight (V, D), ids (*) -> (*, D), is the op
-// ember::embedding (autograd/ops/index.cpp): a row lookup whose backward is
-// index_select's scatter-add.
+/// The functional form, weight (V, D), ids (*) -> (*, D), is the op
+/// ember::embedding (autograd/ops/index.cpp): a row lookup whose backward is
+/// index_select's scatter-add.
 using ember::embedding;
 
-// What the composer needs from a positional module.
+/// What the composer needs from a positional module.
 class PositionalEmbedding : public Module {
  public:
-  // (T, D) vectors for positions 0..T-1. Error naming T and L if T > L.
+  /// (T, D) vectors for positions 0..T-1. Error naming T and L if T > L.
   virtual Tensor forward(int64_t T) const = 0;
-  // The same for ids (B, T): uses T = ids.size(1).
+  /// The same for ids (B, T): uses T = ids.size(1).
   Tensor forward(const Tensor& ids) const;
   virtual int64_t max_length() const = 0;
   virtual int64_t dim() const = 0;
@@ -76,10 +77,10 @@ class PositionalEmbedding : public Module {
   void check_length(int64_t T) const;
 };
 
-// A trainable (L, D) table; row p is the vector of position p. Adds L*D parameters.
+/// A trainable (L, D) table; row p is the vector of position p. Adds L*D parameters.
 class LearnedPositionalEmbedding : public PositionalEmbedding {
  public:
-  // weight ~ normal(0, 0.02)
+  /// weight ~ normal(0, 0.02)
   LearnedPositionalEmbedding(int64_t max_context_length, int64_t embedding_dim, const InitOptions& options = {});
   using PositionalEmbedding::forward;
   Tensor forward(int64_t T) const override;
@@ -94,11 +95,11 @@ class LearnedPositionalEmbedding : public PositionalEmbedding {
   int64_t max_length_, dim_;
 };
 
-// The fixed sin/cos table of "Attention Is All You Need", precomputed once
-// (in double, then stored) as a buffer — no parameters:
-//   angle(p, i) = p / 10000^(2*(i/2)/D)   (i/2 rounds down)
-//   table[p, 2k] = sin(angle), table[p, 2k+1] = cos(angle)
-// With odd D the last column is a sin.
+/// The fixed sin/cos table of "Attention Is All You Need", precomputed once
+/// (in double, then stored) as a buffer — no parameters:
+///   angle(p, i) = p / 10000^(2*(i/2)/D)   (i/2 rounds down)
+///   table[p, 2k] = sin(angle), table[p, 2k+1] = cos(angle)
+/// With odd D the last column is a sin.
 class SinusoidalPositionalEmbedding : public PositionalEmbedding {
  public:
   SinusoidalPositionalEmbedding(int64_t max_context_length, int64_t embedding_dim, DType dtype = kFloat32);
@@ -115,12 +116,12 @@ class SinusoidalPositionalEmbedding : public PositionalEmbedding {
   int64_t max_length_, dim_;
 };
 
-// token(ids) + positional(T), the positional (T, D) broadcast over the batch.
-// positional may be null (token embedding only).
+/// token(ids) + positional(T), the positional (T, D) broadcast over the batch.
+/// positional may be null (token embedding only).
 class EmbeddingComposer : public Module {
  public:
   EmbeddingComposer(std::shared_ptr<Embedding> token, std::shared_ptr<PositionalEmbedding> positional);
-  // ids (B, T) int64 -> (B, T, D)
+  /// ids (B, T) int64 -> (B, T, D)
   Tensor forward(const Tensor& ids) const;
   std::string type_name() const override { return "EmbeddingComposer"; }
 
@@ -128,12 +129,12 @@ class EmbeddingComposer : public Module {
   std::shared_ptr<PositionalEmbedding> positional;
 };
 
-// The output projection of a language model: hidden (*, D) -> logits (*, V),
-// logits = hidden @ weightᵀ. It either owns its (V, D) weight or shares the
-// token embedding's (weight tying): see tie_weights.
+/// The output projection of a language model: hidden (*, D) -> logits (*, V),
+/// logits = hidden @ weightᵀ. It either owns its (V, D) weight or shares the
+/// token embedding's (weight tying): see tie_weights.
 class LMHead : public Module {
  public:
-  // An untied head with its own weight ~ normal(0, 0.02).
+  /// An untied head with its own weight ~ normal(0, 0.02).
   LMHead(int64_t embedding_dim, int64_t vocab_size, const InitOptions& options = {});
   Tensor forward(const Tensor& hidden) const;
   bool is_tied() const { return tied_; }
@@ -147,9 +148,9 @@ class LMHead : public Module {
   bool tied_ = false;
 };
 
-// Makes head use the embedding's weight tensor itself (one tensor, one .grad).
-// The head's own weight is dropped. Error if the shapes differ or the head is
-// already tied. After tying, a module containing both lists the matrix once.
+/// Makes head use the embedding's weight tensor itself (one tensor, one .grad).
+/// The head's own weight is dropped. Error if the shapes differ or the head is
+/// already tied. After tying, a module containing both lists the matrix once.
 void tie_weights(LMHead& head, Embedding& embedding);
 
 }  // namespace ember::nn

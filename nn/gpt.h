@@ -1,11 +1,12 @@
-// A tiny GPT: the embedding composer (token + positional), a stack of pre-LN
-// Transformer blocks, a final LayerNorm and the LM head (tied to the token
-// embedding by default).
-//
-//   ids (B, T) -> composer (B, T, D) -> blocks -> ln_f -> head -> logits (B, T, V)
-//
-// Legend: B batch, T sequence length (<= L, the context length), D model
-// dim, V vocabulary size.
+/// @file
+/// A tiny GPT: the embedding composer (token + positional), a stack of pre-LN
+/// Transformer blocks, a final LayerNorm and the LM head (tied to the token
+/// embedding by default).
+///
+///   ids (B, T) -> composer (B, T, D) -> blocks -> ln_f -> head -> logits (B, T, V)
+///
+/// Legend: B batch, T sequence length (<= L, the context length), D model
+/// dim, V vocabulary size.
 #pragma once
 
 #include <string>
@@ -30,7 +31,7 @@ struct GPTConfig {
   uint64_t seed = 0;
   DType dtype = kFloat32;
 
-  // "vocab_size=65 context_length=64 ..." and back (stored in checkpoints).
+  /// "vocab_size=65 context_length=64 ..." and back (stored in checkpoints).
   std::string to_string() const;
   static GPTConfig from_string(const std::string& s);
 };
@@ -38,14 +39,14 @@ struct GPTConfig {
 class GPT : public Module {
  public:
   explicit GPT(const GPTConfig& config);
-  // ids (B, T) int64, T <= context_length -> logits (B, T, V)
+  /// ids (B, T) int64, T <= context_length -> logits (B, T, V)
   Tensor forward(const Tensor& ids);
-  // mean cross-entropy of forward(ids) against targets (B, T)
+  /// mean cross-entropy of forward(ids) against targets (B, T)
   Tensor loss(const Tensor& ids, const Tensor& targets);
-  // Appends max_new_tokens sampled tokens to `prompt` (ids in [0, V)), each
-  // conditioned on at most the last context_length tokens. temperature > 0
-  // scales the logits; top_k > 0 keeps only the k most likely tokens.
-  // Deterministic for a given seed. Runs in eval mode without a graph.
+  /// Appends max_new_tokens sampled tokens to `prompt` (ids in [0, V)), each
+  /// conditioned on at most the last context_length tokens. temperature > 0
+  /// scales the logits; top_k > 0 keeps only the k most likely tokens.
+  /// Deterministic for a given seed. Runs in eval mode without a graph.
   std::vector<int64_t> generate(const std::vector<int64_t>& prompt, int64_t max_new_tokens, double temperature = 1.0,
                                 int64_t top_k = 0, uint64_t seed = 0);
 

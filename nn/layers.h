@@ -1,6 +1,7 @@
-// Layers: Linear, LayerNorm, Dropout, activations, Sequential.
-//
-// Legend: N any leading dims (*), I in_features, O out_features, D normalized dim.
+/// @file
+/// Layers: Linear, LayerNorm, Dropout, activations, Sequential.
+///
+/// Legend: N any leading dims (*), I in_features, O out_features, D normalized dim.
 #pragma once
 
 #include <functional>
@@ -14,7 +15,7 @@
 
 namespace ember::nn {
 
-// A module with one input and one output: what Sequential chains.
+/// A module with one input and one output: what Sequential chains.
 class UnaryModule : public Module {
  public:
   virtual Tensor forward(const Tensor& x) = 0;
@@ -27,9 +28,9 @@ struct LinearOptions {
   Generator* generator = nullptr;  // null: the default generator (nn/init.h)
 };
 
-// y = x Wᵀ + b, W:(O, I) as in PyTorch; init W, b ~ U(±1/sqrt(I)).
-//   nn::Linear fc(5, 4);                                    // bias, float32
-//   nn::Linear fc(5, 4, {.bias = false, .dtype = kFloat64});
+/// y = x Wᵀ + b, W:(O, I) as in PyTorch; init W, b ~ U(±1/sqrt(I)).
+///   nn::Linear fc(5, 4);                                    // bias, float32
+///   nn::Linear fc(5, 4, {.bias = false, .dtype = kFloat64});
 class Linear : public UnaryModule {
  public:
   Linear(int64_t in_features, int64_t out_features, const LinearOptions& options = {});
@@ -41,10 +42,10 @@ class Linear : public UnaryModule {
   Tensor bias;    // (O) or undefined
 };
 
-// Functional forms.
+/// Functional forms.
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor());
 using ember::layer_norm;  // a fused op with its own backward: autograd/ops/layer_norm.cpp
-// Zeroes each element with probability p and scales the rest by 1/(1-p).
+/// Zeroes each element with probability p and scales the rest by 1/(1-p).
 Tensor dropout(const Tensor& x, double p, Generator& gen);
 
 struct LayerNormOptions {
@@ -52,7 +53,7 @@ struct LayerNormOptions {
   DType dtype = kFloat32;
 };
 
-// Normalizes over the last dim of size D, then scales and shifts (weight=1, bias=0 at init).
+/// Normalizes over the last dim of size D, then scales and shifts (weight=1, bias=0 at init).
 class LayerNorm : public UnaryModule {
  public:
   explicit LayerNorm(int64_t dim, const LayerNormOptions& options = {});
@@ -65,12 +66,12 @@ class LayerNorm : public UnaryModule {
 };
 
 struct DropoutOptions {
-  // The seed of the module's own mask generator (its state is saved with
-  // training checkpoints); none: one draw from the default generator.
-  std::optional<uint64_t> seed;
+  /// The seed of the module's own mask generator (its state is saved with
+  /// training checkpoints); none: one draw from the default generator.
+  std::optional<uint64_t> seed = std::nullopt;
 };
 
-// Seeded dropout; the identity in eval mode (and when p = 0).
+/// Seeded dropout; the identity in eval mode (and when p = 0).
 class Dropout : public UnaryModule {
  public:
   explicit Dropout(double p = 0.5, const DropoutOptions& options = {});
@@ -108,7 +109,7 @@ class Sigmoid : public UnaryModule {
   std::string type_name() const override { return "Sigmoid"; }
 };
 
-// Runs its modules in order; they are registered as "0", "1", ...
+/// Runs its modules in order; they are registered as "0", "1", ...
 class Sequential : public UnaryModule {
  public:
   Sequential() = default;

@@ -1,12 +1,13 @@
-// nn::Module: a named tree of parameters, buffers and sub-modules.
-//
-// A module registers what it owns by name; names compose with dots through
-// the tree ("blocks.0.attn.w_q.weight"). Parameters are tensors that require
-// grad and that an optimizer updates; buffers are tensors that belong to the
-// module (saved with it) but are not trained, e.g. a sinusoidal table.
-//
-// A tensor registered in two places (weight tying) is ONE parameter: it is
-// listed once, under the first name it was registered with, and counted once.
+/// @file
+/// nn::Module: a named tree of parameters, buffers and sub-modules.
+///
+/// A module registers what it owns by name; names compose with dots through
+/// the tree ("blocks.0.attn.w_q.weight"). Parameters are tensors that require
+/// grad and that an optimizer updates; buffers are tensors that belong to the
+/// module (saved with it) but are not trained, e.g. a sinusoidal table.
+///
+/// A tensor registered in two places (weight tying) is ONE parameter: it is
+/// listed once, under the first name it was registered with, and counted once.
 #pragma once
 
 #include <memory>
@@ -25,65 +26,65 @@ class Module {
   Module(const Module&) = delete;
   Module& operator=(const Module&) = delete;
 
-  // The type name shown by to_string() ("Embedding").
+  /// The type name shown by to_string() ("Embedding").
   virtual std::string type_name() const = 0;
-  // Extra text inside the parentheses of to_string() ("50257, 768").
+  /// Extra text inside the parentheses of to_string() ("50257, 768").
   virtual std::string extra_repr() const { return ""; }
 
-  // Every parameter of this module and its children, dotted names, each
-  // tensor once (a tied weight appears under its first name only).
-  // dedup = false lists a tied tensor under every name it has (checkpoints use it).
+  /// Every parameter of this module and its children, dotted names, each
+  /// tensor once (a tied weight appears under its first name only).
+  /// dedup = false lists a tied tensor under every name it has (checkpoints use it).
   std::vector<std::pair<std::string, Tensor>> named_parameters(bool dedup = true) const;
   std::vector<Tensor> parameters() const;
   std::vector<std::pair<std::string, Tensor>> named_buffers() const;
   std::vector<std::pair<std::string, Module*>> named_modules() const;  // includes this one as ""
-  // Number of scalars over all parameters (a tied matrix counted once).
+  /// Number of scalars over all parameters (a tied matrix counted once).
   int64_t num_parameters() const;
 
-  // Clears every parameter's grad (set to none, like PyTorch's default), or
-  // fills it with zeros when set_to_none is false.
+  /// Clears every parameter's grad (set to none, like PyTorch's default), or
+  /// fills it with zeros when set_to_none is false.
   void zero_grad(bool set_to_none = true);
 
   void train(bool on = true);
   void eval() { train(false); }
   bool is_training() const { return training_; }
 
-  // A readable tree, like PyTorch's repr:
-  //   EmbeddingComposer(
-  //     (token): Embedding(50257, 768)
-  //     (positional): LearnedPositionalEmbedding(1024, 768)
-  //   )
+  /// A readable tree, like PyTorch's repr:
+  ///   EmbeddingComposer(
+  ///     (token): Embedding(50257, 768)
+  ///     (positional): LearnedPositionalEmbedding(1024, 768)
+  ///   )
   std::string to_string() const;
 
-  // Lookup by local name; error naming the module and the name if absent.
+  /// Lookup by local name; error naming the module and the name if absent.
   Tensor& parameter(const std::string& name);
   Tensor& buffer(const std::string& name);
 
-  // Converts every floating parameter and buffer (and any .grad) to dtype, in
-  // place: each tensor keeps its identity, so every handle to it (a module's
-  // `weight` member, a tied head) sees the change. Make optimizers after.
-  //   nn::Linear fc(3, 2);  fc.to(kFloat64);  // e.g. to gradcheck it
+  /// Converts every floating parameter and buffer (and any .grad) to dtype, in
+  /// place: each tensor keeps its identity, so every handle to it (a module's
+  /// `weight` member, a tied head) sees the change. Make optimizers after.
+  ///   nn::Linear fc(3, 2);  fc.to(kFloat64);  // e.g. to gradcheck it
   Module& to(DType dtype);
 
-  // The module's state in memory: every parameter under every name it has
-  // (a tied tensor under both) and every buffer, as detached tensors that
-  // share the module's memory (clone() them to keep a snapshot).
+  /// The module's state in memory: every parameter under every name it has
+  /// (a tied tensor under both) and every buffer, as detached tensors that
+  /// share the module's memory (clone() them to keep a snapshot).
   std::vector<std::pair<std::string, Tensor>> state_dict() const;
-  // Copies the values of `state` in. Strict: every name of the module must
-  // be present and every entry must be a name of the module. Shapes and
-  // dtypes must match, and two entries for one tied tensor must hold equal
-  // values. On any error nothing has changed.
+  /// Copies the values of `state` in. Strict: every name of the module must
+  /// be present and every entry must be a name of the module. Shapes and
+  /// dtypes must match, and two entries for one tied tensor must hold equal
+  /// values. On any error nothing has changed.
   void load_state_dict(const std::vector<std::pair<std::string, Tensor>>& state, bool strict = true);
-  // The check of load_state_dict alone: the (module tensor, source tensor)
-  // copies it would make. `source` names the state in error messages (a
-  // file path), `op` starts them.
+  /// The check of load_state_dict alone: the (module tensor, source tensor)
+  /// copies it would make. `source` names the state in error messages (a
+  /// file path), `op` starts them.
   std::vector<std::pair<Tensor, Tensor>> match_state_dict(const std::vector<std::pair<std::string, Tensor>>& state,
                                                           bool strict, const std::string& source,
                                                           const char* op) const;
 
  protected:
-  // Registration returns the stored handle; modules keep their
-  // own copy of the handle (e.g. `weight`) for readable forward code.
+  /// Registration returns the stored handle; modules keep their
+  /// own copy of the handle (e.g. `weight`) for readable forward code.
   Tensor register_parameter(const std::string& name, Tensor t, bool requires_grad = true);
   Tensor register_buffer(const std::string& name, Tensor t);
   template <typename M>
@@ -92,7 +93,7 @@ class Module {
     children_.emplace_back(name, m);
     return m;
   }
-  // Replaces a registered parameter's tensor (used by weight tying).
+  /// Replaces a registered parameter's tensor (used by weight tying).
   void replace_parameter(const std::string& name, const Tensor& t);
 
  private:
@@ -107,8 +108,8 @@ class Module {
 
 std::ostream& operator<<(std::ostream& os, const Module& m);
 
-// A list of modules of one type, registered as "0", "1", ... so that their
-// parameters are named "blocks.0.attn.w_q.weight" (PyTorch's ModuleList).
+/// A list of modules of one type, registered as "0", "1", ... so that their
+/// parameters are named "blocks.0.attn.w_q.weight" (PyTorch's ModuleList).
 template <typename M>
 class ModuleList : public Module {
  public:

@@ -1,5 +1,6 @@
-// The four element types ember knows, and a dispatch helper that turns a
-// runtime DType into a compile-time C++ type.
+/// @file
+/// The four element types ember knows, and a dispatch helper that turns a
+/// runtime DType into a compile-time C++ type.
 #pragma once
 
 #include <cstdint>
@@ -38,7 +39,7 @@ inline const char* dtype_name(DType t) {
 
 inline bool is_floating(DType t) { return t == DType::Float32 || t == DType::Float64; }
 
-// C++ type -> DType
+/// C++ type -> DType
 template <typename T> struct dtype_of;
 template <> struct dtype_of<float> { static constexpr DType value = DType::Float32; };
 template <> struct dtype_of<double> { static constexpr DType value = DType::Float64; };

@@ -1,12 +1,13 @@
-// The elementwise engine: apply a function to every element of one, two or
-// three broadcast, arbitrarily strided tensors, writing a fresh contiguous
-// output. Every elementwise op (add, exp, where, ...) and many backward rules
-// are one call to map1/map2/map3 with a small lambda.
-//
-// How it works: all operands are viewed with the output's shape (broadcast
-// dims get stride 0), neighbouring dims that are contiguous for every operand
-// are merged ("coalesced"), and the innermost dim becomes a tight loop. When
-// every operand is contiguous in that loop the compiler can vectorize it.
+/// @file
+/// The elementwise engine: apply a function to every element of one, two or
+/// three broadcast, arbitrarily strided tensors, writing a fresh contiguous
+/// output. Every elementwise op (add, exp, where, ...) and many backward rules
+/// are one call to map1/map2/map3 with a small lambda.
+///
+/// How it works: all operands are viewed with the output's shape (broadcast
+/// dims get stride 0), neighbouring dims that are contiguous for every operand
+/// are merged ("coalesced"), and the innermost dim becomes a tight loop. When
+/// every operand is contiguous in that loop the compiler can vectorize it.
 #pragma once
 
 #include <array>
@@ -47,7 +48,7 @@ struct StridedLoop {
     }
   }
 
-  // row(ptrs, n, inner_strides) is called once per innermost row.
+  /// row(ptrs, n, inner_strides) is called once per innermost row.
   template <typename Row>
   void run(std::array<char*, N> base, const Row& row) const {
     const int64_t nd = static_cast<int64_t>(shape.size());
@@ -87,7 +88,7 @@ inline Shape byte_strides(const Tensor& t, const Shape& target) {
   return st;
 }
 
-// out[i] = f(a[i])
+/// out[i] = f(a[i])
 template <typename O, typename A, typename F>
 Tensor map1(const Tensor& a, const F& f, DType out_dtype = dtype_of<O>::value) {
   Tensor out = empty(a.shape(), out_dtype);
@@ -109,7 +110,7 @@ Tensor map1(const Tensor& a, const F& f, DType out_dtype = dtype_of<O>::value) {
   return out;
 }
 
-// out[i] = f(a[i], b[i]) with broadcasting.
+/// out[i] = f(a[i], b[i]) with broadcasting.
 template <typename O, typename A, typename B, typename F>
 Tensor map2(const Tensor& a, const Tensor& b, const F& f, const char* op, DType out_dtype = dtype_of<O>::value) {
   Shape shape = a.shape() == b.shape() ? a.shape() : broadcast_shapes(a.shape(), b.shape(), op);
@@ -145,7 +146,7 @@ Tensor map2(const Tensor& a, const Tensor& b, const F& f, const char* op, DType 
   return out;
 }
 
-// out[i] = f(a[i], b[i], c[i]) with broadcasting (where, masked ops, fused backward rules).
+/// out[i] = f(a[i], b[i], c[i]) with broadcasting (where, masked ops, fused backward rules).
 template <typename O, typename A, typename B, typename C, typename F>
 Tensor map3(const Tensor& a, const Tensor& b, const Tensor& c, const F& f, const char* op,
             DType out_dtype = dtype_of<O>::value) {
@@ -164,8 +165,8 @@ Tensor map3(const Tensor& a, const Tensor& b, const Tensor& c, const F& f, const
   return out;
 }
 
-// dst[i] = f(src[i]), src broadcast to dst's shape; dst is only written
-// (it may be uninitialized).
+/// dst[i] = f(src[i]), src broadcast to dst's shape; dst is only written
+/// (it may be uninitialized).
 template <typename D, typename S, typename F>
 void assign(const Tensor& dst, const Tensor& src, const F& f) {
   const Shape& shape = dst.shape();
@@ -177,7 +178,7 @@ void assign(const Tensor& dst, const Tensor& src, const F& f) {
            });
 }
 
-// dst[i] = f(dst[i], src[i]) in place, src broadcast to dst's shape.
+/// dst[i] = f(dst[i], src[i]) in place, src broadcast to dst's shape.
 template <typename D, typename S, typename F>
 void apply_inplace(const Tensor& dst, const Tensor& src, const F& f) {
   const Shape& shape = dst.shape();

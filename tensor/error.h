@@ -1,9 +1,10 @@
-// ember::Error and EMBER_CHECK: every user mistake becomes one clear exception.
-//
-// A message always names the op, the offending value and the shapes, e.g.
-//   "embedding: id 50301 at [3, 17] is outside the vocabulary [0, 50257)".
-// Checks run before anything is written, so a throwing op leaves every tensor
-// as it was.
+/// @file
+/// ember::Error and EMBER_CHECK: every user mistake becomes one clear exception.
+///
+/// A message always names the op, the offending value and the shapes, e.g.
+///   "embedding: id 50301 at [3, 17] is outside the vocabulary [0, 50257)".
+/// Checks run before anything is written, so a throwing op leaves every tensor
+/// as it was.
 #pragma once
 
 #include <sstream>

@@ -1,16 +1,17 @@
-// Vectorizable float32 exp and erf.
-//
-// std::exp/std::erf are scalar library calls: a loop over a million floats
-// calling them cannot use SIMD, and GELU/softmax become the slowest ops of a
-// Transformer step. These are short polynomial approximations written as
-// plain arithmetic, so the compiler vectorizes the loops that call them.
-//   fast_exp: range reduction x = k ln2 + r, |r| <= ln2/2, exp(r) by a
-//             degree-6 polynomial (Cephes' coefficients), times 2^k built
-//             from the exponent bits. Relative error ~1e-7 (float precision).
-//             exp(-inf) = 0 exactly, exp(+inf) = inf, NaN stays NaN.
-//   fast_erf: Abramowitz & Stegun 7.1.26, |error| <= 1.5e-7.
-// Only float32 uses them; float64 keeps the exact library functions (and so
-// gradcheck, which runs in float64, checks the exact formulas).
+/// @file
+/// Vectorizable float32 exp and erf.
+///
+/// std::exp and std::erf are scalar library calls: a loop over a million floats
+/// calling them cannot use SIMD, and GELU/softmax become the slowest ops of a
+/// Transformer step. These are short polynomial approximations written as
+/// plain arithmetic, so the compiler vectorizes the loops that call them.
+///   fast_exp: range reduction x = k ln2 + r, |r| <= ln2/2, exp(r) by a
+///             degree-6 polynomial (Cephes' coefficients), times 2^k built
+///             from the exponent bits. Relative error ~1e-7 (float precision).
+///             exp(-inf) = 0 exactly, exp(+inf) = inf, NaN stays NaN.
+///   fast_erf: Abramowitz & Stegun 7.1.26, |error| <= 1.5e-7.
+/// Only float32 uses them; float64 keeps the exact library functions (and so
+/// gradcheck, which runs in float64, checks the exact formulas).
 #pragma once
 
 #include <bit>
@@ -57,7 +58,7 @@ namespace ember::detail {
   return x < 0 ? -y : y;
 }
 
-// The dispatch point: float32 gets the fast versions, float64 the exact ones.
+/// The dispatch point: float32 gets the fast versions, float64 the exact ones.
 template <typename T>
 [[gnu::always_inline]] inline T exp_t(T x) {
   if constexpr (sizeof(T) == 4) return fast_exp(x);

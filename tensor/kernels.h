@@ -1,9 +1,10 @@
-// kernel::  — the numbers. Plain loops (and one call into OpenBLAS) that
-// compute an op's result without recording anything for autograd. The
-// differentiable ops in autograd/ops/ call these, then attach a backward node.
-//
-// Every function validates its arguments first and throws ember::Error naming
-// the op, the value and the shapes; nothing is written before the checks pass.
+/// @file
+/// kernel::  — the numbers. Plain loops (and one call into OpenBLAS) that
+/// compute an op's result without recording anything for autograd. The
+/// differentiable ops in autograd/ops/ call these, then attach a backward node.
+///
+/// Every function validates its arguments first and throws ember::Error naming
+/// the op, the value and the shapes; nothing is written before the checks pass.
 #pragma once
 
 #include <optional>
@@ -44,7 +45,7 @@ Tensor unary(Unary op, const Tensor& x);
 enum class Binary { Add, Sub, Mul, Div, Pow, Maximum, Minimum };
 const char* binary_name(Binary op);
 Tensor binary(Binary op, const Tensor& a, const Tensor& b);  // broadcasting, same dtype
-// a (op) s, or s (op) a when scalar_first.
+/// a (op) s, or s (op) a when scalar_first.
 Tensor binary_scalar(Binary op, const Tensor& a, double s, bool scalar_first = false);
 
 enum class Compare { Eq, Ne, Lt, Le, Gt, Ge };
@@ -58,34 +59,34 @@ Tensor tril(const Tensor& x, int64_t k);
 Tensor triu(const Tensor& x, int64_t k);
 
 // ---- reductions ----
-// dims empty = all dims. Float sums accumulate in double.
+/// dims empty = all dims. Float sums accumulate in double.
 Tensor sum(const Tensor& x, const Shape& dims, bool keepdim);
 Tensor mean(const Tensor& x, const Shape& dims, bool keepdim);
 Tensor var(const Tensor& x, const Shape& dims, int64_t correction, bool keepdim);
 Tensor norm(const Tensor& x, double p, const Shape& dims, bool keepdim);
-// Values and int64 indices of the max/min along d (the first one on ties).
+/// Values and int64 indices of the max/min along d (the first one on ties).
 std::pair<Tensor, Tensor> max(const Tensor& x, int64_t d, bool keepdim);
 std::pair<Tensor, Tensor> min(const Tensor& x, int64_t d, bool keepdim);
 Tensor argmax(const Tensor& x, std::optional<int64_t> d, bool keepdim);
 Tensor softmax(const Tensor& x, int64_t d);
 Tensor log_softmax(const Tensor& x, int64_t d);
-// The gradient of softmax (log = false) or log_softmax (log = true) given the
-// op's output y and grad_out g, fused into one pass over each row.
+/// The gradient of softmax (log = false) or log_softmax (log = true) given the
+/// op's output y and grad_out g, fused into one pass over each row.
 Tensor softmax_backward(const Tensor& y, const Tensor& g, int64_t d, bool log);
-// Sums a broadcast gradient back to `shape` (the inverse of broadcasting).
+/// Sums a broadcast gradient back to `shape` (the inverse of broadcasting).
 Tensor sum_to(const Tensor& x, const Shape& shape);
 
 // ---- linear algebra (tensor/blas.cpp, the only file that talks to OpenBLAS) ----
 Tensor matmul(const Tensor& a, const Tensor& b);
 
 // ---- indexing ----
-// Checks that every id is in [0, n); error names op, id, its position, range.
+/// Checks that every id is in [0, n); error names op, id, its position, range.
 void check_ids(const Tensor& ids, int64_t n, const char* op, const char* what = "index",
                const char* range = "the valid range");
 Tensor index_select(const Tensor& x, int64_t d, const Tensor& ids);
 void index_add_(const Tensor& x, int64_t d, const Tensor& ids, const Tensor& src);
 Tensor gather(const Tensor& x, int64_t d, const Tensor& ids);
-// out = zeros(shape) with src scatter-added at ids along d (gather's adjoint).
+/// out = zeros(shape) with src scatter-added at ids along d (gather's adjoint).
 Tensor scatter_add(const Shape& shape, int64_t d, const Tensor& ids, const Tensor& src);
 Tensor one_hot(const Tensor& ids, int64_t num_classes);
 

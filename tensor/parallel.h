@@ -1,8 +1,9 @@
-// Threads: OpenMP above a size threshold. Work is split into contiguous
-// index ranges, and every reduction combines partial results in a fixed
-// order, so results depend only on the data (and, for a few reductions, on
-// nothing else at all): the same seed and thread count give bitwise-identical
-// results.
+/// @file
+/// Threads: OpenMP above a size threshold. Work is split into contiguous
+/// index ranges, and every reduction combines partial results in a fixed
+/// order, so results depend only on the data (and, for a few reductions, on
+/// nothing else at all): the same seed and thread count give bitwise-identical
+/// results.
 #pragma once
 
 #include <cstdint>
@@ -11,18 +12,18 @@
 
 namespace ember {
 
-// Sets the threads used by ember's kernels and by OpenBLAS.
+/// Sets the threads used by ember's kernels and by OpenBLAS.
 void set_num_threads(int n);
 int get_num_threads();
 
 namespace detail {
 
-// Below this many elements an op runs on one thread: waking threads costs
-// more than it saves.
+/// Below this many elements an op runs on one thread: waking threads costs
+/// more than it saves.
 inline constexpr int64_t kGrain = 32768;
 
-// Calls body(begin, end) over [0, n), split into one contiguous range per
-// thread when n >= grain.
+/// Calls body(begin, end) over [0, n), split into one contiguous range per
+/// thread when n >= grain.
 template <typename F>
 void parallel_for(int64_t n, int64_t grain, const F& body) {
   int nt = get_num_threads();

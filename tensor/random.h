@@ -1,10 +1,11 @@
-// Generator: a specified pseudo-random number generator, so that the same
-// seed gives the same numbers on every machine and standard library.
-//
-// The bit source is PCG32 (O'Neill's "XSH RR" permuted congruential generator:
-// 64-bit LCG state, 32-bit output). Floats are built from the top bits; normal
-// samples use our own Box-Muller transform (never std::normal_distribution,
-// whose output differs between standard libraries).
+/// @file
+/// Generator: a specified pseudo-random number generator, so that the same
+/// seed gives the same numbers on every machine and standard library.
+///
+/// The bit source is PCG32 (O'Neill's "XSH RR" permuted congruential generator:
+/// 64-bit LCG state, 32-bit output). Floats are built from the top bits; normal
+/// samples use our own Box-Muller transform (never std::normal_distribution,
+/// whose output differs between standard libraries).
 #pragma once
 
 #include <cstdint>
@@ -20,12 +21,12 @@ class Generator {
   uint64_t next_u64() { return (uint64_t{next_u32()} << 32) | next_u32(); }
   float next_float();    // uniform in [0, 1), 24 random bits
   double next_double();  // uniform in [0, 1), 53 random bits
-  // Uniform integer in [0, n) without modulo bias (rejection sampling).
+  /// Uniform integer in [0, n) without modulo bias (rejection sampling).
   uint64_t next_below(uint64_t n);
-  // A pair of independent standard normals (Box-Muller on two doubles).
+  /// A pair of independent standard normals (Box-Muller on two doubles).
   void next_normal_pair(double& z0, double& z1);
 
-  // The whole state, for checkpoints: restoring it replays the same numbers.
+  /// The whole state, for checkpoints: restoring it replays the same numbers.
   struct State {
     uint64_t state, inc;
   };
@@ -39,9 +40,9 @@ class Generator {
   uint64_t state_ = 0, inc_ = 1;
 };
 
-// The generator used when none is passed.
+/// The generator used when none is passed.
 Generator& default_generator();
-// Re-seeds the default generator.
+/// Re-seeds the default generator.
 void manual_seed(uint64_t seed);
 
 }  // namespace ember

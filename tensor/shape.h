@@ -1,9 +1,10 @@
-// Shapes and strides: the arithmetic behind views and broadcasting.
-//
-// A tensor's element (i0, i1, ..., in) lives at
-//   storage[offset + i0*stride[0] + i1*stride[1] + ... + in*stride[n]].
-// Everything about views (transpose, expand, narrow, ...) is a change of
-// shape/strides/offset with the same storage.
+/// @file
+/// Shapes and strides: the arithmetic behind views and broadcasting.
+///
+/// A tensor's element (i0, i1, ..., in) lives at
+///   storage[offset + i0*stride[0] + i1*stride[1] + ... + in*stride[n]].
+/// Everything about views (transpose, expand, narrow, ...) is a change of
+/// shape/strides/offset with the same storage.
 #pragma once
 
 #include <cstdint>
@@ -14,17 +15,17 @@ namespace ember {
 
 using Shape = std::vector<int64_t>;
 
-// "(2, 3, 4)"; "()" for a scalar.
+/// "(2, 3, 4)"; "()" for a scalar.
 std::string shape_str(const Shape& s);
 
-// "[3, 17]": the multi-index of row-major flat position i in shape s.
+/// "[3, 17]": the multi-index of row-major flat position i in shape s.
 std::string index_str(int64_t i, const Shape& s);
 
-// Product of sizes; throws ember::Error naming `op` if a size is negative or
-// the product overflows int64 (checked before anything is allocated).
+/// Product of sizes; throws ember::Error naming `op` if a size is negative or
+/// the product overflows int64 (checked before anything is allocated).
 int64_t checked_numel(const Shape& s, const char* op);
-// Product of sizes of an already validated shape (0 if any size is 0, even
-// when the other sizes multiply past int64).
+/// Product of sizes of an already validated shape (0 if any size is 0, even
+/// when the other sizes multiply past int64).
 inline int64_t numel_of(const Shape& s) {
   for (int64_t d : s)
     if (d == 0) return 0;
@@ -33,26 +34,26 @@ inline int64_t numel_of(const Shape& s) {
   return n;
 }
 
-// Row-major (C-contiguous) strides for a shape.
+/// Row-major (C-contiguous) strides for a shape.
 Shape contiguous_strides(const Shape& s);
 
-// Wraps a possibly negative dim into [0, ndim); error naming op otherwise.
+/// Wraps a possibly negative dim into [0, ndim); error naming op otherwise.
 int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op);
 
-// NumPy/PyTorch broadcasting: align from the right, sizes must match or be 1.
-// Error names op, both shapes and the offending dim.
+/// NumPy/PyTorch broadcasting: align from the right, sizes must match or be 1.
+/// Error names op, both shapes and the offending dim.
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
 
-// Strides that view a tensor of (shape, strides) as `target` (broadcast):
-// missing leading dims and size-1 dims get stride 0.
+/// Strides that view a tensor of (shape, strides) as `target` (broadcast):
+/// missing leading dims and size-1 dims get stride 0.
 Shape broadcast_strides(const Shape& shape, const Shape& strides, const Shape& target);
 
-// Strides for viewing (shape, strides) as new_shape without copying; false
-// when the memory layout does not allow it (dims that are merged or split
-// must be contiguous with each other).
+/// Strides for viewing (shape, strides) as new_shape without copying; false
+/// when the memory layout does not allow it (dims that are merged or split
+/// must be contiguous with each other).
 bool view_strides(const Shape& shape, const Shape& strides, const Shape& new_shape, Shape& out);
 
-// Resolves a single -1 in a reshape target; error naming op and both shapes.
+/// Resolves a single -1 in a reshape target; error naming op and both shapes.
 Shape infer_shape(const Shape& target, int64_t numel, const Shape& from, const char* op);
 
 }  // namespace ember

@@ -1,6 +1,7 @@
-// Storage: one 64-byte-aligned buffer, shared by a tensor and all its views,
-// plus a version counter that every in-place write bumps (autograd checks it
-// to catch tensors modified after being saved for backward).
+/// @file
+/// Storage: one 64-byte-aligned buffer, shared by a tensor and all its views,
+/// plus a version counter that every in-place write bumps (autograd checks it
+/// to catch tensors modified after being saved for backward).
 #pragma once
 
 #include <cstddef>
@@ -9,10 +10,10 @@
 
 namespace ember {
 
-// A small caching allocator: freed blocks are kept in per-size-class free
-// lists and handed out again, so creating many small tensors does not call
-// malloc each time. Sizes are rounded up to a power of two (>= 64 bytes).
-// Disabled in sanitizer builds so that AddressSanitizer sees every free.
+/// A small caching allocator: freed blocks are kept in per-size-class free
+/// lists and handed out again, so creating many small tensors does not call
+/// malloc each time. Sizes are rounded up to a power of two (>= 64 bytes).
+/// Disabled in sanitizer builds so that AddressSanitizer sees every free.
 namespace allocator {
 void* allocate(size_t nbytes);
 void deallocate(void* p, size_t nbytes);

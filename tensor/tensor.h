@@ -1,15 +1,16 @@
-// Tensor: a cheap handle (shared_ptr) to a TensorImpl, which is a view of a
-// Storage: (storage, offset, shape, strides, dtype) plus the three fields
-// autograd needs (requires_grad, grad, grad_fn).
-//
-// Copying a Tensor copies the handle, not the numbers: `Tensor b = a;` makes b
-// another name for the same tensor. Use clone() for a deep copy.
-//
-// This header holds the data structure and the non-differentiable basics
-// (tensor/tensor.cpp). The differentiable operations (a + b, matmul, sum,
-// views, ...) are declared in autograd/ops.h; the class's last block of
-// members (backward, in-place writes, shortcuts such as x.sum()) is defined
-// in autograd/tensor_methods.cpp, as its banner says.
+/// @file
+/// Tensor: a cheap handle (shared_ptr) to a TensorImpl, which is a view of a
+/// Storage: (storage, offset, shape, strides, dtype) plus the three fields
+/// autograd needs (requires_grad, grad, grad_fn).
+///
+/// Copying a Tensor copies the handle, not the numbers: `Tensor b = a;` makes b
+/// another name for the same tensor. Use clone() for a deep copy.
+///
+/// This header holds the data structure and the non-differentiable basics
+/// (tensor/tensor.cpp). The differentiable operations (a + b, matmul, sum,
+/// views, ...) are declared in autograd/ops.h; the class's last block of
+/// members (backward, in-place writes, shortcuts such as x.sum()) is defined
+/// in autograd/tensor_methods.cpp, as its banner says.
 #pragma once
 
 #include <cstdint>
@@ -56,23 +57,23 @@ class Tensor {
   const std::shared_ptr<Storage>& storage() const;
   uint64_t version() const;  // the storage's in-place write counter
 
-  // Raw pointer to element [0, 0, ...] (storage offset applied).
+  /// Raw pointer to element [0, 0, ...] (storage offset applied).
   template <typename T> T* data_ptr() const;
   void* raw_data() const;
 
   // ---- reading values ----
   template <typename T> T item() const;               // error unless numel()==1
   template <typename T> std::vector<T> to_vector() const;  // row-major copy
-  // PyTorch-like printing, with requires_grad=True on a leaf that requires
-  // grad and grad_fn=<MulBackward> on a result of the graph (defined in
-  // autograd/tensor_methods.cpp, which knows the Nodes).
+  /// PyTorch-like printing, with requires_grad=True on a leaf that requires
+  /// grad and `grad_fn=<MulBackward>` on a result of the graph (defined in
+  /// autograd/tensor_methods.cpp, which knows the Nodes).
   std::string to_string() const;
 
   // ---- autograd fields (the data; the engine lives in autograd/) ----
   bool requires_grad() const;
   Tensor& requires_grad_(bool on = true);  // error for int64/bool
-  // Undefined until a backward writes it. A non-leaf's stays undefined unless
-  // retain_grad() was called before backward (reading it then warns once).
+  /// Undefined until a backward writes it. A non-leaf's stays undefined unless
+  /// retain_grad() was called before backward (reading it then warns once).
   Tensor grad() const;
   void set_grad(const Tensor& g) const;    // undefined tensor clears it
   const std::shared_ptr<Node>& grad_fn() const;
@@ -134,8 +135,8 @@ class Tensor {
   Tensor matmul(const Tensor& o) const;
 
  private:
-  // The impl, or an ember::Error naming op when the tensor is undefined:
-  // every member that reads the tensor goes through it.
+  /// The impl, or an ember::Error naming op when the tensor is undefined:
+  /// every member that reads the tensor goes through it.
   TensorImpl& get(const char* op) const {
     if (!impl_) undefined_error(op);
     return *impl_;
@@ -152,7 +153,7 @@ struct TensorImpl {
   Shape strides;       // in elements
   DType dtype = DType::Float32;
 
-  // autograd
+  /// autograd
   bool requires_grad = false;
   Tensor grad;
   std::shared_ptr<Node> grad_fn;   // null for leaves
@@ -162,12 +163,12 @@ struct TensorImpl {
   ~TensorImpl();  // iterative graph teardown, see autograd/node.cpp
 };
 
-// Allocates an uninitialized contiguous tensor (the caller fills it).
-// Validates sizes and overflow before allocating; errors name `op`.
+/// Allocates an uninitialized contiguous tensor (the caller fills it).
+/// Validates sizes and overflow before allocating; errors name `op`.
 Tensor empty(const Shape& shape, DType dtype = kFloat32, const char* op = "empty");
 
 std::ostream& operator<<(std::ostream& os, const Tensor& t);
-// The values part of to_string: "tensor([...], shape=(...)" (no closing parenthesis).
+/// The values part of to_string: "tensor([...], shape=(...)" (no closing parenthesis).
 std::string format_values(const Tensor& t);
 
 // ---- template definitions ----

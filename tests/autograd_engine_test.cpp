@@ -597,10 +597,19 @@ TEST(AutogradGraphExport, DotNamesNodesLeavesAndShapes) {
   Tensor w = randn({2, 3}, kFloat64).requires_grad_();
   w.set_name("w");
   Tensor x = ones({2, 3}, kFloat64);
-  Tensor y = (w * x).sum();
+  Tensor prod = (w * x).set_name("prod");
+  Tensor y = prod.sum();
   std::string dot = to_dot(y);
-  for (const char* part : {"digraph", "MulBackward", "SumBackward", "w\\n(2, 3)", "(2, 3)", "accumulate"})
+  // Leaves and intermediate tensors by name and shape; a 0-d shape reads "scalar".
+  for (const char* part : {"digraph", "MulBackward", "SumBackward", "w (2, 3)", "prod (2, 3)", "computes scalar",
+                           "output scalar", "accumulate"})
     EXPECT_NE(dot.find(part), std::string::npos) << "missing " << part << " in\n" << dot;
+  EXPECT_EQ(dot.find("= "), std::string::npos) << "values only when asked";
+  // Asked: values of the tensors still alive, and the leaf's gradient after a backward.
+  y.backward(Tensor(), /*retain_graph=*/true);
+  std::string with = to_dot(y, {.values = true, .grads = true});
+  EXPECT_NE(with.find("grad [1, 1, 1, 1, ...]"), std::string::npos) << with;  // d sum(w * 1) / dw = 1
+  EXPECT_NE(with.find("= ["), std::string::npos) << with;                     // w's and prod's values
 
   const std::string path = (std::filesystem::temp_directory_path() / "ember_graph_export_test.dot").string();
   write_dot(y, path);

@@ -1,10 +1,11 @@
-// Model checkpoints on the safetensors format (train/safetensors.h): a
-// module's parameters and buffers by dotted name, its tied weights recorded,
-// and, for a GPT, what rebuilds it (its config and its vocabulary).
-//
-// Loading goes in two steps so that nothing changes unless everything fits:
-// plan_load checks every name, shape, dtype and tie against the module and
-// returns the copies to make; commit() makes them.
+/// @file
+/// Model checkpoints on the safetensors format (train/safetensors.h): a
+/// module's parameters and buffers by dotted name, its tied weights recorded,
+/// and, for a GPT, what rebuilds it (its config and its vocabulary).
+///
+/// Loading goes in two steps so that nothing changes unless everything fits:
+/// plan_load checks every name, shape, dtype and tie against the module and
+/// returns the copies to make; commit() makes them.
 #pragma once
 
 #include <memory>
@@ -19,23 +20,23 @@
 
 namespace ember::train {
 
-// Every parameter and buffer by dotted name (a tied tensor once, the tie in
-// metadata "ember.tied" as "alias=name;..."), plus the caller's metadata.
+/// Every parameter and buffer by dotted name (a tied tensor once, the tie in
+/// metadata "ember.tied" as "alias=name;..."), plus the caller's metadata.
 void save(const nn::Module& module, const std::string& path, const Metadata& metadata = {});
 
-// The checked copies that load a file's tensors into a module.
+/// The checked copies that load a file's tensors into a module.
 struct LoadPlan {
   std::vector<std::pair<Tensor, Tensor>> copies;  // (module tensor, file tensor)
   void commit() const;                            // cannot fail: every pair was checked
 };
-// Checks names (strict: no missing and no unexpected tensors), shapes and
-// dtypes against the module, and that a tensor the model ties is given
-// consistently (once, or under both names with equal values; the file's
-// "ember.tied" resolves aliases); changes nothing. Errors name `path`.
+/// Checks names (strict: no missing and no unexpected tensors), shapes and
+/// dtypes against the module, and that a tensor the model ties is given
+/// consistently (once, or under both names with equal values; the file's
+/// "ember.tied" resolves aliases); changes nothing. Errors name `path`.
 LoadPlan plan_load(const nn::Module& module, const SafetensorsContents& file, const std::string& path,
                    bool strict = true);
-// read_safetensors + plan_load + commit: on any error the module is exactly
-// as it was. Returns the file's metadata.
+/// read_safetensors + plan_load + commit: on any error the module is exactly
+/// as it was. Returns the file's metadata.
 Metadata load(nn::Module& module, const std::string& path, bool strict = true);
 
 // ---- GPT checkpoints: the metadata that rebuilds the model ----
@@ -47,8 +48,8 @@ struct GPTInfo {
   nn::GPTConfig config;
   CharTokenizer tokenizer;
 };
-// The config and tokenizer recorded in a checkpoint's metadata; an error
-// naming `path` and the key when one is missing or they disagree.
+/// The config and tokenizer recorded in a checkpoint's metadata; an error
+/// naming `path` and the key when one is missing or they disagree.
 GPTInfo gpt_info(const Metadata& metadata, const std::string& path);
 
 struct LoadedGPT {
@@ -56,7 +57,7 @@ struct LoadedGPT {
   CharTokenizer tokenizer;
   Metadata metadata;
 };
-// Builds the GPT that `path` describes and loads its weights.
+/// Builds the GPT that `path` describes and loads its weights.
 LoadedGPT load_gpt(const std::string& path);
 
 }  // namespace ember::train

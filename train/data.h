@@ -1,6 +1,7 @@
-// Data for character-level language modelling: a tokenizer whose vocabulary
-// is the set of characters (Unicode code points) of a text, and a sampler of
-// random (input, target) windows, target = input shifted by one.
+/// @file
+/// Data for character-level language modelling: a tokenizer whose vocabulary
+/// is the set of characters (Unicode code points) of a text, and a sampler of
+/// random (input, target) windows, target = input shifted by one.
 #pragma once
 
 #include <cstdint>
@@ -15,10 +16,10 @@ namespace ember::train {
 
 class CharTokenizer {
  public:
-  // Vocabulary: the distinct code points of text, sorted. Errors for empty or
-  // invalid UTF-8 text (naming the byte offset).
+  /// Vocabulary: the distinct code points of text, sorted. Errors for empty or
+  /// invalid UTF-8 text (naming the byte offset).
   static CharTokenizer from_text(const std::string& text);
-  // From a saved vocabulary (the UTF-8 string of all characters in id order).
+  /// From a saved vocabulary (the UTF-8 string of all characters in id order).
   static CharTokenizer from_vocab(const std::string& vocab_utf8);
 
   std::vector<int64_t> encode(const std::string& text) const;  // error naming an unknown character and its offset
@@ -30,16 +31,16 @@ class CharTokenizer {
   std::vector<char32_t> chars_;
 };
 
-// Splits a token stream into train (first 1 - val_fraction) and validation
-// parts and draws batches of random windows from either, with its own seeded
-// generator (whose state can be saved and restored to resume exactly).
+/// Splits a token stream into train (first 1 - val_fraction) and validation
+/// parts and draws batches of random windows from either, with its own seeded
+/// generator (whose state can be saved and restored to resume exactly).
 class BatchSampler {
  public:
   BatchSampler(std::vector<int64_t> tokens, int64_t batch, int64_t context, double val_fraction, uint64_t seed);
-  // x, y: (batch, context) int64, y[b, t] = the token after x[b, t].
+  /// x, y: (batch, context) int64, y[b, t] = the token after x[b, t].
   std::pair<Tensor, Tensor> sample(bool validation = false);
-  // The same with another generator (e.g. a fixed one for validation batches
-  // that are identical at every evaluation).
+  /// The same with another generator (e.g. a fixed one for validation batches
+  /// that are identical at every evaluation).
   std::pair<Tensor, Tensor> sample(bool validation, Generator& gen);
   Generator& generator() { return gen_; }
   int64_t train_size() const { return split_; }
@@ -51,11 +52,11 @@ class BatchSampler {
   Generator gen_;
 };
 
-// The whole file as bytes; gzip-compressed files (.gz) are decompressed.
-// Errors name the path.
+/// The whole file as bytes; gzip-compressed files (.gz) are decompressed.
+/// Errors name the path.
 std::string read_text_file(const std::string& path);
 
-// The UTF-8 encoding of one code point; decoding with validation.
+/// The UTF-8 encoding of one code point; decoding with validation.
 std::string utf8_encode(char32_t c);
 std::vector<char32_t> utf8_decode(const std::string& s, const char* op);
 

@@ -1,10 +1,11 @@
-// Optimizers: what turns gradients into updated parameters.
-//
-// Each optimizer holds parameter groups (a group = parameters that share a
-// learning rate and weight decay, e.g. "decayed" matrices vs "not decayed"
-// embeddings, LayerNorm and biases) and per-parameter state (momentum, Adam's
-// moments). step() updates in place under NoGradGuard, reading .grad();
-// parameters whose grad is undefined are skipped, as in PyTorch.
+/// @file
+/// Optimizers: what turns gradients into updated parameters.
+///
+/// Each optimizer holds parameter groups (a group = parameters that share a
+/// learning rate and weight decay, e.g. "decayed" matrices vs "not decayed"
+/// embeddings, LayerNorm and biases) and per-parameter state (momentum, Adam's
+/// moments). step() updates in place under NoGradGuard, reading .grad();
+/// parameters whose grad is undefined are skipped, as in PyTorch.
 #pragma once
 
 #include <map>
@@ -31,18 +32,18 @@ class Optimizer {
   void set_lr(double lr);  // every group
   int64_t steps() const { return steps_; }
 
-  // Named state tensors ("<group>.<index>.<slot>", e.g. "0.3.exp_avg") plus
-  // the step count, for checkpoints. load_state validates shapes first and
-  // leaves the optimizer unchanged on error.
+  /// Named state tensors ("<group>.<index>.<slot>", e.g. "0.3.exp_avg") plus
+  /// the step count, for checkpoints. load_state validates shapes first and
+  /// leaves the optimizer unchanged on error.
   std::vector<std::pair<std::string, Tensor>> state() const;
   void load_state(const std::vector<std::pair<std::string, Tensor>>& state, int64_t steps);
 
  protected:
   explicit Optimizer(std::vector<ParamGroup> groups);
-  // The state slot `slot` of parameter (g, i), created as zeros on first use.
+  /// The state slot `slot` of parameter (g, i), created as zeros on first use.
   Tensor& slot(size_t g, size_t i, const std::string& name);
-  // Calls f(g, i, param, contiguous grad, group) for every parameter that has
-  // a gradient (the others are skipped, as in PyTorch), then bumps its version.
+  /// Calls f(g, i, param, contiguous grad, group) for every parameter that has
+  /// a gradient (the others are skipped, as in PyTorch), then bumps its version.
   template <typename F>
   void for_each_param_with_grad(const F& f) {
     for (size_t g = 0; g < groups_.size(); ++g) {
@@ -59,9 +60,9 @@ class Optimizer {
   int64_t steps_ = 0;
 };
 
-// SGD with optional momentum (dampening 0), Nesterov momentum and L2 weight decay:
-//   g = grad + wd p;  b = momentum b + g (b = g on the first step)
-//   p -= lr (g + momentum b)  if nesterov,  p -= lr b  otherwise
+/// SGD with optional momentum (dampening 0), Nesterov momentum and L2 weight decay:
+///   g = grad + wd p;  b = momentum b + g (b = g on the first step)
+///   p -= lr (g + momentum b)  if nesterov,  p -= lr b  otherwise
 class SGD : public Optimizer {
  public:
   SGD(std::vector<ParamGroup> groups, double momentum = 0.0, bool nesterov = false);
@@ -72,10 +73,10 @@ class SGD : public Optimizer {
   bool nesterov;
 };
 
-// Adam (decoupled = false: weight decay is L2 added to the gradient) and
-// AdamW (decoupled = true: p -= lr wd p, separately from the Adam update):
-//   m = b1 m + (1-b1) g,  v = b2 v + (1-b2) g²
-//   p -= lr · (m / (1-b1^t)) / (sqrt(v / (1-b2^t)) + eps)
+/// Adam (decoupled = false: weight decay is L2 added to the gradient) and
+/// AdamW (decoupled = true: p -= lr wd p, separately from the Adam update):
+///   m = b1 m + (1-b1) g,  v = b2 v + (1-b2) g²
+///   p -= lr · (m / (1-b1^t)) / (sqrt(v / (1-b2^t)) + eps)
 class Adam : public Optimizer {
  public:
   Adam(std::vector<ParamGroup> groups, double beta1 = 0.9, double beta2 = 0.999, double eps = 1e-8);
@@ -96,11 +97,11 @@ class AdamW : public Adam {
         double weight_decay = 0.01);
 };
 
-// Scales all gradients so that their global L2 norm is at most max_norm;
-// returns the norm before clipping.
+/// Scales all gradients so that their global L2 norm is at most max_norm;
+/// returns the norm before clipping.
 double clip_grad_norm_(const std::vector<Tensor>& params, double max_norm);
 
-// Learning-rate schedules: lr(step) for step = 0, 1, 2, ...
+/// Learning-rate schedules: lr(step) for step = 0, 1, 2, ...
 class LRSchedule {
  public:
   virtual ~LRSchedule() = default;
@@ -114,8 +115,8 @@ class ConstantLR : public LRSchedule {
  private:
   double lr_;
 };
-// Linear warmup from 0 to max_lr over warmup_steps, then cosine decay to
-// min_lr at total_steps (and min_lr after).
+/// Linear warmup from 0 to max_lr over warmup_steps, then cosine decay to
+/// min_lr at total_steps (and min_lr after).
 class WarmupCosineLR : public LRSchedule {
  public:
   WarmupCosineLR(double max_lr, double min_lr, int64_t warmup_steps, int64_t total_steps);

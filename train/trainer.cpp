@@ -1,6 +1,8 @@
 #include "train/trainer.h"
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
 #include <filesystem>
 #include <sstream>
 
@@ -42,16 +44,6 @@ int64_t metadata_count(const Metadata& m, const std::string& key, const std::str
   return v;
 }
 
-// Every option that shapes the run, as text (saved with the training state).
-std::string options_string(const TrainOptions& o) {
-  std::ostringstream os;
-  os.precision(15);
-  os << "steps=" << o.steps << " batch=" << o.batch << " lr=" << o.lr << " min_lr=" << o.min_lr << " warmup=" << o.warmup
-     << " weight_decay=" << o.weight_decay << " grad_clip=" << o.grad_clip << " eval_every=" << o.eval_every
-     << " eval_batches=" << o.eval_batches << " val_fraction=" << o.val_fraction << " seed=" << o.seed;
-  return os.str();
-}
-
 Tensor u64_tensor(const std::vector<uint64_t>& v) {
   Tensor t = empty({static_cast<int64_t>(v.size())}, kInt64);
   for (size_t i = 0; i < v.size(); ++i) t.data_ptr<int64_t>()[i] = static_cast<int64_t>(v[i]);  // bit pattern kept
@@ -60,12 +52,92 @@ Tensor u64_tensor(const std::vector<uint64_t>& v) {
 
 }  // namespace
 
+// ---- options as text ----
+namespace {
+// One entry per option: its key, how to print it and how to read it back.
+struct OptionField {
+  const char* key;
+  std::function<std::string(const TrainOptions&)> get;
+  std::function<void(TrainOptions&, const std::string&)> set;
+};
+template <typename T>
+std::string text_of(T v) {
+  std::ostringstream os;
+  os.precision(15);
+  os << v;
+  return os.str();
+}
+const std::vector<OptionField>& option_fields() {
+  auto i64 = [](int64_t TrainOptions::*m, const char* k) {
+    return OptionField{k, [m](const TrainOptions& o) { return text_of(o.*m); },
+                       [m, k](TrainOptions& o, const std::string& v) { o.*m = parse_int64(v, "TrainOptions", k); }};
+  };
+  auto f64 = [](double TrainOptions::*m, const char* k) {
+    return OptionField{k, [m](const TrainOptions& o) { return text_of(o.*m); },
+                       [m, k](TrainOptions& o, const std::string& v) { o.*m = parse_double(v, "TrainOptions", k); }};
+  };
+  static const std::vector<OptionField> fields = {
+      i64(&TrainOptions::steps, "steps"),
+      i64(&TrainOptions::batch, "batch"),
+      f64(&TrainOptions::lr, "lr"),
+      f64(&TrainOptions::min_lr, "min_lr"),
+      i64(&TrainOptions::warmup, "warmup"),
+      i64(&TrainOptions::lr_decay_steps, "lr_decay_steps"),
+      f64(&TrainOptions::weight_decay, "weight_decay"),
+      f64(&TrainOptions::grad_clip, "grad_clip"),
+      i64(&TrainOptions::eval_every, "eval_every"),
+      i64(&TrainOptions::eval_batches, "eval_batches"),
+      f64(&TrainOptions::val_fraction, "val_fraction"),
+      {"seed", [](const TrainOptions& o) { return text_of(o.seed); },
+       [](TrainOptions& o, const std::string& v) { o.seed = parse_uint64(v, "TrainOptions", "seed"); }},
+  };
+  return fields;
+}
+}  // namespace
+
+std::string TrainOptions::to_string() const {
+  std::string s;
+  for (const OptionField& f : option_fields()) {
+    if (!s.empty()) s += ' ';
+    s += f.key;
+    s += '=';
+    s += f.get(*this);
+  }
+  return s;
+}
+
+TrainOptions TrainOptions::from_string(const std::string& s) {
+  TrainOptions o;
+  std::istringstream is(s);
+  std::string kv;
+  while (is >> kv) {
+    const size_t eq = kv.find('=');
+    EMBER_CHECK(eq != std::string::npos, "TrainOptions", "malformed entry \"" << kv << "\" in \"" << s << "\"");
+    const std::string key = kv.substr(0, eq);
+    auto f = std::find_if(option_fields().begin(), option_fields().end(), [&](const OptionField& x) { return key == x.key; });
+    EMBER_CHECK(f != option_fields().end(), "TrainOptions", "unknown key \"" << key << "\"");
+    f->set(o, kv.substr(eq + 1));
+  }
+  return o;
+}
+
+std::vector<std::string> differing_options(const TrainOptions& run, const TrainOptions& given) {
+  std::vector<std::string> out;
+  for (const OptionField& f : option_fields()) {
+    if (std::string(f.key) == "steps") continue;
+    const std::string a = f.get(run), b = f.get(given);
+    if (a != b) out.push_back(std::string(f.key) + ": " + a + " in the run, " + b + " given");
+  }
+  return out;
+}
+
 Trainer::Trainer(nn::GPT& model, std::vector<int64_t> tokens, TrainOptions o)
     : model_(model),
       options_(o),
       sampler_(std::move(tokens), o.batch, model.config().context_length, o.val_fraction, o.seed),
       optimizer_(std::make_unique<optim::AdamW>(param_groups(model, o), 0.9, 0.95, 1e-8)),
-      schedule_(o.lr, o.min_lr, std::min(o.warmup, o.steps), o.steps) {
+      schedule_(o.lr, o.min_lr, std::min(o.warmup, o.lr_decay_steps > 0 ? o.lr_decay_steps : o.steps),
+                o.lr_decay_steps > 0 ? o.lr_decay_steps : o.steps) {
   EMBER_CHECK(o.steps > 0 && o.eval_every > 0 && o.eval_batches > 0, "Trainer",
               "steps " << o.steps << ", eval_every " << o.eval_every << " and eval_batches " << o.eval_batches
                        << " must be positive");
@@ -87,6 +159,7 @@ double Trainer::evaluate() {
 
 StepLog Trainer::step() {
   EMBER_CHECK(!done(), "Trainer", "all " << options_.steps << " steps are done");
+  if (history_.empty()) history_.push_back({0, NAN, NAN, NAN, evaluate()});  // the untrained model
   const double lr = schedule_.lr(steps_done_);
   optimizer_->set_lr(lr);
   auto [x, y] = sampler_.sample();
@@ -133,7 +206,7 @@ void Trainer::save(const std::string& dir, const Metadata& metadata) const {
   write_safetensors(dir + "/train_state.safetensors", state,
                     {{"ember.step", std::to_string(steps_done_)},
                      {"ember.optimizer.steps", std::to_string(optimizer_->steps())},
-                     {"ember.train", options_string(options_)}});
+                     {"ember.train", options_.to_string()}});
   train::save(model_, dir + "/model.safetensors", meta);
 }
 
@@ -161,12 +234,20 @@ TrainState read_train_state(const std::string& path) {
     else if (name == "history") out.history = t;
     else EMBER_FAIL("resume", path << ": unexpected tensor \"" << name << "\"");
   }
+  // One row per step, after the step-0 row of the untrained model.
   EMBER_CHECK(out.history.defined() && out.history.dtype() == kFloat64 && out.history.dim() == 2 &&
-                  out.history.size(1) == 5 && out.history.size(0) == out.step,
+                  out.history.size(1) == 5 && out.history.size(0) == out.step + 1,
               "resume", path << ": the history does not match step " << out.step);
   return out;
 }
 }  // namespace
+
+TrainOptions Trainer::saved_options(const std::string& dir) {
+  const std::string path = dir + "/train_state.safetensors";
+  const TrainState st = read_train_state(path);
+  EMBER_CHECK(st.options.has_value(), "resume", path << ": no ember.train in the metadata");
+  return TrainOptions::from_string(*st.options);
+}
 
 void Trainer::resume(const std::string& dir) {
   // 1. Read both files (each fully validated as a safetensors file).
@@ -184,10 +265,14 @@ void Trainer::resume(const std::string& dir) {
                   st.generators.shape() == Shape{static_cast<int64_t>(2 * gens.size())},
               "resume", state_file << ": generator state does not match this model (" << gens.size() << " generators)");
   // The schedule, batches and evaluation depend on every training option:
-  // continuing exactly needs the same ones.
-  EMBER_CHECK(!st.options || *st.options == options_string(options_), "resume",
-              state_file << ": the run was trained with \"" << *st.options << "\" but these options are \""
-                         << options_string(options_) << "\"; resume with the same training options");
+  // continuing exactly needs the same ones (only how far to train may grow).
+  EMBER_CHECK(st.options.has_value(), "resume", state_file << ": no ember.train in the metadata");
+  const std::vector<std::string> diff = differing_options(TrainOptions::from_string(*st.options), options_);
+  if (!diff.empty()) {
+    std::string all;
+    for (const std::string& d : diff) all += (all.empty() ? "" : "; ") + d;
+    EMBER_FAIL("resume", state_file << ": resume with the run's training options; these differ: " << all);
+  }
   EMBER_CHECK(st.step <= options_.steps, "resume",
               dir << ": the checkpoint is at step " << st.step << ", beyond --steps " << options_.steps);
   LoadPlan weights = plan_load(model_, model, model_file);

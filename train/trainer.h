@@ -1,9 +1,10 @@
-// The training loop of examples/train_gpt, as a library piece so that tests
-// can check what matters: the loss goes down, and training N steps straight
-// equals training k steps, saving, resuming and training N - k more, bit for bit.
-//
-// One step: sample a batch, forward, loss, zero grads, backward, clip the
-// gradient norm, set the learning rate from the schedule, AdamW step.
+/// @file
+/// The training loop of examples/train_gpt, as a library piece so that tests
+/// can check what matters: the loss goes down, and training N steps straight
+/// equals training k steps, saving, resuming and training N - k more, bit for bit.
+///
+/// One step: sample a batch, forward, loss, zero grads, backward, clip the
+/// gradient norm, set the learning rate from the schedule, AdamW step.
 #pragma once
 
 #include <optional>
@@ -23,19 +24,29 @@ struct TrainOptions {
   double lr = 3e-3;            // peak learning rate
   double min_lr = 3e-4;        // at the end of the cosine decay
   int64_t warmup = 50;         // linear warmup steps
+  int64_t lr_decay_steps = 0;  // where the cosine reaches min_lr (0: at `steps`); after it, min_lr
   double weight_decay = 0.1;   // AdamW, on matrices only
   double grad_clip = 1.0;      // max global gradient norm (0: off)
   int64_t eval_every = 100;    // validation loss every N steps (and at the last)
   int64_t eval_batches = 8;    // batches per validation estimate
   double val_fraction = 0.1;
   uint64_t seed = 0;           // batches (the model has its own seed)
+
+  /// "steps=1000 batch=32 ..." (saved with the training state) and back.
+  std::string to_string() const;
+  static TrainOptions from_string(const std::string& s);
 };
 
+/// The options that define a run, as "key: A in the run, B given" lines for
+/// every key whose value differs between `run` and `given` (`steps` is left
+/// out: a run may be continued further than it was planned).
+std::vector<std::string> differing_options(const TrainOptions& run, const TrainOptions& given);
+
 struct StepLog {
-  int64_t step;                // 1-based: the number of updates done
-  double loss;                 // training loss of this step's batch
-  double lr;
-  double grad_norm;            // before clipping
+  int64_t step;                // the number of updates done; 0: the untrained model
+  double loss;                 // training loss of this step's batch (NaN at step 0)
+  double lr;                   // NaN at step 0
+  double grad_norm;            // before clipping (NaN at step 0)
   std::optional<double> val_loss;
 };
 
@@ -43,22 +54,29 @@ class Trainer {
  public:
   Trainer(nn::GPT& model, std::vector<int64_t> tokens, TrainOptions options);
 
+  /// One update. The first call also evaluates the untrained model: the
+  /// history starts with a step-0 row holding only its validation loss.
   StepLog step();
   bool done() const { return steps_done_ >= options_.steps; }
-  // Mean loss over options.eval_batches validation batches; the batches are
-  // the same at every call (their own fixed generator), so values compare.
+  /// Mean loss over options.eval_batches validation batches; the batches are
+  /// the same at every call (their own fixed generator), so values compare.
   double evaluate();
   int64_t steps_done() const { return steps_done_; }
   const std::vector<StepLog>& history() const { return history_; }
   const TrainOptions& options() const { return options_; }
 
-  // dir/model.safetensors: the model, with `metadata` (e.g. gpt_metadata)
-  // dir/train_state.safetensors: optimizer moments, step, generators, history.
+  /// dir/model.safetensors: the model, with `metadata` (e.g. gpt_metadata)
+  /// dir/train_state.safetensors: optimizer moments, step, generators, history.
   void save(const std::string& dir, const Metadata& metadata) const;
-  // Restores what save wrote, in three steps: read both files, validate
-  // everything against this trainer, then apply. An error in the first two
-  // leaves the model and the trainer exactly as they were.
+  /// Restores what save wrote, in three steps: read both files, validate
+  /// everything against this trainer, then apply. An error in the first two
+  /// leaves the model and the trainer exactly as they were. Every option
+  /// except `steps` must equal the run's (the error names those that differ);
+  /// `steps` may be larger, to train the run further.
   void resume(const std::string& dir);
+  /// The training options and the model metadata a checkpoint directory was
+  /// saved with (to continue it without repeating every flag).
+  static TrainOptions saved_options(const std::string& dir);
 
  private:
   nn::GPT& model_;

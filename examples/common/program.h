@@ -1,0 +1,52 @@
+// What every example's main() shares: flags whose --help shows the defaults
+// (CLI11, Debian libcli11-dev), and one clear line instead of an abort for
+// whatever goes wrong.
+//
+//   int main(int argc, char** argv) {
+//     CLI::App app{"What the program shows."};
+//     ember::examples::show_defaults(app);
+//     app.add_option("--out", out, "directory for the pictures");
+//     CLI11_PARSE(app, argc, argv);
+//     return ember::examples::run("program_name", [&] { ...; return 0; });
+//   }
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <exception>
+#include <filesystem>
+#include <new>
+#include <string>
+
+#include "tensor/error.h"
+
+namespace ember::examples {
+
+// --help prints every option's default value beside it.
+inline void show_defaults(CLI::App& app) { app.option_defaults()->always_capture_default(); }
+
+// Runs body() and returns its exit status. Anything thrown ends the program
+// with "name: message" on stderr and status 1: an ember::Error (a user
+// mistake), a file system error, running out of memory, or any other
+// exception. Never std::terminate.
+template <typename F>
+int run(const char* name, F&& body) {
+  try {
+    return body();
+  } catch (const ember::Error& e) {
+    // An ember::Error already starts with the op that raised it.
+    const std::string what = e.what(), prefix = std::string(name) + ": ";
+    std::fprintf(stderr, "%s%s\n", what.rfind(prefix, 0) == 0 ? "" : prefix.c_str(), what.c_str());
+  } catch (const std::filesystem::filesystem_error& e) {
+    std::fprintf(stderr, "%s: file system error: %s\n", name, e.what());
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "%s: out of memory (try smaller sizes)\n", name);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: unexpected error: %s\n", name, e.what());
+  } catch (...) {
+    std::fprintf(stderr, "%s: unexpected error\n", name);
+  }
+  return 1;
+}
+
+}  // namespace ember::examples
