@@ -6,8 +6,9 @@
 //      run its hooks, call apply(), sum each input gradient back to the
 //      input's shape (the one place where broadcasting is undone), then add
 //      it to the next node's (or the leaf's) buffer;
-//   4. accumulate each leaf's total gradient into its .grad;
-//   5. free saved tensors unless retain_graph.
+//   4. accumulate each leaf's total gradient into its .grad.
+// Unless retain_graph, each node frees what it saved as soon as its rule has
+// run: the activations of a training step go as backward walks past them.
 // A tensor used on several paths gets the sum of all of them because a node
 // runs only after all its consumers have added their share.
 #include "autograd/engine.h"
@@ -18,6 +19,7 @@
 
 #include "autograd/grad_mode.h"
 #include "autograd/node.h"
+#include "autograd/observer.h"
 #include "tensor/factory.h"
 #include "tensor/kernels.h"
 
@@ -74,8 +76,26 @@ void backward(const Tensor& root, const Tensor& grad_output, bool retain_graph) 
                                     << " but the tensor has shape " << shape_str(root.shape()) << " "
                                     << dtype_name(root.dtype()));
   NoGradGuard no_grad;  // backward rules compute values only
+  // inspect/ may watch (autograd/observer.h): null unless an instrument runs.
+  AutogradObserver* watcher = watching();
+  struct EndNotice {  // tells the watcher how backward ended, also when it throws
+    AutogradObserver* o;
+    bool ok = false;
+    ~EndNotice() {
+      if (o) o->backward_end(ok);
+    }
+  } end_notice{watcher};
+  if (watcher) watcher->backward_begin(root);
+  auto into_leaf = [watcher](TensorImpl* leaf, Tensor g) {
+    accumulate(leaf, g);
+    if (watcher) {
+      watcher->leaf_accumulated(*leaf, g);
+      watcher->tag_memory(leaf->grad, MemoryKind::Gradients);
+    }
+  };
   if (root.is_leaf()) {
-    accumulate(root.impl(), run_hooks(root.impl()->hooks, g0));
+    into_leaf(root.impl(), run_hooks(root.impl()->hooks, g0));
+    end_notice.ok = true;
     return;
   }
 
@@ -83,11 +103,9 @@ void backward(const Tensor& root, const Tensor& grad_output, bool retain_graph) 
   std::unordered_map<Node*, int> deps;
   std::vector<Node*> stack{root.grad_fn().get()};
   deps[root.grad_fn().get()] = 0;
-  std::vector<Node*> visited;
   while (!stack.empty()) {
     Node* n = stack.back();
     stack.pop_back();
-    visited.push_back(n);
     for (const Edge& e : n->next) {
       if (!e.node) continue;
       auto [it, fresh] = deps.try_emplace(e.node.get(), 0);
@@ -96,29 +114,15 @@ void backward(const Tensor& root, const Tensor& grad_output, bool retain_graph) 
     }
   }
 
-  // 2-3. Run nodes whose gradient is complete.
+  // 2. Start at the root's node; run every node whose gradient is complete.
   std::unordered_map<Node*, Tensor> buffer{{root.grad_fn().get(), g0}};
   std::vector<Node*> ready{root.grad_fn().get()};
   std::unordered_map<TensorImpl*, size_t> leaf_index;          // leaf -> position in leaf_grads
   std::vector<std::pair<TensorImpl*, Tensor>> leaf_grads;      // in order of first arrival
-  while (!ready.empty()) {
-    Node* n = ready.back();
-    ready.pop_back();
-    auto found = buffer.find(n);
-    if (found == buffer.end()) {
-      // No gradient reached this node (every path into it was zero): pass
-      // that on, so nodes that also depend on it are not left waiting.
-      for (const Edge& e : n->next)
-        if (e.node && --deps[e.node.get()] == 0) ready.push_back(e.node.get());
-      continue;
-    }
-    Tensor g = std::move(found->second);
-    buffer.erase(found);
-    g = run_hooks(n->hooks, g);
-    if (n->retains_grad)
-      if (auto kept = n->output.lock()) accumulate(kept.get(), g);
+  // 3. One node: its rule, then each input's gradient summed back to the
+  // input's shape and added to the next node's (or the leaf's) buffer.
+  auto run = [&](Node* n, const Tensor& g) {
     std::vector<Tensor> grads = n->apply(g);
-    g = Tensor();
     assert(grads.size() == n->next.size());
     for (size_t i = 0; i < n->next.size(); ++i) {
       const Edge& e = n->next[i];
@@ -126,6 +130,7 @@ void backward(const Tensor& root, const Tensor& grad_output, bool retain_graph) 
       Tensor gi = std::move(grads[i]);
       if (gi.defined()) {
         gi = kernel::sum_to(gi, n->input_shapes[i]);  // undo broadcasting, here and only here
+        if (watcher) watcher->node_sent(*n, i, gi);
         if (is_anomaly_enabled() && !all_finite(gi)) {
           EMBER_FAIL("backward", "anomaly: " << n->name() << " returned NaN or Inf in its gradient for input " << i
                                              << " of shape " << shape_str(gi.shape()));
@@ -148,17 +153,40 @@ void backward(const Tensor& root, const Tensor& grad_output, bool retain_graph) 
       }
       if (--deps[next] == 0) ready.push_back(next);
     }
+  };
+  while (!ready.empty()) {
+    Node* n = ready.back();
+    ready.pop_back();
+    auto found = buffer.find(n);
+    if (found == buffer.end()) {
+      // No gradient reached this node (every path into it was zero): pass
+      // that on, so nodes that also depend on it are not left waiting.
+      if (!retain_graph) n->release_saved();
+      for (const Edge& e : n->next)
+        if (e.node && --deps[e.node.get()] == 0) ready.push_back(e.node.get());
+      continue;
+    }
+    Tensor g = std::move(found->second);
+    buffer.erase(found);
+    g = run_hooks(n->hooks, g);
+    if (n->retains_grad)
+      if (auto kept = n->output.lock()) accumulate(kept.get(), g);
+    if (watcher) watcher->node_begin(*n, g);
+    try {
+      run(n, g);
+    } catch (const std::exception& e) {
+      if (watcher) watcher->node_failed(*n, e.what());
+      throw;
+    }
+    if (!retain_graph) n->release_saved();  // its rule will not run again
+    if (watcher) watcher->node_end(*n);
   }
 
   // 4. Leaves: run their hooks on the complete gradient, accumulate into .grad.
   // (Nothing is written to a leaf before the whole graph has run, so an error
   // above leaves every .grad as it was.)
-  for (auto& [leaf, g] : leaf_grads) accumulate(leaf, run_hooks(leaf->hooks, std::move(g)));
-
-  // 5. Free what the nodes saved.
-  if (!retain_graph) {
-    for (Node* n : visited) n->release_saved();
-  }
+  for (auto& [leaf, g] : leaf_grads) into_leaf(leaf, run_hooks(leaf->hooks, std::move(g)));
+  end_notice.ok = true;
 }
 
 }  // namespace ember

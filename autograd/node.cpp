@@ -1,6 +1,7 @@
 #include "autograd/node.h"
 
 #include "autograd/grad_mode.h"
+#include "autograd/observer.h"
 
 namespace ember {
 
@@ -14,6 +15,7 @@ SavedTensor::SavedTensor(const Tensor& t) {
   alias->dtype = t.dtype();
   tensor_ = Tensor(std::move(alias));
   version_ = t.version();
+  if (AutogradObserver* o = watching()) o->tag_memory(tensor_, MemoryKind::SavedForBackward);
 }
 
 const Tensor& SavedTensor::get(const Node& owner) const {
@@ -59,6 +61,7 @@ void connect(Tensor& out, std::shared_ptr<Node> node, const Range& inputs) {
     node->input_shapes.push_back(in.defined() ? in.shape() : Shape{});
   }
   node->output = out.impl_ptr();
+  if (AutogradObserver* o = watching()) o->node_recorded(*node, out);
   out.impl()->grad_fn = std::move(node);
   out.impl()->requires_grad = true;
 }

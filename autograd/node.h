@@ -47,6 +47,7 @@ class SavedTensor {
   /// then reports the second backward instead of silently returning nothing).
   bool defined() const { return tensor_.defined() || released_; }
   const Tensor& peek() const { return tensor_; }  // no checks (graph export)
+  uint64_t saved_version() const { return version_; }  // the storage's version when it was saved
 
  private:
   Tensor tensor_;
@@ -72,6 +73,9 @@ struct Node {
   /// name, shape and values; retain_grad() makes backward store its grad.
   std::weak_ptr<TensorImpl> output;
   bool retains_grad = false;
+  // Where the node was recorded, e.g. "blocks.0.attn.softmax" (set only
+  // while an inspect/ instrument watches; empty otherwise).
+  std::string label;
 };
 
 // Each Node subclass names itself once with this macro.

@@ -2,11 +2,6 @@
 
 namespace ember {
 
-std::atomic<OpObserver*>& op_observer() {
-  static std::atomic<OpObserver*> observer{nullptr};
-  return observer;
-}
-
 void OpScope::undefined(int position, int64_t element) const {
   if (element >= 0)
     EMBER_FAIL(op_, "tensor " << element << " of argument " << position

@@ -8,28 +8,17 @@
 /// It does two things for the op. It checks that every tensor argument is
 /// defined: a default-constructed Tensor (e.g. w.grad() before any backward)
 /// is an ember::Error naming the op and the argument, never a crash. And it
-/// lets an observer (the profiler and trace in inspect/) see the op begin and,
-/// when the scope closes, end. When nothing observes, that costs one load of
-/// a pointer and a branch.
+/// lets an observer (the profiler and trace in inspect/, through
+/// autograd/observer.h) see the op begin and, when the scope closes, end.
+/// When nothing observes, that costs one load of a pointer and a branch.
 #pragma once
 
-#include <atomic>
 #include <vector>
 
+#include "autograd/observer.h"
 #include "tensor/tensor.h"
 
 namespace ember {
-
-/// What inspect/ implements to watch ops run (forward ops; the engine
-/// reports backward nodes itself). Called on the thread that runs the op.
-struct OpObserver {
-  virtual ~OpObserver() = default;
-  virtual void op_begin(const char* op, const std::vector<const Tensor*>& inputs) = 0;
-  virtual void op_end(const char* op) = 0;
-};
-
-/// The observer in effect, or null. Set and cleared by inspect's guards.
-std::atomic<OpObserver*>& op_observer();
 
 class OpScope {
  public:
@@ -37,7 +26,7 @@ class OpScope {
   explicit OpScope(const char* op, const Args&... tensors) : op_(op) {
     int position = 0;
     (check(tensors, ++position), ...);
-    if (OpObserver* o = op_observer().load(std::memory_order_relaxed)) {
+    if (AutogradObserver* o = watching()) {
       observer_ = o;
       std::vector<const Tensor*> inputs;
       (collect(tensors, inputs), ...);
@@ -65,7 +54,7 @@ class OpScope {
   [[noreturn]] void undefined(int position, int64_t element) const;
 
   const char* op_;
-  OpObserver* observer_ = nullptr;
+  AutogradObserver* observer_ = nullptr;
 };
 
 }  // namespace ember

@@ -1,6 +1,10 @@
 // bench_ember: times ember on a fixed set of workloads.
 //
-//   bench_ember [--threads N] [workload ...]      (default: all, 2 threads)
+//   bench_ember [--threads N] [--watch WHAT] [workload ...]   (default: all, 2 threads)
+//
+// --watch trace|profile|memory runs every timed iteration under that inspect/
+// instrument (a fresh one per iteration, made and destroyed inside the timed
+// region, as a user would use it), to measure what watching costs.
 //
 // Output: one line per workload, `name median_ms`, e.g. `matmul_1024 12.345`
 // (bench/compare.sh parses it), extra `<name>_ns_per_op` and
@@ -24,6 +28,7 @@
 #include <sys/resource.h>
 
 #include "ember.h"
+#include "inspect/inspect.h"
 #include "nn/attention.h"
 #include "nn/embedding.h"
 #include "nn/gpt.h"
@@ -185,8 +190,21 @@ std::vector<Workload> workloads() {
   return w;
 }
 
-double median_ms(const Workload& w, int warmup) {
-  std::function<void()> body = w.setup();
+enum class Watch { None, Trace, Profile, Memory };
+
+// The body, run under a fresh instrument each time when watching.
+std::function<void()> watched(std::function<void()> body, Watch watch) {
+  switch (watch) {
+    case Watch::None: return body;
+    case Watch::Trace: return [body] { ember::inspect::BackwardTrace t; body(); };
+    case Watch::Profile: return [body] { ember::inspect::Profiler p; body(); };
+    case Watch::Memory: return [body] { ember::inspect::MemoryTimeline m; body(); };
+  }
+  return body;
+}
+
+double median_ms(const Workload& w, int warmup, Watch watch) {
+  std::function<void()> body = watched(w.setup(), watch);
   for (int i = 0; i < warmup; ++i) body();
   std::vector<double> ms;
   for (int i = 0; i < w.reps; ++i) {
@@ -204,13 +222,24 @@ double median_ms(const Workload& w, int warmup) {
 
 int main(int argc, char** argv) {
   int threads = 2;
+  Watch watch = Watch::None;
   std::vector<std::string> wanted;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--threads" && i + 1 < argc) {
       threads = std::atoi(argv[++i]);
+    } else if (arg == "--watch" && i + 1 < argc) {
+      std::string what = argv[++i];
+      if (what == "none") watch = Watch::None;
+      else if (what == "trace") watch = Watch::Trace;
+      else if (what == "profile") watch = Watch::Profile;
+      else if (what == "memory") watch = Watch::Memory;
+      else {
+        std::fprintf(stderr, "bench_ember: --watch takes none, trace, profile or memory, not '%s'\n", what.c_str());
+        return 2;
+      }
     } else if (arg == "-h" || arg == "--help") {
-      std::printf("usage: %s [--threads N] [workload ...]\nworkloads:", argv[0]);
+      std::printf("usage: %s [--threads N] [--watch none|trace|profile|memory] [workload ...]\nworkloads:", argv[0]);
       for (const Workload& w : workloads()) std::printf(" %s", w.name.c_str());
       std::printf("\n");
       return 0;
@@ -235,7 +264,7 @@ int main(int argc, char** argv) {
   }
   for (const Workload& w : all) {
     if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), w.name) == wanted.end()) continue;
-    double ms = median_ms(w, /*warmup=*/2);
+    double ms = median_ms(w, /*warmup=*/2, watch);
     std::printf("%s %.3f\n", w.name.c_str(), ms);
     if (w.ops_per_run > 0) std::printf("%s_ns_per_op %.1f\n", w.name.c_str(), ms * 1e6 / w.ops_per_run);
     if (w.tokens_per_run > 0) std::printf("%s_tokens_per_s %.0f\n", w.name.c_str(), w.tokens_per_run / (ms * 1e-3));

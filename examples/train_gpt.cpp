@@ -19,9 +19,11 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "common/program.h"
 #include "ember.h"
+#include "inspect/profiler.h"
 #include "plot/plot.h"
 
 using namespace ember;
@@ -106,7 +108,7 @@ struct Flags {
   nn::GPTConfig cfg;
   train::TrainOptions opt;
   int threads = 2;
-  int64_t save_every = 200, sample_every = 0, sample_chars = 300, more_steps = 0;
+  int64_t save_every = 200, sample_every = 0, sample_chars = 300, more_steps = 0, profile_step = 0;
   bool no_tie = false;
 };
 
@@ -192,7 +194,19 @@ int train_main(Flags& f, const CLI::App& app, const std::string& program_name) {
   auto t0 = std::chrono::steady_clock::now();
   auto sample = [&](int64_t chars) { return tok.decode(model.generate(tok.encode("\n"), chars, 0.8, 0, f.cfg.seed)); };
   while (!trainer.done() && !interrupted) {
+    const bool profiling = trainer.steps_done() + 1 == f.profile_step;
+    std::optional<inspect::Profiler> profiler;
+    if (profiling) profiler.emplace();
     train::StepLog s = trainer.step();
+    if (profiling) {
+      profiler->stop_watching();
+      const std::string json = f.out + "/profile_step_" + std::to_string(s.step) + ".json";
+      profiler->write_chrome_trace(json);
+      std::cout << (tty ? "\n" : "") << "--- profile of step " << s.step << " ---\n"
+                << profiler->table(inspect::Profiler::By::Op, 20) << "\n"
+                << profiler->table(inspect::Profiler::By::Module, 12) << "(trace for chrome://tracing or ui.perfetto.dev: "
+                << json << ")" << std::endl;
+    }
     if (s.step == 1 && first_step == 0)
       std::cout << "validation loss at step 0 (untrained) " << trainer.history().front().val_loss.value_or(NAN)
                 << " (a uniform guess: ln " << tok.vocab_size() << " = " << std::log(static_cast<double>(tok.vocab_size()))
@@ -268,6 +282,8 @@ int main(int argc, char** argv) {
   app.add_option("--resume", f.resume, "directory of a checkpoint to continue from (its model and training options win)");
   app.add_option("--more-steps", f.more_steps, "with --resume: train N steps beyond the checkpoint (at the schedule's final lr once the planned steps are done)")
       ->check(CLI::PositiveNumber);
+  app.add_option("--profile", f.profile_step, "profile step N (1-based): print the per-op table, write a Chrome trace")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--loss-plot", f.loss_plot, "y axis of loss.png: linear | log")->check(CLI::IsMember({"linear", "log"}));
   CLI11_PARSE(app, argc, argv);
   return examples::run("train_gpt", [&] { return train_main(f, app, argv[0]); });

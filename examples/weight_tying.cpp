@@ -19,6 +19,7 @@
 
 #include "common/program.h"
 #include "ember.h"
+#include "inspect/trace.h"
 #include "nn/embedding.h"
 
 using ember::Tensor;
@@ -85,8 +86,16 @@ int program() {
     std::printf("\n");
   }
 
+  // Both backward passes run under a trace, so a gradient can be split by
+  // the node that sent each part (gradient provenance).
+  ember::inspect::BackwardTrace untied_trace;
+  untied_trace.name_leaves(untied.named_parameters());
   (untied.forward(ids) * R).sum().backward();
+  untied_trace.stop_watching();
+  ember::inspect::BackwardTrace trace;
+  trace.name_leaves(tied.named_parameters());
   (tied.forward(ids) * R).sum().backward();
+  trace.stop_watching();  // it keeps this backward; the ones below are not traced
   std::printf("\nafter one backward (■ = row with non-zero gradient, rows 0..%lld):\n", (long long)(V - 1));
   show("untied embed.weight", untied.embed->weight.grad());
   show("untied head.weight", untied.head->weight.grad());
@@ -108,6 +117,25 @@ int program() {
   bool ok = max_diff <= 1e-12;
   std::printf("\nsum rule: tied grad == lookup-only + projection-only: max |difference| = %.3g  %s\n", max_diff,
               ok ? "OK" : "FAIL");
+
+  // The same split, read from the traces of the two backward passes: who sent what.
+  auto print_parts = [](const std::vector<ember::inspect::BackwardTrace::GradPart>& parts) {
+    for (const auto& p : parts) {
+      int n = 0;
+      std::string pic = rows_picture(p.grad, &n);
+      std::printf("  step %2lld %-20s %-16s %s  %2d rows\n", (long long)p.step, p.node.c_str(), p.label.c_str(),
+                  pic.c_str(), n);
+    }
+  };
+  std::printf("\nprovenance of the untied embed.weight's gradient (from the backward trace): the lookup only\n");
+  const auto untied_parts = untied_trace.provenance(untied.embed->weight);
+  print_parts(untied_parts);
+  std::printf("provenance of the tied weight's gradient: the head sends all rows, the lookup the batch's\n");
+  const auto parts = trace.provenance(tied.embed->weight);
+  print_parts(parts);
+  const bool exact = ember::equal_bits(ember::inspect::BackwardTrace::sum(parts), tied.embed->weight.grad());
+  std::printf("  the parts add up to .grad bit for bit: %s\n", exact ? "yes" : "NO");
+  ok = ok && exact && parts.size() == 2 && untied_parts.size() == 1;
   return ok ? 0 : 1;
 }
 

@@ -49,6 +49,7 @@ AdditiveAttention::AdditiveAttention(int64_t Dq, int64_t Dk, int64_t A, const In
 }
 
 Attention AdditiveAttention::forward(const Tensor& s, const Tensor& h, const Tensor& mask) const {
+  ModuleScope scope(*this);
   EMBER_CHECK(s.dim() == 2 && h.dim() == 3 && s.size(0) == h.size(0), "AdditiveAttention",
               "expected s (B, Dq) and h (B, T, Dk), got " << shape_str(s.shape()) << " and " << shape_str(h.shape()));
   // e (B, T) = v(tanh(W s (B, 1, A) + U h (B, T, A)))
@@ -79,6 +80,7 @@ MultiHeadAttention::MultiHeadAttention(int64_t dim, int64_t heads, const MultiHe
 Tensor MultiHeadAttention::forward(const Tensor& x, const Tensor& mask) { return forward(x, x, x, mask).output; }
 
 Attention MultiHeadAttention::forward(const Tensor& query, const Tensor& key, const Tensor& value, const Tensor& mask) {
+  ModuleScope scope(*this);
   EMBER_CHECK(query.dim() == 3 && key.dim() == 3 && value.dim() == 3 && query.size(2) == dim_ && key.size(2) == dim_ &&
                   value.size(2) == dim_ && key.size(1) == value.size(1) && query.size(0) == key.size(0) &&
                   key.size(0) == value.size(0),
@@ -119,6 +121,7 @@ TransformerBlock::TransformerBlock(int64_t dim, int64_t heads, const Transformer
 }
 
 Tensor TransformerBlock::forward(const Tensor& x) {
+  ModuleScope scope(*this);
   Tensor y = x + drop->forward(attn->forward(ln1->forward(x)));
   return y + drop->forward(fc2->forward(gelu(fc1->forward(ln2->forward(y)))));
 }

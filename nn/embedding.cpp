@@ -35,7 +35,10 @@ std::shared_ptr<Embedding> Embedding::from_pretrained(const Tensor& weights, boo
   return std::shared_ptr<Embedding>(new Embedding(weights, freeze, padding_idx));
 }
 
-Tensor Embedding::forward(const Tensor& ids) const { return embedding(weight, ids, padding_idx_); }
+Tensor Embedding::forward(const Tensor& ids) const {
+  ModuleScope scope(*this);
+  return embedding(weight, ids, padding_idx_);
+}
 
 std::string Embedding::extra_repr() const {
   std::ostringstream os;
@@ -68,6 +71,7 @@ LearnedPositionalEmbedding::LearnedPositionalEmbedding(int64_t L, int64_t D, con
 // contiguous slice, so no index tensor is needed; the gradient lands in rows
 // 0..T-1 only.
 Tensor LearnedPositionalEmbedding::forward(int64_t T) const {
+  ModuleScope scope(*this);
   check_length(T);
   return narrow(weight, 0, 0, T);
 }
@@ -92,6 +96,7 @@ SinusoidalPositionalEmbedding::SinusoidalPositionalEmbedding(int64_t L, int64_t 
 }
 
 Tensor SinusoidalPositionalEmbedding::forward(int64_t T) const {
+  ModuleScope scope(*this);
   check_length(T);
   return kernel::slice(table, 0, 0, T, 1);  // a constant: no graph
 }
@@ -115,6 +120,7 @@ EmbeddingComposer::EmbeddingComposer(std::shared_ptr<Embedding> tok, std::shared
 
 // ids (B, T) -> token (B, T, D) + positional (T, D) broadcast as (1, T, D)
 Tensor EmbeddingComposer::forward(const Tensor& ids) const {
+  ModuleScope scope(*this);
   EMBER_CHECK(ids.dim() == 2, "EmbeddingComposer", "ids must be (B, T), got shape " << shape_str(ids.shape()));
   Tensor x = token->forward(ids);
   if (!positional) return x;
@@ -131,6 +137,7 @@ LMHead::LMHead(int64_t D, int64_t V, const InitOptions& o) {
 
 // hidden (*, D) @ weightᵀ (D, V) -> logits (*, V)
 Tensor LMHead::forward(const Tensor& hidden) const {
+  ModuleScope scope(*this);
   EMBER_CHECK(hidden.dim() >= 1 && hidden.size(-1) == weight.size(1), "LMHead",
               "hidden has shape " << shape_str(hidden.shape()) << " but the head expects a last dim of "
                                   << weight.size(1) << " (weight " << shape_str(weight.shape()) << ")");

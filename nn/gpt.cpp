@@ -93,6 +93,7 @@ GPT::GPT(const GPTConfig& c) : config_(c) {
 }
 
 Tensor GPT::forward(const Tensor& ids) {
+  ModuleScope scope(*this);
   EMBER_CHECK(ids.dim() == 2, "GPT", "ids must be (B, T), got shape " << shape_str(ids.shape()));
   EMBER_CHECK(ids.size(1) <= config_.context_length, "GPT",
               "sequence length T = " << ids.size(1) << " exceeds the model's context length " << config_.context_length);

@@ -32,7 +32,10 @@ Linear::Linear(int64_t in, int64_t out, const LinearOptions& o) {
   }
 }
 
-Tensor Linear::forward(const Tensor& x) { return linear(x, weight, bias); }
+Tensor Linear::forward(const Tensor& x) {
+  ModuleScope scope(*this);
+  return linear(x, weight, bias);
+}
 
 std::string Linear::extra_repr() const {
   std::ostringstream os;
@@ -45,7 +48,10 @@ LayerNorm::LayerNorm(int64_t dim, const LayerNormOptions& o) : eps(o.eps) {
   weight = register_parameter("weight", ones({dim}, o.dtype));
   bias = register_parameter("bias", zeros({dim}, o.dtype));
 }
-Tensor LayerNorm::forward(const Tensor& x) { return layer_norm(x, weight, bias, eps); }
+Tensor LayerNorm::forward(const Tensor& x) {
+  ModuleScope scope(*this);
+  return layer_norm(x, weight, bias, eps);
+}
 std::string LayerNorm::extra_repr() const {
   std::ostringstream os;
   os << "(" << weight.size(0) << "), eps=" << eps;
@@ -70,7 +76,10 @@ Dropout::Dropout(double p_, const DropoutOptions& o)
     : p(p_), gen_(o.seed ? *o.seed : default_generator().next_u64()) {
   EMBER_CHECK(p >= 0 && p < 1, "Dropout", "p must be in [0, 1), got " << p);
 }
-Tensor Dropout::forward(const Tensor& x) { return is_training() ? dropout(x, p, gen_) : x; }
+Tensor Dropout::forward(const Tensor& x) {
+  ModuleScope scope(*this);
+  return is_training() ? dropout(x, p, gen_) : x;
+}
 std::string Dropout::extra_repr() const {
   std::ostringstream os;
   os << "p=" << p;
@@ -87,6 +96,7 @@ void Sequential::push_back(std::shared_ptr<UnaryModule> m) {
   modules_.push_back(std::move(m));
 }
 Tensor Sequential::forward(const Tensor& x) {
+  ModuleScope scope(*this);
   Tensor y = x;
   for (auto& m : modules_) y = m->forward(y);
   return y;

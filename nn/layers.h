@@ -87,25 +87,37 @@ class Dropout : public UnaryModule {
 
 class ReLU : public UnaryModule {
  public:
-  Tensor forward(const Tensor& x) override { return relu(x); }
+  Tensor forward(const Tensor& x) override {
+    ModuleScope scope(*this);
+    return relu(x);
+  }
   std::string type_name() const override { return "ReLU"; }
 };
 class GELU : public UnaryModule {
  public:
   explicit GELU(GeluApprox approx = GeluApprox::None) : approx(approx) {}
-  Tensor forward(const Tensor& x) override { return gelu(x, approx); }
+  Tensor forward(const Tensor& x) override {
+    ModuleScope scope(*this);
+    return gelu(x, approx);
+  }
   std::string type_name() const override { return "GELU"; }
   std::string extra_repr() const override { return approx == GeluApprox::Tanh ? "approximate='tanh'" : ""; }
   GeluApprox approx;
 };
 class Tanh : public UnaryModule {
  public:
-  Tensor forward(const Tensor& x) override { return tanh(x); }
+  Tensor forward(const Tensor& x) override {
+    ModuleScope scope(*this);
+    return tanh(x);
+  }
   std::string type_name() const override { return "Tanh"; }
 };
 class Sigmoid : public UnaryModule {
  public:
-  Tensor forward(const Tensor& x) override { return sigmoid(x); }
+  Tensor forward(const Tensor& x) override {
+    ModuleScope scope(*this);
+    return sigmoid(x);
+  }
   std::string type_name() const override { return "Sigmoid"; }
 };
 

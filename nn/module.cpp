@@ -59,6 +59,12 @@ Tensor& Module::buffer(const std::string& name) {
   EMBER_FAIL(type_name(), "has no buffer named \"" << name << "\"");
 }
 
+std::string Module::path() const {
+  std::string p;
+  for (const Module* m = this; m->parent_; m = m->parent_) p = m->name_in_parent_ + (p.empty() ? "" : "." + p);
+  return p;
+}
+
 void Module::collect(const std::string& prefix, std::vector<std::pair<std::string, Module*>>& out) const {
   // Depth-first, registration order (the tree is shallow: recursion is fine here).
   out.emplace_back(prefix, const_cast<Module*>(this));

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "autograd/observer.h"
 #include "tensor/tensor.h"
 
 namespace ember::nn {
@@ -56,6 +57,10 @@ class Module {
   ///   )
   std::string to_string() const;
 
+  /// The module's dotted name from the root of the tree it was first
+  /// registered into ("blocks.0.attn"); "" for a root.
+  std::string path() const;
+
   /// Lookup by local name; error naming the module and the name if absent.
   Tensor& parameter(const std::string& name);
   Tensor& buffer(const std::string& name);
@@ -91,6 +96,11 @@ class Module {
   std::shared_ptr<M> register_module(const std::string& name, std::shared_ptr<M> m) {
     check_new_name(name);
     children_.emplace_back(name, m);
+    Module& child = *m;
+    if (!child.parent_) {  // a module registered twice keeps its first name
+      child.parent_ = this;
+      child.name_in_parent_ = name;
+    }
     return m;
   }
   /// Replaces a registered parameter's tensor (used by weight tying).
@@ -104,6 +114,26 @@ class Module {
   std::vector<std::pair<std::string, Tensor>> buffers_;
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
   bool training_ = true;
+  const Module* parent_ = nullptr;  // for path(): where it was first registered
+  std::string name_in_parent_;
+};
+
+/// The first line of a module's forward(): while an inspect/ instrument
+/// watches, ops running inside it are labelled with the module's path
+/// ("blocks.0.attn.softmax"). When nothing watches it costs a pointer load.
+class ModuleScope {
+ public:
+  explicit ModuleScope(const Module& m) : watcher_(watching()) {
+    if (watcher_) watcher_->module_begin(m.path(), m.type_name());
+  }
+  ~ModuleScope() {
+    if (watcher_) watcher_->module_end();
+  }
+  ModuleScope(const ModuleScope&) = delete;
+  ModuleScope& operator=(const ModuleScope&) = delete;
+
+ private:
+  AutogradObserver* watcher_;
 };
 
 std::ostream& operator<<(std::ostream& os, const Module& m);

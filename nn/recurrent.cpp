@@ -26,6 +26,7 @@ RNNCell::RNNCell(int64_t I, int64_t H, const InitOptions& o) : hidden_(H) {
   w_h = register_module("w_h", std::make_shared<Linear>(H, H, LinearOptions{.bias = false, .dtype = o.dtype, .generator = gen}));
 }
 Tensor RNNCell::forward(const Tensor& x, const Tensor& h) const {
+  ModuleScope scope(*this);
   check_step("RNNCell", x, w_x->weight.size(1), h, hidden_);
   return tanh(w_x->forward(x) + w_h->forward(h));
 }
@@ -47,6 +48,7 @@ LSTMCell::LSTMCell(int64_t I, int64_t H, const InitOptions& o) : hidden_(H) {
   bias_hh = register_parameter("bias_hh", make({4 * H}));
 }
 LSTMState LSTMCell::forward(const Tensor& x, const LSTMState& state) const {
+  ModuleScope scope(*this);
   const Tensor &h = state.h, &c = state.c;
   check_step("LSTMCell", x, weight_ih.size(1), h, hidden_);
   check_step("LSTMCell", x, weight_ih.size(1), c, hidden_);
@@ -75,6 +77,7 @@ GRUCell::GRUCell(int64_t I, int64_t H, const InitOptions& o) : hidden_(H) {
   u_h = register_module("u_h", std::make_shared<Linear>(H, H, from_h));
 }
 Tensor GRUCell::forward(const Tensor& x, const Tensor& h) const {
+  ModuleScope scope(*this);
   check_step("GRUCell", x, w_z->weight.size(1), h, hidden_);
   Tensor z = sigmoid(w_z->forward(x) + u_z->forward(h));
   Tensor r = sigmoid(w_r->forward(x) + u_r->forward(h));
@@ -108,6 +111,7 @@ RNN::RNN(int64_t I, int64_t H, const InitOptions& o) {
   cell = register_module("cell", std::make_shared<RNNCell>(I, H, o));
 }
 std::pair<Tensor, Tensor> RNN::forward(const Tensor& x, std::optional<Tensor> h0) const {
+  ModuleScope scope(*this);
   check_sequence("RNN", x, cell->w_x->weight.size(1));
   return run_over_time(*cell, x, h0 ? *h0 : zeros({x.size(0), cell->hidden_size()}, x.dtype()));
 }
@@ -116,6 +120,7 @@ LSTM::LSTM(int64_t I, int64_t H, const InitOptions& o) {
   cell = register_module("cell", std::make_shared<LSTMCell>(I, H, o));
 }
 std::pair<Tensor, LSTMState> LSTM::forward(const Tensor& x, std::optional<LSTMState> state) const {
+  ModuleScope scope(*this);
   check_sequence("LSTM", x, cell->weight_ih.size(1));
   const Shape s{x.size(0), cell->hidden_size()};
   LSTMState st = state ? *state : LSTMState{zeros(s, x.dtype()), zeros(s, x.dtype())};
@@ -131,6 +136,7 @@ GRU::GRU(int64_t I, int64_t H, const InitOptions& o) {
   cell = register_module("cell", std::make_shared<GRUCell>(I, H, o));
 }
 std::pair<Tensor, Tensor> GRU::forward(const Tensor& x, std::optional<Tensor> h0) const {
+  ModuleScope scope(*this);
   check_sequence("GRU", x, cell->w_z->weight.size(1));
   return run_over_time(*cell, x, h0 ? *h0 : zeros({x.size(0), cell->hidden_size()}, x.dtype()));
 }

@@ -190,13 +190,22 @@ struct LegendEntry {
   PLINT color;
   bool line, points, box, dashed;
 };
+void legend_at(const std::vector<LegendEntry>& entries, PLINT position, double offset);
 void legend(const std::vector<LegendEntry>& entries, Corner corner) {
   if (entries.empty()) return;
+  if (corner == Corner::Outside) {
+    legend_at(entries, PL_POSITION_OUTSIDE | PL_POSITION_RIGHT, 0.03);
+    return;
+  }
   const PLINT position = PL_POSITION_INSIDE | (corner == Corner::TopRight      ? PL_POSITION_TOP | PL_POSITION_RIGHT
                                                : corner == Corner::TopLeft     ? PL_POSITION_TOP | PL_POSITION_LEFT
                                                : corner == Corner::BottomRight ? PL_POSITION_BOTTOM | PL_POSITION_RIGHT
                                                : corner == Corner::BottomLeft  ? PL_POSITION_BOTTOM | PL_POSITION_LEFT
                                                                                : PL_POSITION_RIGHT);
+  legend_at(entries, position, 0.02);
+}
+
+void legend_at(const std::vector<LegendEntry>& entries, PLINT position, double offset) {
   const PLINT n = static_cast<PLINT>(entries.size());
   std::vector<PLINT> opts(n), colors(n), styles(n), patterns(n, 0), symbol_numbers(n, 3);
   std::vector<PLFLT> widths(n, 2.0), scales(n, 1.0), box_scales(n, 0.8), box_widths(n, 1.0);
@@ -211,7 +220,7 @@ void legend(const std::vector<LegendEntry>& entries, Corner corner) {
   std::vector<PLINT> text_colors(n, kInk);
   PLFLT w = 0, h = 0;
   pllegend(&w, &h, PL_LEGEND_BACKGROUND | PL_LEGEND_BOUNDING_BOX, position,
-           0.02, 0.02, 0.08, 0, kGrid, 1, 0, 1, n, opts.data(), 1.0, 0.9, 2.0, 0.0, text_colors.data(), text.data(),
+           offset, 0.02, 0.08, 0, kGrid, 1, 0, 1, n, opts.data(), 1.0, 0.9, 2.0, 0.0, text_colors.data(), text.data(),
            colors.data(), patterns.data(), box_scales.data(), box_widths.data(), colors.data(), styles.data(),
            widths.data(), colors.data(), scales.data(), symbol_numbers.data(), symbols.data());
 }
@@ -265,7 +274,7 @@ Report write_png(const LinePlot& p, const std::string& path) {
   ys.push_back(&hl);
   xs.push_back(&vl);
   const Range rx = axis_range(p.x, xs, false, p.title), ry = axis_range(p.y, ys, false, p.title);
-  frame(p.title, p.x, p.y, rx, ry);
+  frame(p.title, p.x, p.y, rx, ry, p.legend == Corner::Outside ? 0.62 : 0.95);
 
   Report report;
   std::vector<LegendEntry> entries;
@@ -397,7 +406,7 @@ Report write_png(const StackedArea& p, const std::string& path) {
   for (const RefLine& r : p.vlines) vl.push_back(r.at);
   xs.push_back(&vl);
   const Range rx = axis_range(p.x, xs, false, p.title), ry = axis_range(p.y, ys, true, p.title);
-  frame(p.title, p.x, p.y, rx, ry);
+  frame(p.title, p.x, p.y, rx, ry, p.legend == Corner::Outside ? 0.62 : 0.95);
   std::vector<LegendEntry> entries;  // the top layer first, as the stack reads
   for (size_t k = 0; k < p.layers.size(); ++k) {
     const PLINT c = canvas.color(p.layers[k].color.value_or(palette(k)));

@@ -54,8 +54,8 @@ struct RefLine {
   std::optional<Color> color{};
 };
 
-/// Where a legend sits, inside the plot.
-enum class Corner { TopRight, TopLeft, BottomRight, BottomLeft, Right };
+//// Where a legend sits: inside the plot, or (Outside) in a column right of it.
+enum class Corner { TopRight, TopLeft, BottomRight, BottomLeft, Right, Outside };
 
 struct LinePlot {
   std::string title{};

@@ -5,9 +5,14 @@
 #   bash scripts/deps.sh --bench   also python3-torch/numpy for bench/compare.sh
 set -euo pipefail
 
+# Beyond the compiler, BLAS and GoogleTest: nlohmann-json (checkpoint headers,
+# trace JSON), zlib (the gzipped corpus), stb (PNG encoding), CLI11 (example
+# flags), graphviz (graph pictures, the step-through page's SVG), PLplot with
+# its Cairo driver and a font (every plot), doxygen (the API docs test),
+# chromium (the step-through page tested in a real, headless browser).
 pkgs=(cmake g++ make pkg-config libopenblas-dev libopenblas-openmp-dev libgtest-dev libbenchmark-dev python3
       nlohmann-json3-dev zlib1g-dev libstb-dev libcli11-dev graphviz
-      libplplot-dev plplot-driver-cairo fonts-dejavu-core doxygen)
+      libplplot-dev plplot-driver-cairo fonts-dejavu-core doxygen chromium)
 for arg in "$@"; do
   case $arg in
     --bench) pkgs+=(python3 python3-torch python3-numpy) ;;

@@ -9,6 +9,7 @@
 // passes with the transpose flag. Only other layouts are copied.
 #include <cblas.h>
 
+#include "tensor/hooks.h"
 #include "tensor/kernels.h"
 
 namespace ember::kernel {
@@ -63,6 +64,9 @@ Tensor batched_matmul(Tensor a, Tensor b, const Shape& batch) {
   }
   const int64_t nb = numel_of(batch);
   const int64_t nbd = static_cast<int64_t>(batch.size());
+  // 2 M N K per product: a multiply and an add for every (m, n, k).
+  const double item = static_cast<double>(dtype_size(a.dtype()));
+  note_work(2.0 * nb * M * N * K, item * nb * (M * K + K * N), item * nb * M * N);
   EMBER_DISPATCH_FLOAT(a.dtype(), "matmul", [&]<typename T>() {
     const T* pa = a.data_ptr<T>();
     const T* pb = b.data_ptr<T>();

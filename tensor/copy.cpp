@@ -18,6 +18,7 @@ void copy_(const Tensor& dst, const Tensor& src, const char* op) {
     EMBER_DISPATCH_ALL(src.dtype(), op, [&]<typename S>() {
       if (std::is_same_v<D, S> && dst.is_contiguous() && src.is_contiguous() && src.shape() == dst.shape()) {
         std::memmove(dst.raw_data(), src.raw_data(), static_cast<size_t>(dst.numel()) * sizeof(D));
+        detail::note_elementwise(dst, {&src}, /*computes=*/false);
       } else {
         detail::assign<D, S>(dst, src, [](S s) { return static_cast<D>(s); });
       }
@@ -32,6 +33,7 @@ void fill_(const Tensor& dst, double value) {
     if (dst.is_contiguous()) {
       T* p = dst.data_ptr<T>();
       std::fill(p, p + dst.numel(), v);
+      detail::note_elementwise(dst, {}, /*computes=*/false);
     } else {
       Tensor src = empty({}, dst.dtype());  // the value as a 0-d tensor, broadcast
       *src.data_ptr<T>() = v;

@@ -13,6 +13,7 @@
 #include <array>
 #include <cstring>
 
+#include "tensor/hooks.h"
 #include "tensor/parallel.h"
 #include "tensor/tensor.h"
 
@@ -82,6 +83,18 @@ struct StridedLoop {
   }
 };
 
+// The work rule of the elementwise engine (for inspect/'s profiler): one
+// floating-point operation per output element (an exp or an erf costs more
+// than an add; the rule does not see it), every operand read once and the
+// output written once.
+inline void note_elementwise(const Tensor& out, std::initializer_list<const Tensor*> inputs, bool computes = true) {
+  if (!tensor_observer().load(std::memory_order_relaxed)) return;
+  double read = 0;
+  for (const Tensor* t : inputs) read += static_cast<double>(t->numel()) * static_cast<double>(dtype_size(t->dtype()));
+  const double n = static_cast<double>(out.numel());
+  note_work(computes ? n : 0.0, read, n * static_cast<double>(dtype_size(out.dtype())));
+}
+
 inline Shape byte_strides(const Tensor& t, const Shape& target) {
   Shape st = broadcast_strides(t.shape(), t.stride(), target);
   for (auto& s : st) s *= static_cast<int64_t>(dtype_size(t.dtype()));
@@ -92,6 +105,7 @@ inline Shape byte_strides(const Tensor& t, const Shape& target) {
 template <typename O, typename A, typename F>
 Tensor map1(const Tensor& a, const F& f, DType out_dtype = dtype_of<O>::value) {
   Tensor out = empty(a.shape(), out_dtype);
+  note_elementwise(out, {&a});
   if (a.is_contiguous()) {
     const A* pa = a.data_ptr<A>();
     O* po = out.data_ptr<O>();
@@ -115,6 +129,7 @@ template <typename O, typename A, typename B, typename F>
 Tensor map2(const Tensor& a, const Tensor& b, const F& f, const char* op, DType out_dtype = dtype_of<O>::value) {
   Shape shape = a.shape() == b.shape() ? a.shape() : broadcast_shapes(a.shape(), b.shape(), op);
   Tensor out = empty(shape, out_dtype);
+  note_elementwise(out, {&a, &b});
   O* po = out.data_ptr<O>();
   if (a.shape() == b.shape() && a.is_contiguous() && b.is_contiguous()) {
     const A* pa = a.data_ptr<A>();
@@ -152,6 +167,7 @@ Tensor map3(const Tensor& a, const Tensor& b, const Tensor& c, const F& f, const
             DType out_dtype = dtype_of<O>::value) {
   Shape shape = broadcast_shapes(broadcast_shapes(a.shape(), b.shape(), op), c.shape(), op);
   Tensor out = empty(shape, out_dtype);
+  note_elementwise(out, {&a, &b, &c});
   StridedLoop<4> loop(shape, {byte_strides(out, shape), byte_strides(a, shape), byte_strides(b, shape),
                               byte_strides(c, shape)});
   loop.run({static_cast<char*>(out.raw_data()), static_cast<char*>(a.raw_data()), static_cast<char*>(b.raw_data()),
@@ -169,6 +185,7 @@ Tensor map3(const Tensor& a, const Tensor& b, const Tensor& c, const F& f, const
 /// (it may be uninitialized).
 template <typename D, typename S, typename F>
 void assign(const Tensor& dst, const Tensor& src, const F& f) {
+  note_elementwise(dst, {&src}, /*computes=*/false);  // a copy (or a dtype conversion)
   const Shape& shape = dst.shape();
   StridedLoop<2> loop(shape, {byte_strides(dst, shape), byte_strides(src, shape)});
   loop.run({static_cast<char*>(dst.raw_data()), static_cast<char*>(src.raw_data())},
@@ -181,6 +198,7 @@ void assign(const Tensor& dst, const Tensor& src, const F& f) {
 /// dst[i] = f(dst[i], src[i]) in place, src broadcast to dst's shape.
 template <typename D, typename S, typename F>
 void apply_inplace(const Tensor& dst, const Tensor& src, const F& f) {
+  note_elementwise(dst, {&dst, &src});
   const Shape& shape = dst.shape();
   if (dst.is_contiguous() && src.is_contiguous() && src.shape() == shape) {
     D* pd = dst.data_ptr<D>();

@@ -5,6 +5,7 @@
 
 #include "tensor/elementwise.h"
 #include "tensor/factory.h"
+#include "tensor/hooks.h"
 #include "tensor/kernels.h"
 
 namespace ember::kernel {
@@ -47,6 +48,9 @@ Tensor index_select(const Tensor& x, int64_t d, const Tensor& ids) {
       std::memcpy(dst + r * row_bytes, src + (a * N + id[i]) * row_bytes, row_bytes);
     }
   });
+  // a row copy per id: no arithmetic; the selected rows read, the result written
+  const double bytes = static_cast<double>(out.numel()) * static_cast<double>(dtype_size(x.dtype()));
+  note_work(0, bytes + 8.0 * static_cast<double>(I), bytes);
   if (ids.dim() == 0) return squeeze(out, d);
   return out;
 }
@@ -96,6 +100,9 @@ void index_add_(const Tensor& x, int64_t d, const Tensor& ids, const Tensor& src
       }
     }
   });
+  // one add per source element; the source and the rows it lands on read, those rows written
+  const double bytes = static_cast<double>(s.numel()) * static_cast<double>(dtype_size(x.dtype()));
+  note_work(static_cast<double>(s.numel()), 2 * bytes + 8.0 * static_cast<double>(I), bytes);
   x.storage()->bump_version();
 }
 

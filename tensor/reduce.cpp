@@ -10,6 +10,7 @@
 #include "tensor/elementwise.h"
 #include "tensor/factory.h"
 #include "tensor/fast_math.h"
+#include "tensor/hooks.h"
 #include "tensor/kernels.h"
 
 namespace ember::kernel {
@@ -110,6 +111,16 @@ bool reduces_leading_dims(const Tensor& x, const Shape& dims) {
 
 }  // namespace
 
+namespace {
+// Work rule of a reduction: `per_element` operations per input element,
+// the input read once, the output written once.
+void note_reduction(const Tensor& x, const Tensor& out, double per_element) {
+  const double item = static_cast<double>(dtype_size(x.dtype()));
+  note_work(per_element * static_cast<double>(x.numel()), item * static_cast<double>(x.numel()),
+            static_cast<double>(dtype_size(out.dtype())) * static_cast<double>(out.numel()));
+}
+}  // namespace
+
 Tensor sum(const Tensor& x, const Shape& dims, bool keepdim) {
   EMBER_CHECK(x.dtype() != kBool, "sum", "not defined for bool tensors; convert with to(kInt64)");
   if (reduces_leading_dims(x, dims)) {
@@ -137,6 +148,7 @@ Tensor sum(const Tensor& x, const Shape& dims, bool keepdim) {
         for (int64_t m = m0; m < m1; ++m) o[m] = static_cast<T>(acc[m - m0]);
       });
     });
+    note_reduction(x, out, 1);
     return out;
   }
   Rows r = as_rows(x, dims, keepdim, "sum");
@@ -144,6 +156,7 @@ Tensor sum(const Tensor& x, const Shape& dims, bool keepdim) {
   EMBER_DISPATCH_NUMERIC(x.dtype(), "sum", [&]<typename T>() {
     reduce_rows<T>(r, out.data_ptr<T>(), [](acc_t<T> s) { return static_cast<T>(s); });
   });
+  note_reduction(x, out, 1);
   return out;
 }
 
@@ -156,6 +169,7 @@ Tensor mean(const Tensor& x, const Shape& dims, bool keepdim) {
   EMBER_DISPATCH_FLOAT(x.dtype(), "mean", [&]<typename T>() {
     reduce_rows<T>(r, out.data_ptr<T>(), [K](double s) { return static_cast<T>(s / K); });  // 0/0 = nan, like PyTorch
   });
+  note_reduction(x, out, 1);
   return out;
 }
 
@@ -181,6 +195,7 @@ Tensor var(const Tensor& x, const Shape& dims, int64_t correction, bool keepdim)
       }
     });
   });
+  note_reduction(x, out, 4);  // sum, then subtract, square, add
   return out;
 }
 
@@ -202,6 +217,7 @@ Tensor norm(const Tensor& x, double p, const Shape& dims, bool keepdim) {
       o[m] = static_cast<T>(p == 2.0 ? std::sqrt(s) : (p == 1.0 ? s : std::pow(s, 1.0 / p)));
     }
   });
+  note_reduction(x, out, 2);
   return out;
 }
 
@@ -233,6 +249,7 @@ std::pair<Tensor, Tensor> extreme(const Tensor& x, int64_t d, bool keepdim, cons
       idx[m] = best;
     }
   });
+  note_reduction(x, values, 1);
   return {values, indices};
 }
 }  // namespace
@@ -290,6 +307,7 @@ Tensor softmax_impl(const Tensor& x, int64_t d, const char* op) {
       }
     });
   });
+  note_reduction(x, out_rows, Log ? 5 : 4);  // max, subtract and exp, sum, scale (log: and log)
   return from_rows(out_rows, r, x.shape());
 }
 }  // namespace
@@ -327,6 +345,7 @@ Tensor softmax_backward(const Tensor& y, const Tensor& g, int64_t d, bool log) {
       }
     });
   });
+  note_reduction(y, out, 4);
   return from_rows(out, ry, y.shape());
 }
 

@@ -6,6 +6,8 @@
 #include <new>
 #include <vector>
 
+#include "tensor/hooks.h"
+
 namespace ember {
 
 namespace {
@@ -91,7 +93,12 @@ void empty_cache() {
 
 }  // namespace allocator
 
-Storage::Storage(size_t nbytes) : data_(allocator::allocate(nbytes)), nbytes_(nbytes) {}
-Storage::~Storage() { allocator::deallocate(data_, nbytes_); }
+Storage::Storage(size_t nbytes) : data_(allocator::allocate(nbytes)), nbytes_(nbytes) {
+  if (TensorObserver* o = tensor_observer().load(std::memory_order_relaxed)) o->allocated(data_, nbytes_);
+}
+Storage::~Storage() {
+  if (TensorObserver* o = tensor_observer().load(std::memory_order_relaxed)) o->freed(data_, nbytes_);
+  allocator::deallocate(data_, nbytes_);
+}
 
 }  // namespace ember

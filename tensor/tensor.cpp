@@ -3,8 +3,11 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <iomanip>
 #include <sstream>
+
+#include "tensor/kernels.h"
 
 namespace ember {
 
@@ -174,6 +177,12 @@ std::string format_values(const Tensor& x) {
 }
 
 std::ostream& operator<<(std::ostream& os, const Tensor& t) { return os << t.to_string(); }
+
+bool equal_bits(const Tensor& a, const Tensor& b) {
+  if (a.shape() != b.shape() || a.dtype() != b.dtype()) return false;
+  const Tensor ca = kernel::contiguous(a), cb = kernel::contiguous(b);
+  return std::memcmp(ca.raw_data(), cb.raw_data(), static_cast<size_t>(a.numel()) * dtype_size(a.dtype())) == 0;
+}
 
 // ---- autograd fields ----
 bool Tensor::requires_grad() const { return get("requires_grad").requires_grad; }

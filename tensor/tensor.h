@@ -168,6 +168,10 @@ struct TensorImpl {
 Tensor empty(const Shape& shape, DType dtype = kFloat32, const char* op = "empty");
 
 std::ostream& operator<<(std::ostream& os, const Tensor& t);
+
+/// True when a and b have the same shape, dtype and bytes: equality bit for
+/// bit (a NaN equals the same NaN, 0.0 and -0.0 differ).
+bool equal_bits(const Tensor& a, const Tensor& b);
 /// The values part of to_string: "tensor([...], shape=(...)" (no closing parenthesis).
 std::string format_values(const Tensor& t);
 

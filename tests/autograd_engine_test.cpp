@@ -352,6 +352,26 @@ TEST(AutogradMemory, BackwardFreesSavedTensorsUnlessRetained) {
   EXPECT_TRUE(storage.expired());  // freed although `out` and its graph are alive
 }
 
+// Each node frees what it saved right after its rule ran, not at the end of
+// the pass: by the time the leaf's hook runs (after the whole graph), the
+// activation is gone; with retain_graph it stays.
+TEST(AutogradMemory, EachNodeFreesItsSavedTensorsAsSoonAsItRan) {
+  for (bool retain : {false, true}) {
+    Tensor x = param({0.1, 0.2});
+    Tensor mid = x.exp();  // ExpBackward saves mid
+    std::weak_ptr<Storage> storage = mid.storage();
+    Tensor out = (mid * 3.0).sum();
+    mid = Tensor();
+    bool freed_before_leaf = false;
+    x.register_hook([&](const Tensor&) -> std::optional<Tensor> {
+      freed_before_leaf = storage.expired();
+      return std::nullopt;
+    });
+    out.backward(Tensor(), retain);
+    EXPECT_EQ(freed_before_leaf, !retain) << "retain_graph " << retain;
+  }
+}
+
 // ---- anomaly mode ----
 
 TEST(AutogradAnomaly, NamesTheNodeThatProducedNaNOrInf) {

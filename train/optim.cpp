@@ -4,7 +4,9 @@
 #include <numbers>
 
 #include "autograd/grad_mode.h"
+#include "autograd/op_scope.h"
 #include "tensor/factory.h"
+#include "tensor/hooks.h"
 #include "tensor/kernels.h"
 #include "tensor/parse.h"
 
@@ -40,6 +42,7 @@ Tensor& Optimizer::slot(size_t g, size_t i, const std::string& name) {
     // "step" counts this parameter's updates (a 0-d int64); other slots
     // have the parameter's shape.
     Tensor init = name == "step" ? zeros({}, kInt64) : zeros_like(groups_[g].params[i]);
+    if (AutogradObserver* o = watching()) o->tag_memory(init, MemoryKind::OptimizerState);
     it = state_.emplace(key, init).first;
   }
   return it->second;
@@ -85,6 +88,7 @@ SGD::SGD(std::vector<Tensor> params, double lr, double m, bool n, double wd)
     : SGD(std::vector<ParamGroup>{{std::move(params), lr, wd}}, m, n) {}
 
 void SGD::step() {
+  OpScope scope("SGD.step");  // one row of inspect/'s profiler
   NoGradGuard no_grad;
   ++steps_;
   for_each_param_with_grad([&](size_t g, size_t i, Tensor& p, const Tensor& grad, const ParamGroup& group) {
@@ -117,6 +121,7 @@ Adam::Adam(std::vector<Tensor> params, double lr, double b1, double b2, double e
     : Adam(std::vector<ParamGroup>{{std::move(params), lr, wd}}, b1, b2, e) {}
 
 void Adam::step() {
+  OpScope scope(decoupled_ ? "AdamW.step" : "Adam.step");  // one row of inspect/'s profiler
   NoGradGuard no_grad;
   ++steps_;
   for_each_param_with_grad([&](size_t g, size_t i, Tensor& p, const Tensor& grad, const ParamGroup& group) {
@@ -145,6 +150,9 @@ void Adam::step() {
         w[k] -= step_size * pm[k] / (std::sqrt(pv[k]) / sqrt_bc2 + static_cast<T>(eps));
       }
     });
+    // ~13 operations per element; parameter, gradient and both moments read, parameter and moments written
+    const double n = static_cast<double>(p.numel()), item = sizeof(float) * (p.dtype() == kFloat64 ? 2.0 : 1.0);
+    note_work(13 * n, 4 * n * item, 3 * n * item);
   });
 }
 
@@ -157,6 +165,7 @@ AdamW::AdamW(std::vector<Tensor> params, double lr, double b1, double b2, double
 // ---- gradient clipping ----
 double clip_grad_norm_(const std::vector<Tensor>& params, double max_norm) {
   EMBER_CHECK(max_norm > 0, "clip_grad_norm_", "max_norm must be > 0, got " << max_norm);
+  OpScope scope("clip_grad_norm_");
   NoGradGuard no_grad;
   double sq = 0;
   for (const Tensor& p : params) {

@@ -12,6 +12,7 @@
 #include "autograd/op_scope.h"
 #include "autograd/ops.h"
 #include "tensor/factory.h"
+#include "tensor/hooks.h"
 #include "tensor/fast_math.h"
 #include "tensor/kernels.h"
 #include "tensor/parallel.h"
@@ -48,6 +49,8 @@ struct CrossEntropyBackward final : Node {
         }
       });
     });
+    const double n = static_cast<double>(grad.numel()), item = static_cast<double>(dtype_size(grad.dtype()));
+    note_work(2 * n, n * item, n * item);  // (p - onehot) * g: probabilities read, gradient written
     return {kernel::reshape(grad, logits_shape)};
   }
 };
@@ -110,6 +113,9 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, Reduction redu
   }
   if (needs_grad({logits}))
     record(out, std::make_shared<CrossEntropyBackward>(probs, tc, logits.shape(), reduction, ignore_index, scale), {logits});
+  // ~5 operations per logit (max, subtract and exp, sum, scale); logits read, probabilities written
+  const double n = static_cast<double>(N * C), item = static_cast<double>(dtype_size(logits.dtype()));
+  note_work(5 * n, n * item, n * item);
   return out;
 }
 

@@ -10,6 +10,7 @@
 #include "autograd/op_scope.h"
 #include "autograd/ops.h"
 #include "tensor/factory.h"
+#include "tensor/hooks.h"
 #include "tensor/kernels.h"
 #include "tensor/parallel.h"
 
@@ -46,6 +47,9 @@ struct LayerNormBackward final : Node {
         }
       });
     });
+    // dx: ~8 operations per element (the two row means, then the formula); dw, db below count themselves
+    const double item = static_cast<double>(dtype_size(H.dtype())), n = static_cast<double>(H.numel());
+    note_work(8 * n, 3 * n * item, n * item);
     Tensor g2 = kernel::reshape(g, {N, D});
     Tensor dw = kernel::sum(kernel::binary(kernel::Binary::Mul, g2, kernel::reshape(H, {N, D})), {0}, false);
     Tensor db = kernel::sum(g2, {0}, false);
@@ -89,7 +93,11 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
       }
     });
   });
-  if (needs_grad({x, weight, bias})) record(out, std::make_shared<LayerNormBackward>(xhat, rstd, weight), {x, weight, bias});
+  // ~8 operations per element (mean, variance, normalize, scale, shift); x read, out and xhat written
+  const double item = static_cast<double>(dtype_size(x.dtype())), n = static_cast<double>(x.numel());
+  note_work(8 * n, n * item, 2 * n * item);
+  if (needs_grad({x, weight, bias}))
+    record(out, std::make_shared<LayerNormBackward>(xhat, rstd, weight), {x, weight, bias});
   return out;
 }
 

@@ -1,0 +1,68 @@
+/// @file
+/// The hooks through which inspect/ watches autograd work: ops and modules
+/// running forward, nodes being recorded, the backward pass node by node,
+/// and which tensors hold gradients, saved activations or optimizer state.
+///
+/// One pointer, autograd_observer(), null unless an instrument runs: every
+/// hook in the library is `if (auto* o = autograd_observer().load(...))
+/// o->...`, so watching costs nothing when nobody watches. The calls arrive
+/// on the thread that runs the ops (ember's own worker threads never call).
+#pragma once
+
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "tensor/tensor.h"
+
+namespace ember {
+
+/// What the memory a tensor's storage holds is for (inspect/'s timeline).
+/// Instruments: tensors an instrument itself keeps alive (the backward
+/// trace's copies of what each node sent to a leaf), not the program's.
+enum class MemoryKind { Parameters, Gradients, OptimizerState, SavedForBackward, Temporaries, Instruments };
+const char* memory_kind_name(MemoryKind k);
+
+struct AutogradObserver {
+  virtual ~AutogradObserver() = default;
+
+  // ---- forward ----
+  /// An op (OpScope, autograd/op_scope.h) starts / ends.
+  virtual void op_begin(const char* /*op*/, const std::vector<const Tensor*>& /*inputs*/) {}
+  virtual void op_end(const char* /*op*/) {}
+  /// A module's forward starts / ends (ModuleScope, nn/module.h); `path` is
+  /// its dotted name in the tree ("blocks.0.attn"), "" for the root.
+  virtual void module_begin(const std::string& /*path*/, const std::string& /*type*/) {}
+  virtual void module_end() {}
+  /// The current op just recorded `node` as out's grad_fn. The observer may
+  /// set node.label (e.g. "blocks.0.attn.softmax").
+  virtual void node_recorded(Node& /*node*/, const Tensor& /*out*/) {}
+
+  // ---- backward (autograd/engine.cpp) ----
+  virtual void backward_begin(const Tensor& /*root*/) {}
+  /// A node starts, with the gradient that arrived for its output.
+  virtual void node_begin(const Node& /*node*/, const Tensor& /*grad_out*/) {}
+  /// What the node sent along edge i (already summed to the input's shape).
+  virtual void node_sent(const Node& /*node*/, size_t /*edge*/, const Tensor& /*grad*/) {}
+  virtual void node_end(const Node& /*node*/) {}
+  /// The node threw (a version error, an anomaly); backward stops there.
+  virtual void node_failed(const Node& /*node*/, const std::string& /*error*/) {}
+  /// The total gradient of a leaf, just added into its .grad.
+  virtual void leaf_accumulated(const TensorImpl& /*leaf*/, const Tensor& /*total*/) {}
+  virtual void backward_end(bool /*ok*/) {}
+
+  // ---- what memory is for ----
+  /// t's storage holds `kind` (a saved tensor, a new .grad, optimizer state).
+  virtual void tag_memory(const Tensor& /*t*/, MemoryKind /*kind*/) {}
+};
+
+namespace detail {
+extern std::atomic<AutogradObserver*> autograd_observer_ptr;  // constant-initialized to null
+}
+/// The observer in effect, or null. Set and cleared by inspect's guards.
+inline std::atomic<AutogradObserver*>& autograd_observer() { return detail::autograd_observer_ptr; }
+
+/// The observer, loaded once: `if (auto* o = watching()) o->...`.
+inline AutogradObserver* watching() { return autograd_observer().load(std::memory_order_relaxed); }
+
+}  // namespace ember

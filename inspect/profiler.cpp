@@ -1,0 +1,311 @@
+#include "inspect/profiler.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "autograd/node.h"
+#include "tensor/io.h"
+#include "tensor/parallel.h"
+#include "tensor/storage.h"
+
+namespace ember::inspect {
+
+// ---- what this machine can do ----
+namespace {
+
+std::string cpu_model() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  std::string model = "unknown CPU";
+  while (std::getline(f, line))
+    if (line.rfind("model name", 0) == 0) {
+      model = line.substr(line.find(':') + 2);
+      break;
+    }
+  // The BLAS kernels in use decide the sgemm peak as much as the CPU does.
+  return model + ", OpenBLAS " + openblas_get_corename();
+}
+
+std::filesystem::path cache_file() {
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  const char* home = std::getenv("HOME");
+  if (xdg && *xdg) return std::filesystem::path(xdg) / "ember" / "peaks.txt";
+  if (home && *home) return std::filesystem::path(home) / ".cache" / "ember" / "peaks.txt";
+  return {};
+}
+
+template <typename F>
+double median_ms(int reps, const F& f) {
+  std::vector<double> t;
+  for (int r = 0; r < reps; ++r) {
+    const double t0 = now_ms();
+    f();
+    t.push_back(now_ms() - t0);
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+MachinePeaks measure() {
+  MachinePeaks p;
+  // sgemm: 1024^3, the kernel ember's matmul calls (2 n^3 operations).
+  const int n = 1024;
+  std::vector<float> a(static_cast<size_t>(n) * n, 1.0f), b(a), c(a);
+  auto gemm = [&] { cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1, a.data(), n, b.data(), n, 0, c.data(), n); };
+  gemm();  // warm up (threads, caches)
+  p.sgemm_gflops = 2.0 * n * n * n / (median_ms(5, gemm) * 1e6);
+  // bandwidth: copying 256 MiB with ember's threads (read + write counted)
+  const size_t bytes = size_t{256} << 20;
+  void* src = allocator::allocate(bytes);
+  void* dst = allocator::allocate(bytes);
+  std::memset(src, 1, bytes);
+  std::memset(dst, 0, bytes);
+  auto copy = [&] {
+    detail::parallel_for(static_cast<int64_t>(bytes), int64_t{1} << 20, [&](int64_t b0, int64_t b1) {
+      std::memcpy(static_cast<char*>(dst) + b0, static_cast<char*>(src) + b0, static_cast<size_t>(b1 - b0));
+    });
+  };
+  copy();
+  p.memory_gbps = 2.0 * static_cast<double>(bytes) / (median_ms(5, copy) * 1e6);
+  allocator::deallocate(src, bytes);
+  allocator::deallocate(dst, bytes);
+  return p;
+}
+
+}  // namespace
+
+MachinePeaks machine_peaks() {
+  static std::map<int, MachinePeaks> measured;  // by thread count, in this process
+  const int threads = get_num_threads();
+  if (auto it = measured.find(threads); it != measured.end()) return it->second;
+  const std::string cpu = cpu_model();
+  const std::filesystem::path file = cache_file();
+  std::ifstream in(file);
+  std::string line;
+  while (!file.empty() && std::getline(in, line)) {  // "cpu|threads|gflops|gbps"
+    std::vector<std::string> f;
+    std::stringstream ss(line);
+    for (std::string x; std::getline(ss, x, '|');) f.push_back(x);
+    if (f.size() == 4 && f[0] == cpu && f[1] == std::to_string(threads)) {
+      MachinePeaks p{std::atof(f[2].c_str()), std::atof(f[3].c_str()), cpu, threads, true};
+      if (p.sgemm_gflops > 0 && p.memory_gbps > 0) return measured[threads] = p;
+    }
+  }
+  MachinePeaks p = measure();
+  p.cpu = cpu;
+  p.threads = threads;
+  if (!file.empty()) {  // best effort: a read-only home only means measuring again next time
+    std::error_code ec;
+    std::filesystem::create_directories(file.parent_path(), ec);
+    std::ofstream out(file, std::ios::app);
+    out << cpu << "|" << threads << "|" << p.sgemm_gflops << "|" << p.memory_gbps << "\n";
+  }
+  return measured[threads] = p;
+}
+
+// ---- recording ----
+Profiler::Profiler() { start(); }
+Profiler::~Profiler() { stop(); }
+
+namespace {
+std::string shapes_of(const std::vector<const Tensor*>& inputs) {
+  std::string s;
+  for (const Tensor* t : inputs) {
+    if (!s.empty()) s += " x ";
+    s += shape_text(t->shape());
+  }
+  return s;
+}
+}  // namespace
+
+void Profiler::open(std::string name, std::string module, std::string shapes, bool backward) {
+  Event e;
+  e.name = std::move(name);
+  e.module = std::move(module);
+  e.shapes = std::move(shapes);
+  e.backward = backward;
+  e.depth = static_cast<int>(open_.size());
+  e.parent = open_.empty() ? -1 : static_cast<int>(open_.back());
+  events_.push_back(std::move(e));
+  open_.push_back(events_.size() - 1);
+  open_others_.push_back(Context::others_ms(this));
+  events_.back().start_ms = now_ms();
+}
+
+void Profiler::close() {
+  if (open_.empty()) return;
+  Event& e = events_[open_.back()];
+  open_.pop_back();
+  // Other instruments' bookkeeping during the event is not the op's time.
+  const double others = Context::others_ms(this) - open_others_.back();
+  open_others_.pop_back();
+  e.total_ms = std::max(0.0, now_ms() - e.start_ms - others);
+  if (open_.empty()) others_ms_ += others;
+  e.self_ms += e.total_ms;  // self_ms held minus the children's totals so far
+  if (!open_.empty()) {
+    Event& parent = events_[open_.back()];
+    parent.self_ms -= e.total_ms;
+    parent.flops += e.flops;
+    parent.bytes_read += e.bytes_read;
+    parent.bytes_written += e.bytes_written;
+  }
+}
+
+void Profiler::op_begin(const char* op, const std::vector<const Tensor*>& inputs) {
+  // An op run by a backward rule is part of that rule's row.
+  if (!open_.empty() && events_[open_.back()].backward) {
+    ++ops_in_rule_;
+    return;
+  }
+  open(op, Context::module(), shapes_of(inputs), false);
+}
+void Profiler::op_end(const char*) {
+  if (ops_in_rule_ > 0) {
+    --ops_in_rule_;
+    return;
+  }
+  close();
+}
+void Profiler::node_begin(const Node& node, const Tensor& grad_out) {
+  // "blocks.0.attn.softmax" -> module "blocks.0.attn"
+  const std::string& label = node.label;
+  const size_t dot = label.rfind('.');
+  open(node.name(), dot == std::string::npos ? "" : label.substr(0, dot), shape_text(grad_out.shape()), true);
+}
+void Profiler::node_end(const Node&) { close(); }
+void Profiler::node_failed(const Node&, const std::string&) { close(); }
+void Profiler::work(double flops, double bytes_read, double bytes_written) {
+  if (open_.empty()) return;  // work outside any op (nothing to charge it to)
+  Event& e = events_[open_.back()];
+  e.flops += flops;
+  e.bytes_read += bytes_read;
+  e.bytes_written += bytes_written;
+}
+
+// ---- reading ----
+double Profiler::span_ms() const {
+  if (events_.empty()) return 0;
+  double lo = events_.front().start_ms, hi = lo;
+  for (const Event& e : events_) hi = std::max(hi, e.start_ms + e.total_ms);
+  return hi - lo;
+}
+
+std::vector<Profiler::Row> Profiler::rows(By by) const {
+  std::map<std::pair<std::string, bool>, Row> grouped;
+  std::map<std::pair<std::string, bool>, std::map<std::string, int>> modules;
+  auto key_of = [by](const Event& e) { return by == By::Op ? e.name : (e.module.empty() ? "(top level)" : e.module); };
+  for (const Event& e : events_) {
+    const std::string key = key_of(e);
+    Row& r = grouped[{key, e.backward}];
+    r.key = key;
+    r.backward = e.backward;
+    ++r.calls;
+    r.self_ms += e.self_ms;
+    // An event inside another event of the same row is already in the outer one's total.
+    bool nested = false;
+    for (int p = e.parent; p >= 0 && !nested; p = events_[static_cast<size_t>(p)].parent)
+      nested = key_of(events_[static_cast<size_t>(p)]) == key && events_[static_cast<size_t>(p)].backward == e.backward;
+    if (!nested) {
+      r.total_ms += e.total_ms;
+      r.flops += e.flops;
+      r.bytes += e.bytes_read + e.bytes_written;
+    }
+    ++modules[{key, e.backward}][by == By::Op ? e.module : e.name];
+    if (r.shapes.empty()) r.shapes = e.shapes;
+  }
+  std::vector<Row> out;
+  for (auto& [k, r] : grouped) {
+    const auto& m = modules[k];
+    r.module = m.size() == 1 ? m.begin()->first : std::to_string(m.size()) + (by == By::Op ? " modules" : " ops");
+    out.push_back(r);
+  }
+  std::sort(out.begin(), out.end(), [](const Row& a, const Row& b) { return a.self_ms > b.self_ms; });
+  return out;
+}
+
+const char* Profiler::Row::pass() const {
+  const bool update = key == "clip_grad_norm_" || (key.size() > 5 && key.compare(key.size() - 5, 5, ".step") == 0);
+  return backward ? "bwd" : update ? "upd" : "fwd";
+}
+
+std::string Profiler::table(By by, size_t limit) const {
+  const MachinePeaks peak = machine_peaks();
+  const std::vector<Row> rs = rows(by);
+  const double span = span_ms() - others_ms_;  // the program's time: the other instruments' left out
+  std::ostringstream os;
+  char line[512];
+  std::snprintf(line, sizeof line, "%-24s %-5s %-22s %6s %9s %9s %6s %8s %6s %7s %6s\n", by == By::Op ? "op" : "module",
+                "pass", by == By::Op ? "module" : "ops", "calls", "total ms", "self ms", "self%", "GFLOP/s", "%peak",
+                "GB/s", "%bw");
+  os << line << std::string(117, '-') << "\n";
+  double self_sum = 0, flops_sum = 0;
+  for (size_t i = 0; i < rs.size(); ++i) {
+    const Row& r = rs[i];
+    self_sum += r.self_ms;
+    flops_sum += r.flops;
+    if (i >= limit) continue;
+    const double gflops = r.total_ms > 0 ? r.flops / (r.total_ms * 1e6) : 0;
+    const double gbps = r.total_ms > 0 ? r.bytes / (r.total_ms * 1e6) : 0;
+    auto cut = [](const std::string& s, size_t n) { return s.size() <= n ? s : s.substr(0, n - 2) + ".."; };
+    std::snprintf(line, sizeof line, "%-24s %-5s %-22s %6lld %9.3f %9.3f %5.1f%% %8.2f %5.1f%% %7.2f %5.1f%%\n",
+                  cut(r.key, 24).c_str(), by == By::Op ? r.pass() : (r.backward ? "bwd" : "fwd"), cut(r.module, 22).c_str(),
+                  static_cast<long long>(r.calls), r.total_ms, r.self_ms, span > 0 ? 100 * r.self_ms / span : 0, gflops,
+                  peak.sgemm_gflops > 0 ? 100 * gflops / peak.sgemm_gflops : 0, gbps,
+                  peak.memory_gbps > 0 ? 100 * gbps / peak.memory_gbps : 0);
+    os << line;
+  }
+  if (rs.size() > limit) os << "... " << rs.size() - limit << " more rows\n";
+  std::string others;
+  if (others_ms_ > 0) {
+    char o[96];
+    std::snprintf(o, sizeof o, ",\nand %.3f ms went to the other instruments watching (left out of every time above)", others_ms_);
+    others = o;
+  }
+  std::snprintf(line, sizeof line,
+                "%zu events in %.3f ms (self times add up to %.3f ms; the rest is the program between ops)%s\n"
+                "%.3f GFLOP in all. This machine (%s, %d threads%s):\n"
+                "sgemm %.1f GFLOP/s, memory %.1f GB/s (%%peak and %%bw are fractions of these);\n"
+                "%%bw compares with a large copy: tensors small enough to stay in cache can go above 100%%\n",
+                events_.size(), span, self_sum, others.c_str(), flops_sum / 1e9, peak.cpu.c_str(), peak.threads,
+                peak.from_cache ? ", measured before and cached" : "", peak.sgemm_gflops, peak.memory_gbps);
+  os << line;
+  return os.str();
+}
+
+void Profiler::write_chrome_trace(const std::string& path) const {
+  nlohmann::ordered_json trace;
+  trace["displayTimeUnit"] = "ms";
+  trace["traceEvents"] = nlohmann::ordered_json::array();
+  const double origin = events_.empty() ? 0 : events_.front().start_ms;
+  for (const Event& e : events_) {
+    trace["traceEvents"].push_back({{"name", e.name},
+                                    {"cat", e.backward ? "backward" : "forward"},
+                                    {"ph", "X"},
+                                    {"ts", (e.start_ms - origin) * 1000.0},  // microseconds
+                                    {"dur", e.total_ms * 1000.0},
+                                    {"pid", 1},
+                                    {"tid", e.backward ? 2 : 1},
+                                    {"args",
+                                     {{"module", e.module},
+                                      {"inputs", e.shapes},
+                                      {"flops", e.flops},
+                                      {"bytes", e.bytes_read + e.bytes_written},
+                                      {"self_ms", e.self_ms}}}});
+  }
+  trace["traceEvents"].push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 1}, {"tid", 1}, {"args", {{"name", "forward"}}}});
+  trace["traceEvents"].push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 1}, {"tid", 2}, {"args", {{"name", "backward"}}}});
+  const std::string text = trace.dump(1);
+  write_file_atomically(path, {text}, "write_chrome_trace");
+}
+
+}  // namespace ember::inspect

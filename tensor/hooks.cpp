@@ -1,0 +1,7 @@
+#include "tensor/hooks.h"
+
+namespace ember {
+
+std::atomic<TensorObserver*> detail::tensor_observer_ptr{nullptr};
+
+}  // namespace ember
