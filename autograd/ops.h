@@ -107,6 +107,8 @@ std::pair<Tensor, Tensor> max(const Tensor& x, int64_t d, bool keepdim = false);
 std::pair<Tensor, Tensor> min(const Tensor& x, int64_t d, bool keepdim = false);
 Tensor argmax(const Tensor& x);  // index into the flattened tensor
 Tensor argmax(const Tensor& x, int64_t d, bool keepdim = false);
+/// Along dim d. A row of only -inf (a fully masked attention row) gives 0
+/// everywhere (log_softmax: -inf), never NaN; a NaN in a row makes the row NaN.
 Tensor softmax(const Tensor& x, int64_t d);
 Tensor log_softmax(const Tensor& x, int64_t d);
 

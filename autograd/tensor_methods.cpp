@@ -48,12 +48,7 @@ void check_inplace(const Tensor& t, const char* op) {
                        << shape_str(t.shape()) << " that is part of the graph (grad_fn=" << t.grad_fn()->name()
                        << "); ember does not rewrite graphs in place: use the out-of-place op");
   }
-  for (int64_t d = 0; d < t.dim(); ++d) {
-    EMBER_CHECK(!(t.stride()[d] == 0 && t.shape()[d] > 1), op,
-                "the tensor of shape " << shape_str(t.shape()) << " and strides " << shape_str(t.stride())
-                                       << " has several elements in one memory location (an expand view); "
-                                          "clone() it before writing");
-  }
+  kernel::check_no_internal_overlap(t, op);
 }
 }  // namespace
 
@@ -69,6 +64,8 @@ Tensor& Tensor::zero_() {
 }
 Tensor& Tensor::copy_(const Tensor& src) {
   check_inplace(*this, "copy_");
+  EMBER_CHECK(src.defined(), "copy_", "the source tensor is undefined");
+  kernel::check_no_overlap(*this, src, "copy_", "source", /*allow_same=*/true);
   kernel::copy_(*this, src, "copy_");
   return *this;
 }

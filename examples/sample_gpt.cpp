@@ -9,6 +9,7 @@
 // Prints the prompt followed by the continuation. The same seed gives the
 // same text.
 #include <CLI/CLI.hpp>
+#include <cmath>
 #include <cstdlib>
 #include <iostream>
 
@@ -28,14 +29,15 @@ int main(int argc, char** argv) {
   app.add_option("--model", model_dir, "directory that train_gpt wrote (holds model.safetensors)");
   app.add_option("--prompt", prompt, "text to continue; every character must be in the model's vocabulary");
   app.add_option("--chars", chars, "characters to generate")->check(CLI::NonNegativeNumber);
-  app.add_option("--temperature", temperature, "softmax temperature (< 1: more conservative)")
+  app.add_option("--temperature", temperature, "softmax temperature (< 1: more conservative; 0: greedy)")
       ->check(CLI::Validator(
           [](std::string& v) {
             char* end = nullptr;
             double t = std::strtod(v.c_str(), &end);
-            return *end == '\0' && t > 0 ? std::string() : "the temperature must be a number > 0, got " + v;
+            return *end == '\0' && std::isfinite(t) && t >= 0 ? std::string()
+                                                             : "the temperature must be a finite number >= 0, got " + v;
           },
-          "> 0"));
+          ">= 0"));
   app.add_option("--top-k", top_k, "sample among the k most likely characters only (0: all)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--seed", seed, "seed of the sampling");

@@ -6,8 +6,10 @@
 //   ./build/examples/train_gpt --resume out/gpt --more-steps 500   # train a finished run further
 //
 // Writes to --out (default out/gpt; with --resume, the resumed directory):
-// model.safetensors + train_state.safetensors (every --save-every steps, at
-// the end and on Ctrl-C), loss.csv and loss.png. The same --seed and
+// a checkpoint (every --save-every steps, at the end and on Ctrl-C) as
+// checkpoints/step-N/{model,train_state}.safetensors, complete even if the
+// program is killed while saving, with latest -> checkpoints/step-N and
+// model.safetensors -> latest/model.safetensors; then loss.csv and loss.png. The same --seed and
 // --threads reproduce the same loss curve bit for bit.
 #include <unistd.h>
 
@@ -153,7 +155,7 @@ int train_main(Flags& f, const CLI::App& app, const std::string& program_name) {
   f.cfg.tie_weights = !f.no_tie;
   EMBER_CHECK(f.more_steps == 0 || !f.resume.empty(), "train_gpt", "--more-steps extends a saved run: use it with --resume DIR");
   if (!f.resume.empty()) {
-    const std::string path = f.resume + "/model.safetensors";
+    const std::string path = train::latest_checkpoint(f.resume).model;
     train::SafetensorsContents model_file = train::read_safetensors(path);
     train::GPTInfo ck = train::gpt_info(model_file.metadata, path);
     if (auto d = model_file.metadata.find("ember.data"); d != model_file.metadata.end() && !app.count("--data"))
@@ -192,12 +194,25 @@ int train_main(Flags& f, const CLI::App& app, const std::string& program_name) {
   const double tokens_per_step = static_cast<double>(f.opt.batch * f.cfg.context_length);
   const int64_t first_step = trainer.steps_done();
   auto t0 = std::chrono::steady_clock::now();
-  auto sample = [&](int64_t chars) { return tok.decode(model.generate(tok.encode("\n"), chars, 0.8, 0, f.cfg.seed)); };
+  // Samples start from a newline, or from the first character of a vocabulary without one.
+  const std::vector<int64_t> prompt = tok.vocab().find('\n') != std::string::npos ? tok.encode("\n")
+                                                                                  : std::vector<int64_t>{0};
+  auto sample = [&](int64_t chars) { return tok.decode(model.generate(prompt, chars, 0.8, 0, f.cfg.seed)); };
   while (!trainer.done() && !interrupted) {
     const bool profiling = trainer.steps_done() + 1 == f.profile_step;
     std::optional<inspect::Profiler> profiler;
     if (profiling) profiler.emplace();
     train::StepLog s = trainer.step();
+    if (!std::isfinite(s.loss)) {
+      // Diverged: stop before a save replaces the last good checkpoint.
+      if (tty) std::cout << "\n";
+      write_csv(f.out + "/loss.csv", trainer.history());
+      write_loss_plot(f.out + "/loss.png", trainer.history(), tok.vocab_size(), f.loss_plot == "log");
+      std::cerr << program_name << ": the loss became " << s.loss << " at step " << s.step
+                << ": training diverged (try a smaller --lr than " << f.opt.lr << "); stopped without saving, "
+                << "so the last checkpoint in " << f.out << " is the last good one" << std::endl;
+      return 1;
+    }
     if (profiling) {
       profiler->stop_watching();
       const std::string json = f.out + "/profile_step_" + std::to_string(s.step) + ".json";

@@ -13,6 +13,7 @@
 # Regenerate the seeds with build-fuzz/fuzz/fuzz_make_corpus fuzz/corpus.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+bash scripts/deps.sh  # clang, its sanitizer runtimes and libomp are among them
 
 seconds=${FUZZ_SECONDS:-60}
 build=build-fuzz

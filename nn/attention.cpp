@@ -117,7 +117,11 @@ TransformerBlock::TransformerBlock(int64_t dim, int64_t heads, const Transformer
   ln2 = register_module("ln2", std::make_shared<LayerNorm>(dim, LayerNormOptions{.dtype = o.dtype}));
   fc1 = register_module("fc1", std::make_shared<Linear>(dim, hidden, LinearOptions{.dtype = o.dtype, .generator = &gen}));
   fc2 = register_module("fc2", std::make_shared<Linear>(hidden, dim, LinearOptions{.dtype = o.dtype, .generator = &gen}));
-  drop = register_module("drop", std::make_shared<Dropout>(o.dropout, DropoutOptions{.seed = gen.next_u64()}));
+  const uint64_t drop_seed = [&] {
+    GeneratorLock lock(gen);  // gen may be the shared default generator
+    return gen.next_u64();
+  }();
+  drop = register_module("drop", std::make_shared<Dropout>(o.dropout, DropoutOptions{.seed = drop_seed}));
 }
 
 Tensor TransformerBlock::forward(const Tensor& x) {

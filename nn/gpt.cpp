@@ -10,6 +10,7 @@
 #include "tensor/factory.h"
 #include "tensor/kernels.h"
 #include "tensor/parse.h"
+#include "tensor/storage.h"
 
 namespace ember::nn {
 
@@ -51,13 +52,54 @@ GPTConfig GPTConfig::from_string(const std::string& s) {
       EMBER_FAIL("GPTConfig", "unknown key \"" << k << "\"");
     }
   }
+  c.validate();
   return c;
 }
 
+int64_t GPTConfig::parameter_count() const {
+  auto fail = [&] {
+    EMBER_FAIL("GPTConfig", "vocab_size " << vocab_size << ", context_length " << context_length << ", dim " << dim
+                                          << ", layers " << layers << " make more parameters than int64 can count");
+  };
+  auto add = [&](int64_t a, int64_t b) {
+    int64_t r = 0;
+    if (__builtin_add_overflow(a, b, &r)) fail();
+    return r;
+  };
+  auto mul = [&](int64_t a, int64_t b) {
+    int64_t r = 0;
+    if (__builtin_mul_overflow(a, b, &r)) fail();
+    return r;
+  };
+  const int64_t D = dim;
+  // per block: 2 LayerNorms (2D each), 4 attention Linears (D^2 + D), fc1 (4D^2 + 4D), fc2 (4D^2 + D)
+  const int64_t block = add(mul(12, mul(D, D)), mul(13, D));
+  int64_t p = mul(vocab_size, D);                                  // token table
+  if (positional == Positional::Learned) p = add(p, mul(context_length, D));
+  p = add(p, mul(layers, block));
+  p = add(p, mul(2, D));                                           // ln_f
+  if (!tie_weights) p = add(p, mul(vocab_size, D));                // the head's own (V, D)
+  return p;
+}
+
+void GPTConfig::validate() const {
+  EMBER_CHECK(vocab_size > 0, "GPTConfig", "vocab_size must be positive, got " << vocab_size);
+  EMBER_CHECK(context_length > 0, "GPTConfig", "context_length must be positive, got " << context_length);
+  EMBER_CHECK(dim > 0, "GPTConfig", "dim must be positive, got " << dim);
+  EMBER_CHECK(heads > 0 && dim % heads == 0, "GPTConfig", "heads " << heads << " must be positive and divide dim " << dim);
+  EMBER_CHECK(layers >= 0, "GPTConfig", "layers must be >= 0, got " << layers);
+  EMBER_CHECK(dropout >= 0 && dropout < 1, "GPTConfig", "dropout must be in [0, 1), got " << dropout);
+  const int64_t p = parameter_count();
+  const int64_t bytes = checked_mul(p, static_cast<int64_t>(dtype_size(dtype)), "GPTConfig", "the parameters' bytes");
+  const int64_t have = allocator::physical_memory_bytes();
+  EMBER_CHECK(bytes <= have, "GPTConfig",
+              "vocab_size " << vocab_size << ", context_length " << context_length << ", dim " << dim << ", layers "
+                            << layers << " make " << p << " parameters (" << static_cast<double>(bytes) / 1e9
+                            << " GB), more than this machine's " << static_cast<double>(have) / 1e9 << " GB of memory");
+}
+
 GPT::GPT(const GPTConfig& c) : config_(c) {
-  EMBER_CHECK(c.vocab_size > 0 && c.context_length > 0 && c.layers >= 0, "GPT",
-              "vocab_size " << c.vocab_size << ", context_length " << c.context_length << " and layers " << c.layers
-                            << " must be positive");
+  c.validate();
   Generator gen(c.seed);  // every weight of the model comes from this one stream, in this order
   const InitOptions init{.dtype = c.dtype, .generator = &gen};
   auto token = std::make_shared<Embedding>(c.vocab_size, c.dim, EmbeddingOptions{.dtype = c.dtype, .generator = &gen});
@@ -107,7 +149,9 @@ Tensor GPT::loss(const Tensor& ids, const Tensor& targets) { return cross_entrop
 std::vector<int64_t> GPT::generate(const std::vector<int64_t>& prompt, int64_t max_new_tokens, double temperature,
                                    int64_t top_k, uint64_t seed) {
   EMBER_CHECK(!prompt.empty(), "generate", "the prompt must contain at least one token");
-  EMBER_CHECK(temperature > 0, "generate", "temperature must be > 0, got " << temperature);
+  EMBER_CHECK(std::isfinite(temperature) && temperature >= 0, "generate",
+              "temperature must be finite and >= 0 (0: always the most likely token), got " << temperature);
+  EMBER_CHECK(top_k >= 0, "generate", "top_k must be >= 0 (0: no limit), got " << top_k);
   EMBER_CHECK(max_new_tokens >= 0, "generate", "max_new_tokens must be >= 0, got " << max_new_tokens);
   for (size_t i = 0; i < prompt.size(); ++i)
     EMBER_CHECK(prompt[i] >= 0 && prompt[i] < config_.vocab_size, "generate",
@@ -124,7 +168,18 @@ std::vector<int64_t> GPT::generate(const std::vector<int64_t>& prompt, int64_t m
     Tensor ids = tensor(window, {1, static_cast<int64_t>(window.size())});
     Tensor logits = forward(ids).select(1, -1).select(0, 0);  // (V) for the last position
     std::vector<double> l = logits.to_vector<double>();
-    for (double& v : l) v /= temperature;
+    for (double v : l)
+      EMBER_CHECK(!std::isnan(v) && v != INFINITY, "generate",
+                  "the model produced a logit of " << v << " at step " << n << ": its weights are not finite");
+    const size_t best = static_cast<size_t>(std::max_element(l.begin(), l.end()) - l.begin());
+    if (temperature == 0) {  // greedy: the most likely token (the first on ties)
+      out.push_back(static_cast<int64_t>(best));
+      continue;
+    }
+    // Subtract the max before scaling: (v - max) / T <= 0 for any T > 0, so
+    // no inf - inf even for a temperature of 1e-320 (which is then greedy).
+    const double mx = l[best];
+    for (double& v : l) v = (v - mx) / temperature;
     if (top_k > 0 && top_k < static_cast<int64_t>(l.size())) {
       std::vector<double> sorted = l;
       std::nth_element(sorted.begin(), sorted.begin() + (top_k - 1), sorted.end(), std::greater<>());
@@ -132,8 +187,8 @@ std::vector<int64_t> GPT::generate(const std::vector<int64_t>& prompt, int64_t m
       for (double& v : l)
         if (v < kth) v = -INFINITY;
     }
-    double mx = *std::max_element(l.begin(), l.end()), s = 0;
-    for (double& v : l) s += (v = std::exp(v - mx));
+    double s = 0;
+    for (double& v : l) s += (v = std::exp(v));  // the max contributes exp(0) = 1: s >= 1
     // inverse-CDF sampling with one uniform draw
     double u = gen.next_double() * s, acc = 0;
     int64_t pick = static_cast<int64_t>(l.size()) - 1;

@@ -33,7 +33,15 @@ struct GPTConfig {
 
   /// "vocab_size=65 context_length=64 ..." and back (stored in checkpoints).
   std::string to_string() const;
+  /// Parses and validate()s.
   static GPTConfig from_string(const std::string& s);
+  /// The number of parameters this configuration has (exact; error naming
+  /// the sizes if it does not fit int64).
+  int64_t parameter_count() const;
+  /// Every size positive (layers >= 0), heads divides dim, dropout in [0, 1),
+  /// and the parameters fit in this machine's memory: an error naming the
+  /// value otherwise, before anything is allocated.
+  void validate() const;
 };
 
 class GPT : public Module {
@@ -45,7 +53,8 @@ class GPT : public Module {
   Tensor loss(const Tensor& ids, const Tensor& targets);
   /// Appends max_new_tokens sampled tokens to `prompt` (ids in [0, V)), each
   /// conditioned on at most the last context_length tokens. temperature > 0
-  /// scales the logits; top_k > 0 keeps only the k most likely tokens.
+  /// scales the logits (temperature 0: always the most likely token, the
+  /// first on ties); top_k > 0 keeps only the k most likely tokens.
   /// Deterministic for a given seed. Runs in eval mode without a graph.
   std::vector<int64_t> generate(const std::vector<int64_t>& prompt, int64_t max_new_tokens, double temperature = 1.0,
                                 int64_t top_k = 0, uint64_t seed = 0);

@@ -65,6 +65,7 @@ Tensor dropout(const Tensor& x, double p, Generator& gen) {
   // A fresh mask of 0 / (1/(1-p)) values, drawn in row-major order.
   Tensor mask = empty(x.shape(), x.dtype());
   const double keep_scale = 1.0 / (1.0 - p);
+  GeneratorLock lock(gen);
   EMBER_DISPATCH_FLOAT(x.dtype(), "dropout", [&]<typename T>() {
     T* m = mask.data_ptr<T>();
     for (int64_t i = 0; i < mask.numel(); ++i) m[i] = gen.next_double() < p ? T(0) : static_cast<T>(keep_scale);
@@ -73,7 +74,10 @@ Tensor dropout(const Tensor& x, double p, Generator& gen) {
 }
 
 Dropout::Dropout(double p_, const DropoutOptions& o)
-    : p(p_), gen_(o.seed ? *o.seed : default_generator().next_u64()) {
+    : p(p_), gen_(o.seed ? *o.seed : [] {
+        GeneratorLock lock(default_generator());
+        return default_generator().next_u64();
+      }()) {
   EMBER_CHECK(p >= 0 && p < 1, "Dropout", "p must be in [0, 1), got " << p);
 }
 Tensor Dropout::forward(const Tensor& x) {

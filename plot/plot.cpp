@@ -101,7 +101,10 @@ struct Range {
   double lo, hi;
 };
 double to_axis(double v, bool log) { return log ? std::log10(v) : v; }
-bool shown(double v, bool log) { return std::isfinite(v) && (!log || v > 0); }
+// Beyond +-1e300 the plot's own arithmetic (ranges, ticks) would overflow:
+// such points are left out and counted, like NaN and Inf.
+constexpr double kLargestDrawable = 1e300;
+bool shown(double v, bool log) { return std::isfinite(v) && std::abs(v) <= kLargestDrawable && (!log || v > 0); }
 
 Range axis_range(const Axis& axis, const std::vector<const std::vector<double>*>& data, bool start_at_zero,
                  const std::string& title) {

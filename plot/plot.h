@@ -12,8 +12,9 @@
 /// text): it is a C library with all of those built in, and it draws into a
 /// buffer we control, so a failed write never leaves half a file behind.
 ///
-/// Robust to the data it is given: NaN and Inf points (and values <= 0 on a
-/// log axis) are left out and counted in the returned Report, a constant
+/// Robust to the data it is given: NaN and Inf points, values beyond +-1e300
+/// (and values <= 0 on a log axis) are left out and counted in the returned
+/// Report, a constant
 /// series gets a small range around its value, and a series of huge values
 /// gets ticks in scientific notation. Errors (an empty figure, an unwritable
 /// path) throw ember::Error naming the figure's title and the path.
@@ -102,7 +103,7 @@ struct BarChart {
 
 /// What a figure could not show.
 struct Report {
-  int64_t skipped = 0;              // points left out: NaN, Inf, or <= 0 on a log axis
+  int64_t skipped = 0;              // points left out: NaN, Inf, beyond +-1e300, or <= 0 on a log axis
 };
 
 /// Each draws the figure and writes it to path as a PNG, atomically (a

@@ -74,7 +74,7 @@ Tensor cat(const std::vector<Tensor>& xs, int64_t d) {
     EMBER_CHECK(ok, "cat",
                 "tensor " << i << " has shape " << shape_str(x.shape()) << " but tensor 0 has shape "
                           << shape_str(ref.shape()) << "; all dims except dim " << d << " must match");
-    shape[d] += x.shape()[d];
+    shape[d] = checked_add(shape[d], x.shape()[d], "cat", "the size of the joined dim");
   }
   Tensor out = empty(shape, ref.dtype());
   int64_t at = 0;

@@ -54,7 +54,8 @@ Tensor unary_float(Unary op, const Tensor& x) {
     case Unary::Cos: return map1<T, T>(x, [](T v) EMBER_INLINE { return std::cos(v); });
     case Unary::Tanh: return map1<T, T>(x, [](T v) EMBER_INLINE { return std::tanh(v); });
     case Unary::Sigmoid: return map1<T, T>(x, [](T v) EMBER_INLINE { return sigmoid(v); });
-    case Unary::Relu: return map1<T, T>(x, [](T v) EMBER_INLINE { return v > 0 ? v : static_cast<T>(0); });
+    // written so that NaN comes through (NaN < 0 is false), as in PyTorch
+    case Unary::Relu: return map1<T, T>(x, [](T v) EMBER_INLINE { return v < 0 ? static_cast<T>(0) : v; });
     case Unary::Gelu: return map1<T, T>(x, [](T v) EMBER_INLINE { return gelu_exact(v); });
     case Unary::GeluTanh: return map1<T, T>(x, [](T v) EMBER_INLINE { return gelu_tanh(v); });
     default: break;
@@ -205,8 +206,19 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
 Tensor clamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi) {
   EMBER_CHECK(!(lo && hi && *lo > *hi), "clamp", "min " << *lo << " is greater than max " << *hi);
   return EMBER_DISPATCH_NUMERIC(x.dtype(), "clamp", [&]<typename T>() {
-    const T l = lo ? static_cast<T>(*lo) : std::numeric_limits<T>::lowest();
-    const T h = hi ? static_cast<T>(*hi) : std::numeric_limits<T>::max();
+    // A bound outside T's range is that end of the range (a plain cast of
+    // 1e30 to int64 would be undefined); an integer tensor cannot take NaN.
+    auto bound = [&](std::optional<double> b, T none) -> T {
+      if (!b) return none;
+      if constexpr (std::is_integral_v<T>) {
+        EMBER_CHECK(!std::isnan(*b), "clamp", "a NaN bound for an integer tensor of shape " << shape_str(x.shape()));
+        if (*b <= static_cast<double>(std::numeric_limits<T>::lowest())) return std::numeric_limits<T>::lowest();
+        if (*b >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+      }
+      return static_cast<T>(*b);
+    };
+    const T l = bound(lo, std::numeric_limits<T>::lowest());
+    const T h = bound(hi, std::numeric_limits<T>::max());
     return map1<T, T>(x, [l, h](T v) { return v < l ? l : (v > h ? h : v); });
   });
 }

@@ -72,10 +72,19 @@ Tensor full_like(const Tensor& t, double value) { return full(t.shape(), value, 
 
 Tensor arange(double end, DType dtype) { return arange(0, end, 1, dtype); }
 Tensor arange(double start, double end, double step, DType dtype) {
-  EMBER_CHECK(step != 0, "arange", "step must be non-zero");
+  EMBER_CHECK(std::isfinite(step) && step != 0, "arange", "step must be finite and non-zero, got " << step);
   EMBER_CHECK(std::isfinite(start) && std::isfinite(end), "arange", "start " << start << " and end " << end << " must be finite");
-  double count = std::ceil((end - start) / step);
-  int64_t n = count > 0 ? static_cast<int64_t>(count) : 0;
+  // a step pointing away from end gives no elements (NumPy's rule)
+  const double count = std::max(0.0, std::ceil((end - start) / step));
+  // the length must fit int64 before the cast (beyond it the cast is undefined)
+  EMBER_CHECK(count < 9.0e18, "arange",
+              "from " << start << " to " << end << " in steps of " << step << " is " << count << " elements: too many");
+  if (dtype == kInt64 && count > 0) {
+    const double last = start + (count - 1) * step;
+    EMBER_CHECK(std::abs(start) < 9.2e18 && std::abs(last) < 9.2e18, "arange",
+                "values from " << start << " to " << last << " do not fit int64");
+  }
+  const int64_t n = static_cast<int64_t>(count);
   Tensor t = empty({n}, dtype, "arange");
   EMBER_DISPATCH_NUMERIC(dtype, "arange", [&]<typename T>() {
     T* p = t.data_ptr<T>();
@@ -103,6 +112,7 @@ Tensor eye(int64_t n, int64_t m, DType dtype) {
 void uniform_(const Tensor& t, double lo, double hi, Generator& gen) {
   EMBER_CHECK(lo <= hi, "uniform_", "lo " << lo << " must be <= hi " << hi);
   Tensor c = kernel::contiguous(t);
+  GeneratorLock lock(gen);
   EMBER_DISPATCH_FLOAT(t.dtype(), "uniform_", [&]<typename T>() {
     T* p = c.data_ptr<T>();
     for (int64_t i = 0; i < c.numel(); ++i) {
@@ -117,6 +127,7 @@ void uniform_(const Tensor& t, double lo, double hi, Generator& gen) {
 void normal_(const Tensor& t, double mean, double std, Generator& gen) {
   EMBER_CHECK(std >= 0, "normal_", "std must be >= 0, got " << std);
   Tensor c = kernel::contiguous(t);
+  GeneratorLock lock(gen);
   EMBER_DISPATCH_FLOAT(t.dtype(), "normal_", [&]<typename T>() {
     T* p = c.data_ptr<T>();
     const int64_t n = c.numel();
@@ -150,6 +161,7 @@ Tensor randint(int64_t low, int64_t high, const Shape& shape, Generator& gen) {
   Tensor t = empty(shape, kInt64, "randint");
   int64_t* p = t.data_ptr<int64_t>();
   uint64_t range = static_cast<uint64_t>(high) - static_cast<uint64_t>(low);
+  GeneratorLock lock(gen);
   for (int64_t i = 0; i < t.numel(); ++i) p[i] = static_cast<int64_t>(static_cast<uint64_t>(low) + gen.next_below(range));
   return t;
 }

@@ -69,6 +69,9 @@ void index_add_(const Tensor& x, int64_t d, const Tensor& ids, const Tensor& src
               "source has shape " << shape_str(src.shape()) << " but expected " << shape_str(expect)
                                   << " for destination " << shape_str(x.shape()) << " and " << ids.numel() << " ids");
   check_ids(ids, x.shape()[d], "index_add_", "id");
+  check_no_internal_overlap(x, "index_add_");
+  check_no_overlap(x, src, "index_add_", "source", /*allow_same=*/false);
+  check_no_overlap(x, ids, "index_add_", "ids", /*allow_same=*/false);
   Tensor sc = contiguous(s);
   Tensor idc = contiguous(ids);
   const int64_t* id = idc.data_ptr<int64_t>();
@@ -176,7 +179,8 @@ Tensor one_hot(const Tensor& ids, int64_t num_classes) {
   check_ids(ids, num_classes, "one_hot", "id");
   Shape shape = ids.shape();
   shape.push_back(num_classes);
-  Tensor out = zeros(shape, kInt64);
+  Tensor out = empty(shape, kInt64, "one_hot");  // checks that the shape and its bytes fit
+  fill_(out, 0.0);
   int64_t* o = out.data_ptr<int64_t>();
   for (size_t i = 0; i < v.size(); ++i) o[static_cast<int64_t>(i) * num_classes + v[i]] = 1;
   return out;

@@ -18,10 +18,42 @@ namespace ember {
 /// ember::Error names op, the path and the reason.
 void write_file_atomically(const std::string& path, const std::vector<std::string_view>& pieces, const char* op);
 
+/// Opens path for reading only if it is a regular file (a directory, FIFO,
+/// device or socket is an ember::Error naming op and the path; opening never
+/// blocks), at most max_bytes long. Returns the descriptor and the size.
+struct RegularFile {
+  int fd = -1;
+  int64_t size = 0;
+  RegularFile() = default;
+  RegularFile(const RegularFile&) = delete;
+  RegularFile& operator=(const RegularFile&) = delete;
+  ~RegularFile();
+};
+void open_regular_file(const std::string& path, const char* op, int64_t max_bytes, RegularFile& out);
+/// Reads exactly n bytes at the file's current position into out (appended).
+void read_exactly(RegularFile& f, int64_t n, std::string& out, const std::string& path, const char* op);
+
+/// Makes `link` a symbolic link to `target` (a path relative to link's
+/// directory), replacing whatever was there in one atomic rename: a reader
+/// sees the old link or the new one, never none.
+void replace_symlink_atomically(const std::string& target, const std::string& link, const char* op);
+
+/// Flushes a directory's entries (a rename or a new file in it) to disk.
+void fsync_directory(const std::string& dir);
+
 namespace testing {
 /// Makes the next write_file_atomically fail after `bytes` bytes (-1: never),
 /// to test that a failed save leaves the previous file intact.
 void fail_next_write_after(int64_t bytes);
+/// Counts the file-system steps of saving (each write, fsync, rename,
+/// symlink, directory made or removed) and kills the process with SIGKILL
+/// just before step number `step` (counting from 0; -1: never), to test that
+/// a crash at any instant of a save leaves something to resume from.
+void kill_at_fs_step(int64_t step);
+/// The steps counted so far.
+int64_t fs_steps();
+/// Called before each such step (by io.cpp and train/checkpoint.cpp).
+void fs_step();
 }  // namespace testing
 
 }  // namespace ember

@@ -22,7 +22,20 @@ void copy_(const Tensor& dst, const Tensor& src, const char* op = "copy_");  // 
 void fill_(const Tensor& dst, double value);
 
 // ---- views: new TensorImpl, same storage (tensor/views.cpp) ----
-Tensor as_strided(const Tensor& x, const Shape& shape, const Shape& strides, int64_t offset);
+/// In-place writes must not depend on the order of the writes. Refuses
+/// (ember::Error naming op) a destination whose elements are not all at
+/// distinct memory locations (an expand view, an overlapping as_strided).
+void check_no_internal_overlap(const Tensor& dst, const char* op);
+/// Refuses a source (`what`: "source", "ids") that shares memory with the
+/// destination; with allow_same, a source that is exactly the destination's
+/// elements (same offset, shape and strides) is fine, as for copy_.
+void check_no_overlap(const Tensor& dst, const Tensor& src, const char* op, const char* what, bool allow_same);
+
+/// A view of x's storage. Every view is made here, and checked here: the
+/// element count fits int64, strides are not negative, and every element
+/// the view can address lies inside the storage (else an error naming op).
+Tensor as_strided(const Tensor& x, const Shape& shape, const Shape& strides, int64_t offset,
+                  const char* op = "as_strided");
 Tensor view(const Tensor& x, const Shape& shape);     // error if strides do not allow it
 Tensor reshape(const Tensor& x, const Shape& shape);  // view if possible, else a copy
 Tensor transpose(const Tensor& x, int64_t d0, int64_t d1);

@@ -12,8 +12,14 @@
 
 namespace ember {
 
-/// Sets the threads used by ember's kernels and by OpenBLAS.
+/// Sets the threads used by ember's kernels and by OpenBLAS. Safe to call
+/// while other threads run ops: each op reads the count once when it starts
+/// (the new count applies to ops that start after the call). OpenBLAS reads
+/// its own count inside a running gemm, so for exact reproducibility set the
+/// count before starting threads that compute.
 void set_num_threads(int n);
+/// The most set_num_threads accepts (OpenMP aborts when it cannot create a thread).
+inline constexpr int kMaxThreads = 1024;
 int get_num_threads();
 
 namespace detail {

@@ -1,5 +1,7 @@
 #include "tensor/random.h"
 
+#include <mutex>
+
 #include <cmath>
 #include <numbers>
 
@@ -51,11 +53,31 @@ void Generator::next_normal_pair(double& z0, double& z1) {
   z1 = r * std::sin(theta);
 }
 
+namespace {
+std::mutex& default_generator_mutex() {
+  static std::mutex m;
+  return m;
+}
+}  // namespace
+
 Generator& default_generator() {
   static Generator g(0);
   return g;
 }
 
-void manual_seed(uint64_t seed) { default_generator().manual_seed(seed); }
+void manual_seed(uint64_t seed) {
+  GeneratorLock lock(default_generator());
+  default_generator().manual_seed(seed);
+}
+
+GeneratorLock::GeneratorLock(const Generator& gen) {
+  if (&gen == &default_generator()) {
+    default_generator_mutex().lock();
+    locked_ = true;
+  }
+}
+GeneratorLock::~GeneratorLock() {
+  if (locked_) default_generator_mutex().unlock();
+}
 
 }  // namespace ember

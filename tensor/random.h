@@ -40,9 +40,30 @@ class Generator {
   uint64_t state_ = 0, inc_ = 1;
 };
 
-/// The generator used when none is passed.
+/// The generator used when none is passed (rand(), randn(), module
+/// initialization without a generator, Dropout without a seed). It is shared
+/// by every thread: ember's functions hold its lock (GeneratorLock) while
+/// they draw from it, so each call takes one unbroken run of its numbers.
+/// Determinism: from one thread, the same seed gives the same numbers; from
+/// several, the order in which calls take the lock decides who gets which
+/// run. For reproducible multi-threaded work give each thread a Generator.
 Generator& default_generator();
-/// Re-seeds the default generator.
+/// Re-seeds the default generator (under its lock).
 void manual_seed(uint64_t seed);
+
+/// Holds the default generator's lock while drawing from `gen`, if gen is
+/// the default generator (otherwise it does nothing: a Generator of your own
+/// is yours alone). Code that calls default_generator().next_*() directly
+/// from several threads should hold one too.
+class GeneratorLock {
+ public:
+  explicit GeneratorLock(const Generator& gen);
+  ~GeneratorLock();
+  GeneratorLock(const GeneratorLock&) = delete;
+  GeneratorLock& operator=(const GeneratorLock&) = delete;
+
+ private:
+  bool locked_ = false;
+};
 
 }  // namespace ember

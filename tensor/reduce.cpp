@@ -27,12 +27,7 @@ struct Rows {
 };
 
 Rows as_rows(const Tensor& x, const Shape& dims_in, bool keepdim, const char* op) {
-  std::vector<bool> reduced(x.dim(), dims_in.empty());
-  for (int64_t d : dims_in) {
-    int64_t w = wrap_dim(d, x.dim(), op);
-    EMBER_CHECK(!reduced[w] || dims_in.empty(), op, "dim " << d << " appears twice in " << shape_str(dims_in));
-    reduced[w] = true;
-  }
+  const std::vector<bool> reduced = reduced_dims(x.dim(), dims_in, op);
   Rows r;
   r.M = 1;
   r.K = 1;
@@ -100,13 +95,14 @@ void reduce_rows(const Rows& r, O* out, const F& finish) {
 // True if x viewed as (K, M) with the reduced dims leading is contiguous:
 // then the sum is a sweep over K rows of length M (vectorizable, no copy).
 bool reduces_leading_dims(const Tensor& x, const Shape& dims) {
-  if (dims.empty() || !x.is_contiguous()) return false;
-  Shape sorted = dims;
-  for (auto& d : sorted) d = wrap_dim(d, x.dim(), "sum");
-  std::sort(sorted.begin(), sorted.end());
-  for (size_t i = 0; i < sorted.size(); ++i)
-    if (sorted[i] != static_cast<int64_t>(i)) return false;
-  return static_cast<int64_t>(sorted.size()) < x.dim();
+  if (dims.empty() || !x.is_contiguous() || x.dim() == 0) return false;
+  const std::vector<bool> red = reduced_dims(x.dim(), dims, "sum");
+  // the reduced dims are 0..k-1 for some k < ndim
+  int64_t k = 0;
+  while (k < x.dim() && red[static_cast<size_t>(k)]) ++k;
+  for (int64_t d = k; d < x.dim(); ++d)
+    if (red[static_cast<size_t>(d)]) return false;
+  return k < x.dim();
 }
 
 }  // namespace
@@ -127,8 +123,7 @@ Tensor sum(const Tensor& x, const Shape& dims, bool keepdim) {
     // Column sweep: out[m] = sum_k x[k, m].
     Shape out_shape;
     int64_t K = 1;
-    std::vector<bool> red(x.dim(), false);
-    for (int64_t d : dims) red[wrap_dim(d, x.dim(), "sum")] = true;
+    const std::vector<bool> red = reduced_dims(x.dim(), dims, "sum");
     for (int64_t d = 0; d < x.dim(); ++d) {
       if (red[d]) K *= x.shape()[d];
       if (!red[d]) out_shape.push_back(x.shape()[d]);
@@ -202,7 +197,7 @@ Tensor var(const Tensor& x, const Shape& dims, int64_t correction, bool keepdim)
 Tensor norm(const Tensor& x, double p, const Shape& dims, bool keepdim) {
   EMBER_CHECK(is_floating(x.dtype()), "norm",
               "expected a floating tensor, got " << dtype_name(x.dtype()) << " of shape " << shape_str(x.shape()));
-  EMBER_CHECK(p > 0, "norm", "p must be > 0, got " << p);
+  EMBER_CHECK(p > 0, "norm", "p must be > 0 (or infinity: max |x|), got " << p);
   Rows r = as_rows(x, dims, keepdim, "norm");
   Tensor out = empty(r.out_shape, x.dtype());
   EMBER_DISPATCH_FLOAT(x.dtype(), "norm", [&]<typename T>() {
@@ -210,6 +205,14 @@ Tensor norm(const Tensor& x, double p, const Shape& dims, bool keepdim) {
     T* o = out.data_ptr<T>();
     for (int64_t m = 0; m < r.M; ++m) {
       double s = 0;
+      if (std::isinf(p)) {  // max |x|; a NaN wins
+        for (int64_t k = 0; k < r.K; ++k) {
+          double a = std::abs(static_cast<double>(d[m * r.K + k]));
+          s = (a > s || a != a) && s == s ? a : s;
+        }
+        o[m] = static_cast<T>(s);
+        continue;
+      }
       for (int64_t k = 0; k < r.K; ++k) {
         double a = std::abs(static_cast<double>(d[m * r.K + k]));
         s += p == 2.0 ? a * a : (p == 1.0 ? a : std::pow(a, p));
@@ -225,8 +228,8 @@ namespace {
 template <bool IsMax>
 std::pair<Tensor, Tensor> extreme(const Tensor& x, int64_t d, bool keepdim, const char* op) {
   EMBER_CHECK(x.dtype() != kBool, op, "not defined for bool tensors");
+  const int64_t w = wrap_dim_or_scalar(d, x.dim(), op);
   if (x.dim() > 0) {
-    int64_t w = wrap_dim(d, x.dim(), op);
     EMBER_CHECK(x.shape()[w] > 0, op,
                 "cannot reduce over dim " << d << " of size 0 (shape " << shape_str(x.shape()) << ")");
   }
@@ -272,8 +275,8 @@ template <bool Log>
 Tensor softmax_impl(const Tensor& x, int64_t d, const char* op) {
   EMBER_CHECK(is_floating(x.dtype()), op,
               "expected a floating tensor, got " << dtype_name(x.dtype()) << " of shape " << shape_str(x.shape()));
+  const int64_t w = wrap_dim_or_scalar(d, x.dim(), op);
   if (x.dim() == 0) return Log ? zeros_like(x) : ones_like(x);
-  int64_t w = wrap_dim(d, x.dim(), op);
   Rows r = as_rows(x, {w}, true, op);
   Tensor out_rows = empty({r.M, r.K}, x.dtype());
   EMBER_DISPATCH_FLOAT(x.dtype(), op, [&]<typename T>() {
@@ -322,8 +325,8 @@ Tensor softmax_backward(const Tensor& y, const Tensor& g, int64_t d, bool log) {
   const char* op = log ? "log_softmax backward" : "softmax backward";
   EMBER_CHECK(y.shape() == g.shape() && y.dtype() == g.dtype(), op,
               "output " << shape_str(y.shape()) << " and gradient " << shape_str(g.shape()) << " must match");
+  const int64_t w = wrap_dim_or_scalar(d, y.dim(), op);
   if (y.dim() == 0) return zeros_like(y);
-  int64_t w = wrap_dim(d, y.dim(), op);
   Rows ry = as_rows(y, {w}, true, op), rg = as_rows(g, {w}, true, op);
   Tensor out = empty({ry.M, ry.K}, y.dtype());
   EMBER_DISPATCH_FLOAT(y.dtype(), op, [&]<typename T>() {

@@ -42,6 +42,18 @@ int64_t checked_numel(const Shape& s, const char* op) {
   return n;
 }
 
+int64_t checked_add(int64_t a, int64_t b, const char* op, const char* what) {
+  int64_t r = 0;
+  EMBER_CHECK(!__builtin_add_overflow(a, b, &r), op, what << " overflows int64: " << a << " + " << b);
+  return r;
+}
+
+int64_t checked_mul(int64_t a, int64_t b, const char* op, const char* what) {
+  int64_t r = 0;
+  EMBER_CHECK(!__builtin_mul_overflow(a, b, &r), op, what << " overflows int64: " << a << " * " << b);
+  return r;
+}
+
 Shape contiguous_strides(const Shape& s) {
   Shape st(s.size());
   int64_t acc = 1;
@@ -55,11 +67,30 @@ Shape contiguous_strides(const Shape& s) {
 }
 
 int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op) {
-  int64_t lo = ndim == 0 ? -1 : -ndim, hi = ndim == 0 ? 0 : ndim - 1;
-  EMBER_CHECK(dim >= lo && dim <= hi, op,
-              "dim " << dim << " is out of range for a tensor with " << ndim << " dims (expected [" << lo << ", "
-                     << hi << "])");
-  return dim < 0 ? dim + std::max<int64_t>(ndim, 1) : dim;
+  EMBER_CHECK(ndim > 0, op, "dim " << dim << " given, but a 0-d tensor (shape ()) has no dims");
+  EMBER_CHECK(dim >= -ndim && dim < ndim, op,
+              "dim " << dim << " is out of range for a tensor with " << ndim << " dims (expected [" << -ndim << ", "
+                     << ndim - 1 << "])");
+  return dim < 0 ? dim + ndim : dim;
+}
+
+int64_t wrap_dim_or_scalar(int64_t dim, int64_t ndim, const char* op) {
+  if (ndim > 0) return wrap_dim(dim, ndim, op);
+  EMBER_CHECK(dim == 0 || dim == -1, op,
+              "dim " << dim << " is out of range for a 0-d tensor (shape ()): expected 0 or -1");
+  return 0;
+}
+
+std::vector<bool> reduced_dims(int64_t ndim, const Shape& dims, const char* op) {
+  std::vector<bool> mask(static_cast<size_t>(ndim), dims.empty());
+  std::vector<bool> seen(static_cast<size_t>(std::max<int64_t>(ndim, 1)), false);
+  for (int64_t d : dims) {
+    const int64_t w = wrap_dim_or_scalar(d, ndim, op);
+    EMBER_CHECK(!seen[static_cast<size_t>(w)], op, "dim " << d << " appears twice in " << shape_str(dims));
+    seen[static_cast<size_t>(w)] = true;
+    if (ndim > 0) mask[static_cast<size_t>(w)] = true;
+  }
+  return mask;
 }
 
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {

@@ -34,11 +34,29 @@ inline int64_t numel_of(const Shape& s) {
   return n;
 }
 
+/// Size and offset arithmetic that cannot overflow silently: a + b and a * b,
+/// or an ember::Error naming op and what was being computed. All shape,
+/// stride and offset arithmetic on values that come from a caller goes
+/// through these (or checked_numel).
+int64_t checked_add(int64_t a, int64_t b, const char* op, const char* what);
+int64_t checked_mul(int64_t a, int64_t b, const char* op, const char* what);
+
 /// Row-major (C-contiguous) strides for a shape.
 Shape contiguous_strides(const Shape& s);
 
 /// Wraps a possibly negative dim into [0, ndim); error naming op otherwise.
+/// A 0-d tensor has no dims: every dim is an error here (the rule of every
+/// op that indexes a dim: size, select, narrow, slice, index_select, ...).
 int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op);
+/// The same for ops that are defined on a 0-d tensor along "its" dim (the
+/// reductions, softmax, transpose, squeeze, flatten, as in PyTorch): for
+/// ndim 0 it accepts 0 and -1 and returns 0, which the caller must not use
+/// to index a shape.
+int64_t wrap_dim_or_scalar(int64_t dim, int64_t ndim, const char* op);
+/// The dims a reduction over `dims` reduces, as a mask over ndim dims (all of
+/// them when dims is empty); error naming op for a dim out of range or given
+/// twice. For a 0-d tensor, dims may be {0} or {-1}: the mask is empty.
+std::vector<bool> reduced_dims(int64_t ndim, const Shape& dims, const char* op);
 
 /// NumPy/PyTorch broadcasting: align from the right, sizes must match or be 1.
 /// Error names op, both shapes and the offending dim.

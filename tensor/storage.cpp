@@ -6,6 +6,10 @@
 #include <new>
 #include <vector>
 
+#include <unistd.h>
+
+#include <climits>
+
 #include "tensor/hooks.h"
 
 namespace ember {
@@ -89,6 +93,12 @@ void empty_cache() {
     list.clear();
   }
   c.stats.cached_bytes = 0;
+}
+
+int64_t physical_memory_bytes() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0) return INT64_MAX;  // unknown: no limit
+  return static_cast<int64_t>(pages) * static_cast<int64_t>(page);
 }
 
 }  // namespace allocator

@@ -24,6 +24,9 @@ struct Stats {
 };
 Stats stats();
 void empty_cache();
+/// This machine's physical memory in bytes (what sizes are checked against
+/// before a model or a training run allocates).
+int64_t physical_memory_bytes();
 }  // namespace allocator
 
 class Storage {

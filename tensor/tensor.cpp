@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iomanip>
+#include <new>
 #include <sstream>
 
 #include "tensor/kernels.h"
@@ -32,10 +33,10 @@ void* Tensor::raw_data() const {
 
 bool Tensor::is_contiguous() const {
   get("is_contiguous");
+  if (numel_of(impl_->shape) == 0) return true;  // nothing to lay out (and the sizes may multiply past int64)
   int64_t expected = 1;
   for (int64_t d = dim() - 1; d >= 0; --d) {
     if (impl_->shape[d] == 1) continue;
-    if (impl_->shape[d] == 0) return true;
     if (impl_->strides[d] != expected) return false;
     expected *= impl_->shape[d];
   }
@@ -48,7 +49,13 @@ Tensor empty(const Shape& shape, DType dtype, const char* op) {
   EMBER_CHECK(n <= static_cast<int64_t>(INT64_MAX / static_cast<int64_t>(esize)), op,
               "shape " << shape_str(shape) << " of " << dtype_name(dtype) << " needs more bytes than fit in int64");
   auto impl = std::make_shared<TensorImpl>();
-  impl->storage = std::make_shared<Storage>(static_cast<size_t>(n) * esize);
+  const size_t nbytes = static_cast<size_t>(n) * esize;
+  try {
+    impl->storage = std::make_shared<Storage>(nbytes);
+  } catch (const std::bad_alloc&) {
+    EMBER_FAIL(op, "out of memory: a " << dtype_name(dtype) << " tensor of shape " << shape_str(shape) << " needs "
+                                       << nbytes << " bytes (" << static_cast<double>(nbytes) / (1 << 30) << " GiB)");
+  }
   impl->shape = shape;
   impl->strides = contiguous_strides(shape);
   impl->dtype = dtype;

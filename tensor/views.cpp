@@ -7,7 +7,24 @@
 
 namespace ember::kernel {
 
-Tensor as_strided(const Tensor& x, const Shape& shape, const Shape& strides, int64_t offset) {
+Tensor as_strided(const Tensor& x, const Shape& shape, const Shape& strides, int64_t offset, const char* op) {
+  EMBER_CHECK(shape.size() == strides.size(), op,
+              "shape " << shape_str(shape) << " and strides " << shape_str(strides) << " differ in length");
+  const int64_t n = checked_numel(shape, op);
+  if (n > 0) {
+    // The furthest element: offset + sum (size - 1) * stride, inside the storage.
+    int64_t last = offset;
+    bool ok = offset >= 0;
+    for (size_t i = 0; ok && i < shape.size(); ++i) {
+      int64_t step = 0;
+      ok = strides[i] >= 0 && !__builtin_mul_overflow(shape[i] - 1, strides[i], &step) &&
+           !__builtin_add_overflow(last, step, &last);
+    }
+    const int64_t capacity = static_cast<int64_t>(x.storage()->nbytes() / dtype_size(x.dtype()));
+    EMBER_CHECK(ok && last < capacity, op,
+                "a view of shape " << shape_str(shape) << ", strides " << shape_str(strides) << " and offset " << offset
+                                   << " reaches outside its storage of " << capacity << " elements");
+  }
   auto impl = std::make_shared<TensorImpl>();
   impl->storage = x.storage();
   impl->offset = offset;
@@ -17,6 +34,46 @@ Tensor as_strided(const Tensor& x, const Shape& shape, const Shape& strides, int
   return Tensor(std::move(impl));
 }
 
+namespace {
+// The first and one-past-the-last element a non-empty tensor can address.
+std::pair<int64_t, int64_t> element_range(const Tensor& t) {
+  int64_t last = t.storage_offset();
+  for (int64_t d = 0; d < t.dim(); ++d) last += (t.shape()[d] - 1) * t.stride()[d];  // bounded by as_strided
+  return {t.storage_offset(), last + 1};
+}
+}  // namespace
+
+void check_no_internal_overlap(const Tensor& dst, const char* op) {
+  // Distinct locations for sure when, with the dims of size > 1 sorted by
+  // stride, each stride steps past everything the smaller ones reach.
+  if (dst.numel() == 0) return;
+  std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, size)
+  for (int64_t d = 0; d < dst.dim(); ++d)
+    if (dst.shape()[d] > 1) dims.emplace_back(dst.stride()[d], dst.shape()[d]);
+  std::sort(dims.begin(), dims.end());
+  int64_t reach = 0;  // the largest offset the smaller dims span
+  for (const auto& [stride, size] : dims) {
+    EMBER_CHECK(stride > reach, op,
+                "the tensor of shape " << shape_str(dst.shape()) << " and strides " << shape_str(dst.stride())
+                                       << " has several elements in one memory location (an expand view or an "
+                                          "overlapping as_strided): writing into it in place would depend on the "
+                                          "order of the writes; clone() it first");
+    reach += (size - 1) * stride;
+  }
+}
+
+void check_no_overlap(const Tensor& dst, const Tensor& src, const char* op, const char* what, bool allow_same) {
+  if (dst.numel() == 0 || src.numel() == 0 || dst.storage() != src.storage()) return;
+  if (allow_same && dst.storage_offset() == src.storage_offset() && dst.shape() == src.shape() &&
+      dst.stride() == src.stride())
+    return;
+  const auto [a0, a1] = element_range(dst);
+  const auto [b0, b1] = element_range(src);
+  EMBER_CHECK(a1 <= b0 || b1 <= a0, op,
+              "the " << what << " of shape " << shape_str(src.shape()) << " shares memory with the destination of shape "
+                     << shape_str(dst.shape()) << ": an in-place write would change what it reads; clone() it first");
+}
+
 Tensor view(const Tensor& x, const Shape& shape_in) {
   Shape shape = infer_shape(shape_in, x.numel(), x.shape(), "view");
   Shape strides;
@@ -24,25 +81,25 @@ Tensor view(const Tensor& x, const Shape& shape_in) {
               "cannot view a tensor of shape " << shape_str(x.shape()) << " and strides " << shape_str(x.stride())
                                                << " as " << shape_str(shape)
                                                << ": the memory is not contiguous enough; use reshape() (copies)");
-  return as_strided(x, shape, strides, x.storage_offset());
+  return as_strided(x, shape, strides, x.storage_offset(), "view");
 }
 
 Tensor reshape(const Tensor& x, const Shape& shape_in) {
   Shape shape = infer_shape(shape_in, x.numel(), x.shape(), "reshape");
   Shape strides;
-  if (view_strides(x.shape(), x.stride(), shape, strides)) return as_strided(x, shape, strides, x.storage_offset());
+  if (view_strides(x.shape(), x.stride(), shape, strides)) return as_strided(x, shape, strides, x.storage_offset(), "reshape");
   Tensor c = contiguous(x);
-  return as_strided(c, shape, contiguous_strides(shape), c.storage_offset());
+  return as_strided(c, shape, contiguous_strides(shape), c.storage_offset(), "reshape");
 }
 
 Tensor transpose(const Tensor& x, int64_t d0, int64_t d1) {
-  d0 = wrap_dim(d0, x.dim(), "transpose");
-  d1 = wrap_dim(d1, x.dim(), "transpose");
+  d0 = wrap_dim_or_scalar(d0, x.dim(), "transpose");
+  d1 = wrap_dim_or_scalar(d1, x.dim(), "transpose");
   Shape shape = x.shape(), strides = x.stride();
-  if (x.dim() == 0) return as_strided(x, shape, strides, x.storage_offset());
+  if (x.dim() == 0) return as_strided(x, shape, strides, x.storage_offset(), "transpose");
   std::swap(shape[d0], shape[d1]);
   std::swap(strides[d0], strides[d1]);
-  return as_strided(x, shape, strides, x.storage_offset());
+  return as_strided(x, shape, strides, x.storage_offset(), "transpose");
 }
 
 Tensor permute(const Tensor& x, const Shape& dims) {
@@ -57,7 +114,7 @@ Tensor permute(const Tensor& x, const Shape& dims) {
     shape[i] = x.shape()[d];
     strides[i] = x.stride()[d];
   }
-  return as_strided(x, shape, strides, x.storage_offset());
+  return as_strided(x, shape, strides, x.storage_offset(), "permute");
 }
 
 Tensor unsqueeze(const Tensor& x, int64_t d) {
@@ -66,12 +123,12 @@ Tensor unsqueeze(const Tensor& x, int64_t d) {
   int64_t st = d < x.dim() ? shape[d] * strides[d] : 1;
   shape.insert(shape.begin() + d, 1);
   strides.insert(strides.begin() + d, st);
-  return as_strided(x, shape, strides, x.storage_offset());
+  return as_strided(x, shape, strides, x.storage_offset(), "unsqueeze");
 }
 
 Tensor squeeze(const Tensor& x, std::optional<int64_t> d) {
   Shape shape, strides;
-  int64_t only = d ? wrap_dim(*d, x.dim(), "squeeze") : -1;
+  int64_t only = d ? wrap_dim_or_scalar(*d, x.dim(), "squeeze") : -1;
   for (int64_t i = 0; i < x.dim(); ++i) {
     bool drop = x.shape()[i] == 1 && (only < 0 || i == only);
     if (!drop) {
@@ -79,7 +136,7 @@ Tensor squeeze(const Tensor& x, std::optional<int64_t> d) {
       strides.push_back(x.stride()[i]);
     }
   }
-  return as_strided(x, shape, strides, x.storage_offset());
+  return as_strided(x, shape, strides, x.storage_offset(), "squeeze");
 }
 
 Tensor expand(const Tensor& x, const Shape& target) {
@@ -104,22 +161,24 @@ Tensor expand(const Tensor& x, const Shape& target) {
     shape[i] = want;
     strides[i] = (have == 1 && want != 1) ? 0 : x.stride()[i - lead];
   }
-  return as_strided(x, shape, strides, x.storage_offset());
+  return as_strided(x, shape, strides, x.storage_offset(), "expand");
 }
 
 Tensor slice(const Tensor& x, int64_t d, int64_t start, int64_t end, int64_t step) {
   d = wrap_dim(d, x.dim(), "slice");
   EMBER_CHECK(step > 0, "slice", "step must be positive, got " << step);
   int64_t n = x.shape()[d];
-  // Python-style clamping of start/end, negative values count from the end.
+  // Python-style clamping of start/end, negative values count from the end
+  // (start + n cannot overflow: start < 0 <= n).
   if (start < 0) start += n;
   if (end < 0) end += n;
   start = std::clamp<int64_t>(start, 0, n);
   end = std::clamp<int64_t>(end, start, n);
   Shape shape = x.shape(), strides = x.stride();
-  shape[d] = (end - start + step - 1) / step;
-  strides[d] *= step;
-  return as_strided(x, shape, strides, x.storage_offset() + start * x.stride()[d]);
+  const int64_t len = end == start ? 0 : 1 + (end - start - 1) / step;  // no end - start + step overflow
+  shape[d] = len;
+  if (len > 1) strides[d] = checked_mul(strides[d], step, "slice", "the stride");  // else never stepped
+  return as_strided(x, shape, strides, x.storage_offset() + start * x.stride()[d], "slice");
 }
 
 Tensor select(const Tensor& x, int64_t d, int64_t index) {
@@ -132,13 +191,13 @@ Tensor select(const Tensor& x, int64_t d, int64_t index) {
   Shape shape = x.shape(), strides = x.stride();
   shape.erase(shape.begin() + d);
   strides.erase(strides.begin() + d);
-  return as_strided(x, shape, strides, x.storage_offset() + index * x.stride()[d]);
+  return as_strided(x, shape, strides, x.storage_offset() + index * x.stride()[d], "select");
 }
 
 Tensor flatten(const Tensor& x, int64_t start, int64_t end) {
+  start = wrap_dim_or_scalar(start, x.dim(), "flatten");
+  end = wrap_dim_or_scalar(end, x.dim(), "flatten");
   if (x.dim() == 0) return reshape(x, {1});
-  start = wrap_dim(start, x.dim(), "flatten");
-  end = wrap_dim(end, x.dim(), "flatten");
   EMBER_CHECK(start <= end, "flatten", "start dim " << start << " must be <= end dim " << end);
   Shape shape(x.shape().begin(), x.shape().begin() + start);
   int64_t n = 1;

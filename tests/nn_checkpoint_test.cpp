@@ -7,7 +7,10 @@
 // problem), and the module it was loaded into is bit for bit as it was.
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <filesystem>
@@ -15,6 +18,7 @@
 #include <iterator>
 #include <limits>
 #include <memory>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
@@ -755,36 +759,62 @@ class NnCheckpointResumeErrors : public ::testing::Test {
     EXPECT_EQ(t.history().size(), 2u);  // step 0 and step 1
     t.step();  // and it can go on training
   }
+  // A file of the checkpoint that resume reads (in its step directory).
+  static std::string in_checkpoint(const TempDir& dir, const std::string& name) {
+    return train::latest_checkpoint(dir.path()).dir + "/" + name;
+  }
   TinyRun run_;
   TempDir at3_, at5_;
 };
 
 TEST_F(NnCheckpointResumeErrors, FilesFromDifferentSteps) {
-  fs::copy_file(at5_.file("train_state.safetensors"), at3_.file("train_state.safetensors"),
+  fs::copy_file(in_checkpoint(at5_, "train_state.safetensors"), in_checkpoint(at3_, "train_state.safetensors"),
                 fs::copy_options::overwrite_existing);
   expect_resume_fails(at3_.path(), {at3_.path(), "model.safetensors is at step 3", "train_state.safetensors at step 5"});
 }
 
+// A step directory without both files is not a checkpoint (save renames it
+// into place only when both are written): with no other, nothing to resume.
 TEST_F(NnCheckpointResumeErrors, MissingTrainState) {
-  fs::remove(at3_.file("train_state.safetensors"));
-  expect_resume_fails(at3_.path(), {at3_.file("train_state.safetensors"), "cannot open"});
+  fs::remove(in_checkpoint(at3_, "train_state.safetensors"));
+  expect_resume_fails(at3_.path(), {at3_.path(), "no complete checkpoint"});
 }
 
 TEST_F(NnCheckpointResumeErrors, MissingOrDamagedModel) {
-  fs::remove(at3_.file("model.safetensors"));
-  expect_resume_fails(at3_.path(), {at3_.file("model.safetensors"), "cannot open"});
-  std::string bytes = read_bytes(at5_.file("model.safetensors"));
+  fs::remove(in_checkpoint(at3_, "model.safetensors"));
+  expect_resume_fails(at3_.path(), {at3_.path(), "no complete checkpoint"});
+  const std::string model = in_checkpoint(at5_, "model.safetensors");
+  std::string bytes = read_bytes(model);
   bytes[bytes.size() - 3] ^= 1;
-  write_bytes(at5_.file("model.safetensors"), bytes);
-  expect_resume_fails(at5_.path(), {at5_.file("model.safetensors"), "checksum mismatch"});
+  write_bytes(model, bytes);
+  expect_resume_fails(at5_.path(), {model, "checksum mismatch"});
 }
 
 TEST_F(NnCheckpointResumeErrors, BadStepMetadata) {
-  train::SafetensorsContents st = train::read_safetensors(at3_.file("train_state.safetensors"));
+  const std::string state = in_checkpoint(at3_, "train_state.safetensors");
+  train::SafetensorsContents st = train::read_safetensors(state);
   st.metadata.erase("ember.crc32");
   st.metadata["ember.step"] = "three";
-  train::write_safetensors(at3_.file("train_state.safetensors"), st.tensors, st.metadata);
+  train::write_safetensors(state, st.tensors, st.metadata);
   expect_resume_fails(at3_.path(), {"train_state.safetensors", "ember.step", "\"three\""});
+}
+
+// A train_state without one of AdamW's slots (or a step counter) would
+// resume and then quietly diverge from the run: it is refused instead.
+TEST_F(NnCheckpointResumeErrors, IncompleteOptimizerState) {
+  for (const std::string drop : {"optim.0.0.exp_avg", "optim.1.2.step"}) {
+    SCOPED_TRACE(drop);
+    TempDir dir;
+    fs::copy(at3_.path(), dir.path(), fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+    const std::string state = in_checkpoint(dir, "train_state.safetensors");
+    train::SafetensorsContents st = train::read_safetensors(state);
+    const size_t before = st.tensors.size();
+    std::erase_if(st.tensors, [&](const auto& nt) { return nt.first == drop; });
+    ASSERT_EQ(st.tensors.size(), before - 1);
+    st.metadata.erase("ember.crc32");
+    train::write_safetensors(state, st.tensors, st.metadata);
+    expect_resume_fails(dir.path(), {"load_state", "lacks its", drop.substr(drop.rfind('.') + 1), "incomplete"});
+  }
 }
 
 TEST_F(NnCheckpointResumeErrors, ADifferentModel) {
@@ -795,6 +825,103 @@ TEST_F(NnCheckpointResumeErrors, ADifferentModel) {
   Snapshot before = snapshot(m);
   expect_error([&] { t.resume(at3_.path()); }, {"model.safetensors", "\"embed.token.weight\"", ", 16)", ", 24)"});
   expect_unchanged(m, before, "different model");
+}
+
+// ---- a crash at any instant of a save ----
+
+// The layout of a saved run: one complete step directory, `latest` pointing
+// at it, the stable names pointing through `latest`, nothing else.
+TEST(NnCheckpointLayout, ASaveLeavesOneStepDirectoryAndLinks) {
+  TinyRun run;
+  TempDir dir;
+  nn::GPT m(run.config());
+  train::Trainer t(m, run.tokens(), run.options());
+  t.step();
+  t.save(dir.path(), {});
+  t.step();
+  t.save(dir.path(), {});
+  EXPECT_EQ(dir.entries(), (std::vector<std::string>{"checkpoints", "latest", "model.safetensors",
+                                                     "train_state.safetensors"}));
+  std::vector<std::string> steps;
+  for (const auto& e : fs::directory_iterator(dir.file("checkpoints"))) steps.push_back(e.path().filename().string());
+  EXPECT_EQ(steps, std::vector<std::string>{"step-00000002"}) << "the step-1 checkpoint is removed once step 2 is saved";
+  EXPECT_EQ(fs::read_symlink(dir.file("latest")), fs::path("checkpoints/step-00000002"));
+  EXPECT_EQ(fs::read_symlink(dir.file("model.safetensors")), fs::path("latest/model.safetensors"));
+  const train::Checkpoint ck = train::latest_checkpoint(dir.path());
+  EXPECT_EQ(ck.step, 2);
+  EXPECT_EQ(read_bytes(ck.model), read_bytes(dir.file("model.safetensors")));
+}
+
+// The process is killed (SIGKILL, by tensor/io.h's test hook) before each
+// file-system step of a save in turn: each write, fsync, rename, link and
+// removal. Resuming must then find a complete checkpoint (the one before or
+// the new one) and end, bit for bit, with the files an uninterrupted run
+// writes; the next save removes what the killed one left behind.
+TEST(NnCheckpointCrash, AKillAtAnyStepOfASaveLeavesARunThatResumesExactly) {
+  set_num_threads(1);  // no OpenMP thread pool exists when we fork
+  TinyRun run;
+  train::TrainOptions opts = run.options();
+  opts.steps = 6;
+  opts.eval_every = 3;
+  auto train_to = [&](train::Trainer& t, int64_t step) {
+    while (t.steps_done() < step) t.step();
+  };
+  // The uninterrupted run, saved at steps 2, 4 and 6.
+  TempDir straight_dir;
+  int64_t steps_per_save = 0;
+  {
+    nn::GPT m(run.config());
+    train::Trainer t(m, run.tokens(), opts);
+    train_to(t, 2);
+    t.save(straight_dir.path(), {});
+    train_to(t, 4);
+    ember::testing::kill_at_fs_step(-1);  // just count
+    t.save(straight_dir.path(), {});
+    steps_per_save = ember::testing::fs_steps();
+    train_to(t, 6);
+    t.save(straight_dir.path(), {});
+  }
+  const std::string want_model = read_bytes(straight_dir.file("model.safetensors")),
+                    want_state = read_bytes(straight_dir.file("train_state.safetensors"));
+  ASSERT_GT(steps_per_save, 10) << "a save has writes, fsyncs, renames and links";
+  std::set<int64_t> resumed_from;
+  for (int64_t k = 0; k < steps_per_save; ++k) {
+    SCOPED_TRACE("killed before file-system step " + std::to_string(k) + " of " + std::to_string(steps_per_save));
+    TempDir dir;
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      nn::GPT m(run.config());
+      train::Trainer t(m, run.tokens(), opts);
+      train_to(t, 2);
+      t.save(dir.path(), {});
+      train_to(t, 4);
+      ember::testing::kill_at_fs_step(k);
+      t.save(dir.path(), {});
+      _exit(3);  // not reached: the hook kills first
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "status " << status;
+    nn::GPT m(run.config());
+    train::Trainer t(m, run.tokens(), opts);
+    ASSERT_NO_THROW(t.resume(dir.path()));
+    EXPECT_TRUE(t.steps_done() == 2 || t.steps_done() == 4) << t.steps_done();
+    resumed_from.insert(t.steps_done());
+    train_to(t, 4);
+    t.save(dir.path(), {});
+    train_to(t, 6);
+    t.save(dir.path(), {});
+    EXPECT_EQ(read_bytes(dir.file("model.safetensors")), want_model);
+    EXPECT_EQ(read_bytes(dir.file("train_state.safetensors")), want_state);
+    EXPECT_EQ(dir.entries(), (std::vector<std::string>{"checkpoints", "latest", "model.safetensors",
+                                                       "train_state.safetensors"}))
+        << "a killed save's leftovers are removed by the next save";
+    std::vector<std::string> inside;
+    for (const auto& e : fs::directory_iterator(dir.file("checkpoints"))) inside.push_back(e.path().filename().string());
+    EXPECT_EQ(inside, std::vector<std::string>{"step-00000006"});
+  }
+  EXPECT_EQ(resumed_from, (std::set<int64_t>{2, 4})) << "early kills resume from step 2, late ones from step 4";
 }
 
 // ---- a file made outside ember (tests/fixtures/make_safetensors_fixture.py) ----

@@ -131,7 +131,28 @@ TEST(NnGpt, GenerateErrors) {
   expect_error([&] { model.generate({1, 11}, 3); }, {"generate", "prompt token 11 at [1]", "[0, 11)"});
   expect_error([&] { model.generate({-1}, 3); }, {"generate", "prompt token -1 at [0]"});
   expect_error([&] { model.generate({}, 3); }, {"generate", "at least one token"});
-  expect_error([&] { model.generate({1}, 3, 0.0); }, {"generate", "temperature", "0"});
+  expect_error([&] { model.generate({1}, 3, -0.5); }, {"generate", "temperature", "-0.5"});
+  expect_error([&] { model.generate({1}, 3, NAN); }, {"generate", "temperature", "nan"});
+  expect_error([&] { model.generate({1}, 3, INFINITY); }, {"generate", "temperature", "inf"});
+  expect_error([&] { model.generate({1}, 3, 1.0, -2); }, {"generate", "top_k", "-2"});
+}
+
+// Temperature 0 is greedy: each new token is the argmax of the logits. A
+// temperature so small that logits / T overflow (1e-320) must not make
+// inf - inf: it samples the same greedy tokens.
+TEST(NnGpt, GenerateGreedyAndTinyTemperature) {
+  nn::GPT model(tiny_config(11, 8));
+  const std::vector<int64_t> greedy = model.generate({1, 2}, 6, 0.0);
+  ASSERT_EQ(greedy.size(), 8u);
+  std::vector<int64_t> ctx = {1, 2};
+  for (size_t i = 2; i < greedy.size(); ++i) {
+    NoGradGuard g;
+    model.eval();
+    Tensor logits = model.forward(tensor(ctx, {1, static_cast<int64_t>(ctx.size())})).select(1, -1).select(0, 0);
+    EXPECT_EQ(greedy[i], argmax(logits).item<int64_t>()) << "token " << i;
+    ctx.push_back(greedy[i]);
+  }
+  for (uint64_t seed : {0u, 1u, 2u}) EXPECT_EQ(model.generate({1, 2}, 6, 1e-320, 0, seed), greedy);
 }
 
 TEST(NnGpt, GenerateIsDeterministicPerSeed) {

@@ -200,6 +200,19 @@ TEST(NnOptimGroups, ZeroGrad) {
   EXPECT_FALSE(p.grad().defined());
 }
 
+// A parameter that never had a gradient has no state: that is complete.
+TEST(NnOptimState, AParameterNeverUpdatedMayHaveNoState) {
+  Tensor a = param({1.0}), b = param({2.0});
+  AdamW opt({a, b}, 0.1);
+  set_grad(a, {1.0});
+  opt.step();  // b has no grad: skipped
+  AdamW other({param({1.0}), param({2.0})}, 0.1);
+  other.load_state(opt.state(), opt.steps());
+  EXPECT_EQ(other.state().size(), 3u);  // a's three slots
+  expect_error([&] { other.load_state(opt.state(), opt.steps(), /*require_every_parameter=*/true); },
+               {"parameter 0.1", "lacks"});
+}
+
 // state() / load_state(): a fresh optimizer given another's state and step
 // count takes the identical next step (what resuming a checkpoint relies on).
 TEST(NnOptimState, LoadStateContinuesExactly) {
@@ -233,6 +246,19 @@ TEST(NnOptimState, LoadStateErrorsLeaveTheOptimizerUnchanged) {
   expect_error([&] { opt.load_state({{"0.1.exp_avg", ok}}, 5); }, {"load_state", "\"0.1.exp_avg\"", "does not have"});
   expect_error([&] { opt.load_state({{"0.0.exp_avg", ok}, {"0.0.exp_avg_sq", tensor(std::vector<double>{0.0})}}, 5); },
                {"load_state", "\"0.0.exp_avg_sq\"", "(1)", "(2)"});
+  // Incomplete state is refused, naming what is missing: it would resume
+  // without error and then diverge from the run it came from.
+  const Tensor one_step = scalar_tensor(1, kInt64);
+  expect_error([&] { opt.load_state({{"0.0.exp_avg_sq", ok}, {"0.0.step", one_step}}, 1); },
+               {"load_state", "parameter 0.0", "lacks its exp_avg state", "incomplete"});
+  expect_error([&] { opt.load_state({{"0.0.exp_avg", ok}, {"0.0.exp_avg_sq", ok}}, 1); },
+               {"load_state", "lacks its step state"});
+  expect_error([&] { opt.load_state({}, 1, /*require_every_parameter=*/true); },
+               {"load_state", "lacks its exp_avg, exp_avg_sq, step state"});
+  expect_error([&] { opt.load_state({{"0.0.momentum", ok}}, 1); }, {"load_state", "Adam has no slot \"momentum\""});
+  expect_error([&] { opt.load_state({{"0.0.exp_avg", ok}, {"0.0.exp_avg_sq", ok}, {"0.0.step", scalar_tensor(7, kInt64)}}, 1); },
+               {"load_state", "counts 7 updates", "took 1"});
+  expect_error([&] { opt.load_state({}, -1); }, {"load_state", "-1"});
   EXPECT_EQ(opt.steps(), 1);
   ASSERT_EQ(opt.state().size(), before.size());
   for (size_t i = 0; i < before.size(); ++i) {

@@ -116,6 +116,21 @@ TEST(Plot, NonFiniteHugeAndConstantSeriesAreDrawnOrCounted) {
   p.y.log = true;                            // log of 0: nothing can be drawn, said so
   EXPECT_EQ(plot::write_png(p, dir.file("zero_log.png")).skipped, 100);
 
+  // The extremes of double: a range that overflows (1e308 - -1e308 = inf),
+  // tiny values, and a series that is NaN throughout.
+  p.y.log = false;
+  for (size_t i = 0; i < p.series[0].y.size(); ++i) p.series[0].y[i] = i % 2 ? 1e308 : -1e299;
+  EXPECT_EQ(plot::write_png(p, dir.file("extreme.png")).skipped, 50);  // the 1e308s
+  expect_picture(dir.file("extreme.png"), p.width, p.height);
+  for (size_t i = 0; i < p.series[0].y.size(); ++i) p.series[0].y[i] = 1e-300 * static_cast<double>(i);
+  p.y.log = true;
+  EXPECT_EQ(plot::write_png(p, dir.file("tiny_log.png")).skipped, 1);  // the 0 at i = 0
+  expect_picture(dir.file("tiny_log.png"), p.width, p.height);
+  p.y.log = false;
+  for (double& v : p.series[0].y) v = nan;
+  EXPECT_EQ(plot::write_png(p, dir.file("all_nan.png")).skipped, 100);
+  expect_picture(dir.file("all_nan.png"), p.width, p.height);
+
   plot::LinePlot empty;
   empty.title = "nothing yet";
   plot::write_png(empty, dir.file("empty.png"));  // an empty frame, not an error

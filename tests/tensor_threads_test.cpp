@@ -3,7 +3,10 @@
 // blocks, partials added in order) do not depend on the thread count at all.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
+#include <set>
+#include <thread>
 #include <vector>
 
 #include "ember.h"
@@ -151,3 +154,48 @@ TEST_F(TensorThreads, ParallelResultsAreCorrect) {
 }
 
 }  // namespace
+
+// ---- several threads of the caller's own ----
+
+// The default generator is shared: each randn() call holds its lock, so the
+// calls of four threads take unbroken runs of one stream. Which thread gets
+// which run depends on timing, but the runs are exactly those that the same
+// number of calls from one thread take.
+TEST_F(TensorThreads, DefaultGeneratorGivesEachCallAnUnbrokenRunFromAnyThread) {
+  constexpr int kThreads = 4, kCalls = 50;
+  set_num_threads(1);
+  manual_seed(5);
+  std::vector<std::vector<std::vector<double>>> got(kThreads);
+  std::vector<std::thread> pool;
+  for (int t = 0; t < kThreads; ++t)
+    pool.emplace_back([&got, t] {
+      for (int c = 0; c < kCalls; ++c) got[t].push_back(vals(randn({64}, kFloat64)));
+    });
+  for (auto& th : pool) th.join();
+  std::multiset<std::vector<double>> threaded;
+  for (const auto& calls : got) threaded.insert(calls.begin(), calls.end());
+  manual_seed(5);
+  std::multiset<std::vector<double>> serial;
+  for (int c = 0; c < kThreads * kCalls; ++c) serial.insert(vals(randn({64}, kFloat64)));
+  EXPECT_TRUE(threaded == serial);
+}
+
+// set_num_threads from one thread while another computes: the computing
+// thread's results stay exact (these ops do not depend on the thread count),
+// and nothing races (the ThreadSanitizer build runs this test).
+TEST_F(TensorThreads, SetNumThreadsWhileAnotherThreadComputes) {
+  Generator g(3);
+  Tensor x = randn({200000}, g, kFloat64);
+  set_num_threads(1);
+  const std::vector<double> want_sum = vals(x.sum()), want_exp = vals(exp(x));
+  std::atomic<bool> done{false};
+  std::thread toggler([&] {
+    for (int i = 0; !done.load(); ++i) set_num_threads(1 + i % 2);
+  });
+  bool all_equal = true;
+  for (int i = 0; i < 40; ++i) all_equal = all_equal && vals(x.sum()) == want_sum && vals(exp(x)) == want_exp;
+  done = true;
+  toggler.join();
+  EXPECT_TRUE(all_equal);
+  EXPECT_GE(get_num_threads(), 1);
+}

@@ -1,22 +1,35 @@
 #include "train/data.h"
 
+#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
 #include <set>
 
 #include "tensor/factory.h"
+#include "tensor/io.h"
 
 namespace ember::train {
 
 std::string read_text_file(const std::string& path) {
-  // zlib reads plain files unchanged and decompresses gzip ones.
-  gzFile f = gzopen(path.c_str(), "rb");
+  // A regular file only: a directory, a FIFO or /dev/zero is an error, not
+  // a hang or a read until memory runs out.
+  RegularFile file;
+  open_regular_file(path, "read_text_file", INT64_MAX, file);
+  // zlib reads plain files unchanged and decompresses gzip ones (bounded:
+  // a small .gz can expand to anything).
+  gzFile f = gzdopen(::dup(file.fd), "rb");
   EMBER_CHECK(f != nullptr, "read_text_file", "cannot open " << path);
   std::string out;
   char buf[1 << 16];
   int n;
-  while ((n = gzread(f, buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
+  while ((n = gzread(f, buf, sizeof buf)) > 0) {
+    if (out.size() + static_cast<size_t>(n) > kMaxTextBytes) {
+      gzclose(f);
+      EMBER_FAIL("read_text_file", path << ": the text is larger than the limit of " << kMaxTextBytes << " bytes");
+    }
+    out.append(buf, static_cast<size_t>(n));
+  }
   int err = 0;
   std::string msg = n < 0 ? gzerror(f, &err) : "";
   gzclose(f);

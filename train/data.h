@@ -52,7 +52,10 @@ class BatchSampler {
   Generator gen_;
 };
 
+/// The largest text read_text_file returns (decompressed): 1 GiB.
+inline constexpr size_t kMaxTextBytes = size_t{1} << 30;
 /// The whole file as bytes; gzip-compressed files (.gz) are decompressed.
+/// Only a regular file is read (a directory, FIFO or device is an error).
 /// Errors name the path.
 std::string read_text_file(const std::string& path);
 

@@ -1,5 +1,6 @@
 #include "train/optim.h"
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
@@ -52,7 +53,10 @@ std::vector<std::pair<std::string, Tensor>> Optimizer::state() const {
   return {state_.begin(), state_.end()};
 }
 
-void Optimizer::load_state(const std::vector<std::pair<std::string, Tensor>>& state, int64_t steps) {
+void Optimizer::load_state(const std::vector<std::pair<std::string, Tensor>>& state, int64_t steps,
+                           bool require_every_parameter) {
+  EMBER_CHECK(steps >= 0, "optimizer load_state", "the step count must be >= 0, got " << steps);
+  const std::vector<std::string> slots = slot_names();
   std::map<std::string, Tensor> staged;
   for (const auto& [key, t] : state) {
     // "<group>.<index>.<slot>"; the two numbers are plain digits
@@ -67,19 +71,48 @@ void Optimizer::load_state(const std::vector<std::pair<std::string, Tensor>>& st
     EMBER_CHECK(g < groups_.size() && i < groups_[g].params.size(), "optimizer load_state",
                 "state \"" << key << "\" names a parameter this optimizer does not have");
     const Tensor& p = groups_[g].params[i];
-    const bool is_step = key.substr(b + 1) == "step";
+    const std::string slot_name = key.substr(b + 1);
+    EMBER_CHECK(std::find(slots.begin(), slots.end(), slot_name) != slots.end(), "optimizer load_state",
+                "state \"" << key << "\": " << type_name() << " has no slot \"" << slot_name << "\"");
+    EMBER_CHECK(!staged.count(key), "optimizer load_state", "state \"" << key << "\" appears twice");
+    const bool is_step = slot_name == "step";
     const Shape want_shape = is_step ? Shape{} : p.shape();
     const DType want_dtype = is_step ? kInt64 : p.dtype();
     EMBER_CHECK(t.shape() == want_shape && t.dtype() == want_dtype, "optimizer load_state",
                 "state \"" << key << "\" has shape " << shape_str(t.shape()) << " " << dtype_name(t.dtype())
                            << " but needs " << shape_str(want_shape) << " " << dtype_name(want_dtype));
+    if (is_step) {
+      const int64_t n = t.item<int64_t>();
+      EMBER_CHECK(n >= 0 && n <= steps, "optimizer load_state",
+                  "state \"" << key << "\" counts " << n << " updates, but the optimizer took " << steps);
+    }
     staged[key] = kernel::to(t, t.dtype());  // an independent copy
   }
+  // Complete: every parameter has all its slots, or none (one never updated).
+  for (size_t g = 0; g < groups_.size(); ++g)
+    for (size_t i = 0; i < groups_[g].params.size(); ++i) {
+      const std::string prefix = std::to_string(g) + "." + std::to_string(i) + ".";
+      std::string missing;
+      size_t present = 0;
+      for (const std::string& s : slots) {
+        if (staged.count(prefix + s)) ++present;
+        else missing += (missing.empty() ? "" : ", ") + s;
+      }
+      const bool must_have_all = present > 0 || (require_every_parameter && steps > 0);
+      EMBER_CHECK(!must_have_all || missing.empty(), "optimizer load_state",
+                  "parameter " << g << "." << i << " of shape " << shape_str(groups_[g].params[i].shape())
+                               << " lacks its " << missing << " state (" << type_name() << " needs "
+                               << slots.size() << " slots per parameter); the state is incomplete");
+    }
   state_ = std::move(staged);
   steps_ = steps;
 }
 
 // ---- SGD ----
+std::vector<std::string> SGD::slot_names() const {
+  return momentum > 0 ? std::vector<std::string>{"momentum"} : std::vector<std::string>{};
+}
+
 SGD::SGD(std::vector<ParamGroup> groups, double m, bool n) : Optimizer(std::move(groups)), momentum(m), nesterov(n) {
   EMBER_CHECK(momentum >= 0, "SGD", "momentum must be >= 0, got " << momentum);
   EMBER_CHECK(!nesterov || momentum > 0, "SGD", "Nesterov momentum needs momentum > 0");

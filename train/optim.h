@@ -33,10 +33,17 @@ class Optimizer {
   int64_t steps() const { return steps_; }
 
   /// Named state tensors ("<group>.<index>.<slot>", e.g. "0.3.exp_avg") plus
-  /// the step count, for checkpoints. load_state validates shapes first and
-  /// leaves the optimizer unchanged on error.
+  /// the step count, for checkpoints. load_state validates everything first
+  /// and leaves the optimizer unchanged on error: names and shapes, slots
+  /// this optimizer has (slot_names()), and completeness: a parameter has all
+  /// of its slots or none (with require_every_parameter and steps > 0: all,
+  /// as after a training step that updated every parameter). The error names
+  /// the parameter and the missing slots.
   std::vector<std::pair<std::string, Tensor>> state() const;
-  void load_state(const std::vector<std::pair<std::string, Tensor>>& state, int64_t steps);
+  void load_state(const std::vector<std::pair<std::string, Tensor>>& state, int64_t steps,
+                  bool require_every_parameter = false);
+  /// The state one parameter carries once updated ("exp_avg", ...).
+  virtual std::vector<std::string> slot_names() const = 0;
 
  protected:
   explicit Optimizer(std::vector<ParamGroup> groups);
@@ -69,6 +76,7 @@ class SGD : public Optimizer {
   SGD(std::vector<Tensor> params, double lr, double momentum = 0.0, bool nesterov = false, double weight_decay = 0.0);
   void step() override;
   std::string type_name() const override { return "SGD"; }
+  std::vector<std::string> slot_names() const override;
   double momentum;
   bool nesterov;
 };
@@ -84,6 +92,7 @@ class Adam : public Optimizer {
        double weight_decay = 0.0);
   void step() override;
   std::string type_name() const override { return decoupled_ ? "AdamW" : "Adam"; }
+  std::vector<std::string> slot_names() const override { return {"exp_avg", "exp_avg_sq", "step"}; }
   double beta1, beta2, eps;
 
  protected:

@@ -272,10 +272,23 @@ SafetensorsContents parse_safetensors(const std::string& bytes, const std::strin
 }
 
 SafetensorsContents read_safetensors(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  EMBER_CHECK(f.good(), "load", path << ": cannot open the file");
-  std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  EMBER_CHECK(!f.bad(), "load", path << ": read error");
+  // A regular file only (not a directory, FIFO or /dev/zero), and no more
+  // than it holds: the 8-byte header length first, checked against the
+  // file's size, then the rest.
+  RegularFile f;
+  open_regular_file(path, "load", INT64_MAX, f);
+  std::string bytes;
+  const int64_t head = std::min<int64_t>(8, f.size);
+  read_exactly(f, head, bytes, path, "load");
+  if (head == 8) {
+    uint64_t hl = 0;
+    for (int i = 0; i < 8; ++i) hl |= static_cast<uint64_t>(static_cast<unsigned char>(bytes[i])) << (8 * i);
+    EMBER_CHECK(hl <= kMaxHeaderBytes, "load",
+                path << ": header length " << hl << " exceeds the limit of " << kMaxHeaderBytes << " bytes");
+    EMBER_CHECK(hl <= static_cast<uint64_t>(f.size - 8), "load",
+                path << ": header length " << hl << " is larger than the rest of the file (" << f.size - 8 << " bytes)");
+    read_exactly(f, f.size - 8, bytes, path, "load");
+  }
   return parse_safetensors(bytes, path);
 }
 

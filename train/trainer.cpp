@@ -1,13 +1,18 @@
 #include "train/trainer.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <filesystem>
 #include <sstream>
 
 #include "autograd/grad_mode.h"
 #include "tensor/factory.h"
+#include "tensor/io.h"
+#include "tensor/storage.h"
 #include "tensor/kernels.h"
 #include "tensor/parse.h"
 
@@ -141,6 +146,21 @@ Trainer::Trainer(nn::GPT& model, std::vector<int64_t> tokens, TrainOptions o)
   EMBER_CHECK(o.steps > 0 && o.eval_every > 0 && o.eval_batches > 0, "Trainer",
               "steps " << o.steps << ", eval_every " << o.eval_every << " and eval_batches " << o.eval_batches
                        << " must be positive");
+  // What one step needs, roughly, before it is tried: parameters, gradients
+  // and AdamW's two moments (4 copies), plus the activations saved for
+  // backward (the closed form of examples/inside_a_step) and the logits with
+  // their gradient. In doubles: the point is a clear error, not an exact sum.
+  const nn::GPTConfig& c = model.config();
+  const double B = static_cast<double>(o.batch), T = static_cast<double>(c.context_length),
+               D = static_cast<double>(c.dim), item = static_cast<double>(dtype_size(c.dtype));
+  const double need = item * (4.0 * static_cast<double>(model.num_parameters()) +
+                              B * T * (static_cast<double>(c.layers) * (16 * D + 2 + static_cast<double>(c.heads) * T) +
+                                       2 * D + 1 + 3 * static_cast<double>(c.vocab_size)));
+  const double have = static_cast<double>(allocator::physical_memory_bytes());
+  EMBER_CHECK(need <= have, "Trainer",
+              "batch " << o.batch << " x context " << c.context_length << " (dim " << c.dim << ", " << c.layers
+                       << " layers) needs about " << need / 1e9 << " GB for one training step; this machine has "
+                       << have / 1e9 << " GB");
 }
 
 double Trainer::evaluate() {
@@ -176,14 +196,121 @@ StepLog Trainer::step() {
   return log;
 }
 
-void Trainer::save(const std::string& dir, const Metadata& metadata) const {
+namespace {
+namespace fs = std::filesystem;
+
+std::string step_name(int64_t step) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "step-%08lld", static_cast<long long>(step));
+  return buf;
+}
+
+// "step-00000200" -> 200; anything else (a staging directory, a stray file) -> -1.
+int64_t step_of(const std::string& name) {
+  if (name.size() < 6 || name.rfind("step-", 0) != 0 || name.size() > 5 + 18) return -1;
+  int64_t v = 0;
+  for (size_t i = 5; i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9') return -1;
+    v = v * 10 + (name[i] - '0');
+  }
+  return v;
+}
+
+// Removes a path and everything under it (one file-system step).
+void remove_tree(const fs::path& p) {
+  testing::fs_step();
   std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  EMBER_CHECK(!ec, "save", dir << ": cannot create the directory: " << ec.message());
+  fs::remove_all(p, ec);  // best effort: a leftover is removed again next time
+}
+
+// What killed saves leave: staging directories (".step-*") under
+// checkpoints/ and temporary links or files (".<name>.tmp.*") in the run dir.
+void remove_leftovers(const fs::path& run, const fs::path& checkpoints) {
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(checkpoints, ec))
+    if (e.path().filename().string().rfind(".step-", 0) == 0) remove_tree(e.path());
+  for (const auto& e : fs::directory_iterator(run, ec)) {
+    const std::string n = e.path().filename().string();
+    if (n.size() > 1 && n[0] == '.' && n.find(".tmp.") != std::string::npos) remove_tree(e.path());
+  }
+}
+}  // namespace
+
+Checkpoint latest_checkpoint(const std::string& run_dir) {
+  const fs::path run(run_dir), checkpoints = run / "checkpoints";
+  std::error_code ec;
+  Checkpoint best;
+  best.step = -1;
+  if (fs::is_directory(checkpoints, ec)) {
+    for (const auto& e : fs::directory_iterator(checkpoints, ec)) {
+      const int64_t step = step_of(e.path().filename().string());
+      if (step > best.step && fs::is_regular_file(e.path() / "model.safetensors", ec) &&
+          fs::is_regular_file(e.path() / "train_state.safetensors", ec))
+        best = {step, e.path().string(), (e.path() / "model.safetensors").string(),
+                (e.path() / "train_state.safetensors").string()};
+    }
+    EMBER_CHECK(best.step >= 0, "resume", run_dir << ": no complete checkpoint in " << checkpoints.string());
+    return best;
+  }
+  // A run saved before step directories: its two files side by side (the
+  // step is read from them).
+  EMBER_CHECK(fs::is_directory(run, ec), "resume", run_dir << ": not a directory");
+  return {0, run_dir, (run / "model.safetensors").string(), (run / "train_state.safetensors").string()};
+}
+
+void Trainer::save(const std::string& dir, const Metadata& metadata) const {
+  const fs::path run(dir), checkpoints = run / "checkpoints";
+  std::error_code ec;
+  fs::create_directories(checkpoints, ec);
+  EMBER_CHECK(!ec, "save", checkpoints.string() << ": cannot create the directory: " << ec.message());
+  remove_leftovers(run, checkpoints);
+  const std::string name = step_name(steps_done_);
+  const fs::path final_dir = checkpoints / name;
+  if (!fs::is_directory(final_dir, ec)) write_checkpoint(checkpoints.string(), name, metadata);
+  // Point `latest` at it, and keep the stable names pointing through latest.
+  replace_symlink_atomically("checkpoints/" + name, (run / "latest").string(), "save");
+  for (const char* file : {"model.safetensors", "train_state.safetensors"}) {
+    const fs::path link = run / file;
+    if (!fs::is_symlink(link, ec) || fs::read_symlink(link, ec) != fs::path("latest") / file)
+      replace_symlink_atomically(std::string("latest/") + file, link.string(), "save");
+  }
+  // The older checkpoints are no longer needed: the new pair is complete and current.
+  for (const auto& e : fs::directory_iterator(checkpoints, ec)) {
+    const int64_t step = step_of(e.path().filename().string());
+    if (step >= 0 && step != steps_done_) remove_tree(e.path());
+  }
+}
+
+void Trainer::write_checkpoint(const std::string& checkpoints_dir, const std::string& name,
+                               const Metadata& metadata) const {
+  // Both files into a hidden staging directory; renamed to its step name
+  // only once both are on disk.
+  const fs::path checkpoints(checkpoints_dir);
+  const fs::path staging = checkpoints / ("." + name + "." + std::to_string(::getpid()));
+  std::error_code ec;
+  testing::fs_step();
+  fs::create_directory(staging, ec);
+  EMBER_CHECK(!ec, "save", staging.string() << ": cannot create the directory: " << ec.message());
+  try {
+    write_pair(staging.string(), metadata);
+  } catch (...) {
+    fs::remove_all(staging, ec);
+    throw;
+  }
+  fsync_directory(staging.string());
+  testing::fs_step();
+  fs::rename(staging, checkpoints / name, ec);
+  if (ec) {
+    const std::string why = ec.message();
+    fs::remove_all(staging, ec);
+    EMBER_FAIL("save", (checkpoints / name).string() << ": rename failed: " << why);
+  }
+  fsync_directory(checkpoints.string());
+}
+
+void Trainer::write_pair(const std::string& dir, const Metadata& metadata) const {
   Metadata meta = metadata;
   meta["ember.step"] = std::to_string(steps_done_);
-  // The training state first: if the model write then fails, the step
-  // numbers differ and resume refuses the pair.
   NamedTensors state;
   for (auto& [name, t] : optimizer_->state()) state.emplace_back("optim." + name, t);
   std::vector<uint64_t> gen_state;
@@ -243,15 +370,17 @@ TrainState read_train_state(const std::string& path) {
 }  // namespace
 
 TrainOptions Trainer::saved_options(const std::string& dir) {
-  const std::string path = dir + "/train_state.safetensors";
+  const std::string path = latest_checkpoint(dir).train_state;
   const TrainState st = read_train_state(path);
   EMBER_CHECK(st.options.has_value(), "resume", path << ": no ember.train in the metadata");
   return TrainOptions::from_string(*st.options);
 }
 
 void Trainer::resume(const std::string& dir) {
-  // 1. Read both files (each fully validated as a safetensors file).
-  const std::string state_file = dir + "/train_state.safetensors", model_file = dir + "/model.safetensors";
+  // 1. Read both files of the newest complete checkpoint (each fully
+  // validated as a safetensors file).
+  const Checkpoint ck = latest_checkpoint(dir);
+  const std::string &state_file = ck.train_state, &model_file = ck.model;
   TrainState st = read_train_state(state_file);
   SafetensorsContents model = read_safetensors(model_file);
 
@@ -279,7 +408,7 @@ void Trainer::resume(const std::string& dir) {
 
   // 3. Apply. The optimizer validates its state before taking it; after
   // that nothing can fail.
-  optimizer_->load_state(st.optimizer, st.optimizer_steps);
+  optimizer_->load_state(st.optimizer, st.optimizer_steps, /*require_every_parameter=*/true);
   weights.commit();
   const int64_t* g = st.generators.data_ptr<int64_t>();
   for (size_t i = 0; i < gens.size(); ++i)

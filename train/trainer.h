@@ -65,10 +65,19 @@ class Trainer {
   const std::vector<StepLog>& history() const { return history_; }
   const TrainOptions& options() const { return options_; }
 
-  /// dir/model.safetensors: the model, with `metadata` (e.g. gpt_metadata)
-  /// dir/train_state.safetensors: optimizer moments, step, generators, history.
+  /// Saves a checkpoint of the run into dir, as a pair of files that is
+  /// complete or absent at every instant, also if the process dies mid-save:
+  ///   dir/checkpoints/step-00000200/model.safetensors  the model, with `metadata`
+  ///   dir/checkpoints/step-00000200/train_state.safetensors  optimizer, step, generators, history
+  ///   dir/latest -> checkpoints/step-00000200          (replaced in one rename)
+  ///   dir/model.safetensors -> latest/model.safetensors  (and train_state.safetensors)
+  /// Both files are written into a hidden staging directory, flushed, and the
+  /// directory is renamed to its step name: a step directory is always a
+  /// complete pair. Then `latest` moves to it and older checkpoints (and the
+  /// leftovers of killed saves) are removed. A step already saved is kept.
   void save(const std::string& dir, const Metadata& metadata) const;
-  /// Restores what save wrote, in three steps: read both files, validate
+  /// Restores the newest complete checkpoint in dir (latest_checkpoint), in
+  /// three steps: read both files, validate
   /// everything against this trainer, then apply. An error in the first two
   /// leaves the model and the trainer exactly as they were. Every option
   /// except `steps` must equal the run's (the error names those that differ);
@@ -79,6 +88,9 @@ class Trainer {
   static TrainOptions saved_options(const std::string& dir);
 
  private:
+  void write_checkpoint(const std::string& checkpoints_dir, const std::string& name, const Metadata& metadata) const;
+  void write_pair(const std::string& dir, const Metadata& metadata) const;  // the two files into dir
+
   nn::GPT& model_;
   TrainOptions options_;
   BatchSampler sampler_;
@@ -87,5 +99,15 @@ class Trainer {
   int64_t steps_done_ = 0;
   std::vector<StepLog> history_;
 };
+
+/// A complete checkpoint of a run directory that Trainer::save wrote.
+struct Checkpoint {
+  int64_t step = 0;
+  std::string dir, model, train_state;  // the step directory and its two files
+};
+/// The newest complete checkpoint in run_dir: the highest step directory
+/// under checkpoints/ (or, for a directory saved before step directories
+/// existed, its two files). Error naming run_dir when there is none.
+Checkpoint latest_checkpoint(const std::string& run_dir);
 
 }  // namespace ember::train

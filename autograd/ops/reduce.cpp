@@ -1,6 +1,8 @@
 // Reductions and softmax. A reduction's backward spreads grad_out back over
 // the reduced elements: equally (sum, mean), to the selected one (max/min),
 // or weighted by the local derivative (var, norm, softmax).
+#include <cmath>
+
 #include "autograd/node.h"
 #include "autograd/op_scope.h"
 #include "autograd/ops.h"
@@ -14,18 +16,18 @@ namespace {
 Tensor expand_back(const Tensor& g, const Shape& in_shape, const Shape& dims, bool keepdim) {
   Tensor gk = g;
   if (!keepdim && !in_shape.empty()) {
-    std::vector<bool> red(in_shape.size(), dims.empty());
-    for (int64_t d : dims) red[wrap_dim(d, static_cast<int64_t>(in_shape.size()), "sum")] = true;
+    const std::vector<bool> red = reduced_dims(static_cast<int64_t>(in_shape.size()), dims, "sum");
     for (size_t d = 0; d < in_shape.size(); ++d)
       if (red[d]) gk = kernel::unsqueeze(gk, static_cast<int64_t>(d));
   }
   return kernel::expand(gk, in_shape);
 }
 int64_t reduced_count(const Shape& in_shape, const Shape& dims) {
-  if (dims.empty()) return numel_of(in_shape);
+  const std::vector<bool> red = reduced_dims(static_cast<int64_t>(in_shape.size()), dims, "mean");
   int64_t n = 1;
-  for (int64_t d : dims) n *= in_shape[wrap_dim(d, static_cast<int64_t>(in_shape.size()), "mean")];
-  return n;
+  for (size_t d = 0; d < in_shape.size(); ++d)
+    if (red[d]) n *= in_shape[d];
+  return n;  // 1 for a 0-d tensor: its one element
 }
 }  // namespace
 
@@ -86,6 +88,7 @@ Tensor var(const Tensor& x, const Shape& dims, int64_t correction, bool keepdim)
 
 // ---- norm ----
 // d ||x||_p = sign(x) |x|^(p-1) / ||x||^(p-1)   (p = 2: x / ||x||; 0 where the norm is 0)
+// p = inf: ||x|| = max |x|; sign(x) at the elements that attain it, shared equally among ties
 struct NormBackward final : Node {
   EMBER_NODE_NAME(NormBackward)
   SavedTensor x, out;
@@ -100,7 +103,13 @@ struct NormBackward final : Node {
     Tensor n = expand_back(out.get(*this), X.shape(), dims, keepdim);
     Tensor ge = expand_back(g, X.shape(), dims, keepdim);
     Tensor sign = kernel::unary(kernel::Unary::Sign, X);
-    Tensor local = p == 1.0 ? sign : (p == 2.0 ? X / n : sign * pow(abs(X), p - 1.0) / pow(n, p - 1.0));
+    Tensor local;
+    if (std::isinf(p)) {
+      Tensor at_max = kernel::to(eq(abs(X), n), X.dtype());
+      local = sign * at_max / expand_back(kernel::sum(at_max, dims, keepdim), X.shape(), dims, keepdim);
+    } else {
+      local = p == 1.0 ? sign : (p == 2.0 ? X / n : sign * pow(abs(X), p - 1.0) / pow(n, p - 1.0));
+    }
     Tensor safe = where(eq(n, 0.0), scalar_tensor(0.0, X.dtype()), local);
     return {ge * safe};
   }
@@ -136,14 +145,14 @@ std::pair<Tensor, Tensor> max(const Tensor& x, int64_t d, bool keepdim) {
   OpScope scope("max", x);
   auto [values, indices] = kernel::max(x, d, keepdim);
   if (needs_grad({x}))
-    record(values, std::make_shared<MaxBackward>(x.shape(), wrap_dim(d, x.dim(), "max"), keepdim, indices), {x});
+    record(values, std::make_shared<MaxBackward>(x.shape(), wrap_dim_or_scalar(d, x.dim(), "max"), keepdim, indices), {x});
   return {values, indices};
 }
 std::pair<Tensor, Tensor> min(const Tensor& x, int64_t d, bool keepdim) {
   OpScope scope("min", x);
   auto [values, indices] = kernel::min(x, d, keepdim);
   if (needs_grad({x}))
-    record(values, std::make_shared<MaxBackward>(x.shape(), wrap_dim(d, x.dim(), "min"), keepdim, indices), {x});
+    record(values, std::make_shared<MaxBackward>(x.shape(), wrap_dim_or_scalar(d, x.dim(), "min"), keepdim, indices), {x});
   return {values, indices};
 }
 Tensor max(const Tensor& x) {
@@ -183,14 +192,14 @@ struct SoftmaxBackward final : Node {
 Tensor softmax(const Tensor& x, int64_t d) {
   OpScope scope("softmax", x);
   Tensor out = kernel::softmax(x, d);
-  if (needs_grad({x})) record(out, std::make_shared<SoftmaxBackward>(out, wrap_dim(d, x.dim(), "softmax"), false), {x});
+  if (needs_grad({x})) record(out, std::make_shared<SoftmaxBackward>(out, wrap_dim_or_scalar(d, x.dim(), "softmax"), false), {x});
   return out;
 }
 Tensor log_softmax(const Tensor& x, int64_t d) {
   OpScope scope("log_softmax", x);
   Tensor out = kernel::log_softmax(x, d);
   if (needs_grad({x}))
-    record(out, std::make_shared<SoftmaxBackward>(out, wrap_dim(d, x.dim(), "log_softmax"), true), {x});
+    record(out, std::make_shared<SoftmaxBackward>(out, wrap_dim_or_scalar(d, x.dim(), "log_softmax"), true), {x});
   return out;
 }
 

@@ -127,7 +127,7 @@ Tensor narrow(const Tensor& x, int64_t d, int64_t start, int64_t length) {
               "start " << start << " is out of range for dim " << d << " of size " << n << " (shape "
                        << shape_str(x.shape()) << ")");
   if (start < 0) start += n;
-  EMBER_CHECK(length >= 0 && start + length <= n, "narrow",
+  EMBER_CHECK(length >= 0 && length <= n - start, "narrow",
               "start " << start << " + length " << length << " exceeds size " << n << " of dim " << d << " (shape "
                        << shape_str(x.shape()) << ")");
   return slice(x, w, start, start + length, 1);

@@ -1,4 +1,6 @@
 // Reductions and softmax (autograd/ops/reduce.cpp).
+#include <cmath>
+
 #include "autograd/ops.h"
 #include "inputs.h"
 
@@ -48,6 +50,14 @@ void add_reduce_samples(std::vector<OpInfo>& ops) {
   reduce("norm_p1", {"NormBackward"}, [](const Tensor& x) { return norm(x, 1.0); }, all_samples(away_from_zero));
   reduce("norm_p3", {"NormBackward"}, [](const Tensor& x) { return norm(x, 3.0, {-1}, true); },
          along_dim_samples(away_from_zero));
+  // max |x| (distinct values: at a tie the max is not differentiable)
+  reduce("norm_inf", {"NormBackward"}, [](const Tensor& x) { return norm(x, INFINITY, {-1}); },
+         along_dim_samples(away_from_zero));
+  // A 0-d tensor reduced along "its" dim 0 (PyTorch's rule): itself.
+  reduce("sum_0d_dim0", {"SumBackward"}, [](const Tensor& x) { return sum(x, {0}); },
+         [](Generator& g) -> Samples { return {{"0-d", {leaf(normal_values(g, {}))}}}; });
+  reduce("mean_0d_dim-1", {"SumBackward"}, [](const Tensor& x) { return mean(x, {-1}, true); },
+         [](Generator& g) -> Samples { return {{"0-d", {leaf(normal_values(g, {}))}}}; });
   // max(x) is max over the flattened tensor, reshaped to 0-d.
   reduce("max", {"ReshapeBackward", "MaxBackward"}, [](const Tensor& x) { return max(x); },
          all_samples(normal_values));
