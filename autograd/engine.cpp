@@ -1,25 +1,37 @@
-// The engine, in five steps:
-//   1. count, for every node reachable from the root, how many edges point at
-//      it (its dependencies) — an explicit stack, no recursion;
-//   2. start from the root's node with grad_output;
+// The engine, in four steps:
+//   1. count, for every node reachable from the roots, how many edges point
+//      at it (its dependencies) — an explicit stack, no recursion;
+//   2. start from the roots' nodes with their gradients;
 //   3. pop a node whose gradient is complete (every consumer has contributed),
 //      run its hooks, call apply(), sum each input gradient back to the
 //      input's shape (the one place where broadcasting is undone), then add
 //      it to the next node's (or the leaf's) buffer;
-//   4. accumulate each leaf's total gradient into its .grad.
+//   4. hand each leaf its total gradient: into .grad (backward), or into the
+//      result (grad).
 // Unless retain_graph, each node frees what it saved as soon as its rule has
 // run: the activations of a training step go as backward walks past them.
 // A tensor used on several paths gets the sum of all of them because a node
 // runs only after all its consumers have added their share.
+//
+// create_graph: the same walk with grad mode on, so the ops inside every
+// rule record nodes of their own, and the gradients can be differentiated
+// again. The sums (broadcast undone, several consumers, .grad) then use the
+// differentiable ops instead of the kernels; a rule that cannot be
+// differentiated says so (Node::not_differentiable) instead of returning a
+// gradient whose own derivative would be silently wrong.
 #include "autograd/engine.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "autograd/grad_mode.h"
 #include "autograd/node.h"
 #include "autograd/observer.h"
+#include "autograd/ops.h"
 #include "tensor/factory.h"
 #include "tensor/kernels.h"
 
@@ -40,8 +52,17 @@ Tensor run_hooks(const std::vector<GradHook>& hooks, Tensor g) {
 }
 
 // leaf.grad += g (first time: takes g itself when nothing else refers to it).
-void accumulate(TensorImpl* leaf, Tensor g) {
-  if (!leaf->grad.defined()) {
+// In place only into a .grad that is ember's alone: recording (create_graph),
+// a .grad with a graph of its own, or one the caller still holds, gets a new
+// tensor instead, so what someone holds is never changed under them.
+void accumulate(TensorImpl* leaf, Tensor g, bool create_graph) {
+  const bool shared = leaf->grad.defined() && (leaf->grad.requires_grad() || leaf->grad.impl_ptr().use_count() > 1 ||
+                                                leaf->grad.storage().use_count() > 1);
+  if (create_graph) {
+    leaf->grad = leaf->grad.defined() ? add(leaf->grad, g) : g;
+  } else if (shared) {
+    leaf->grad = kernel::binary(kernel::Binary::Add, leaf->grad.detach(), g);
+  } else if (!leaf->grad.defined()) {
     bool owned = g.impl_ptr().use_count() == 1 && g.storage().use_count() == 1 && g.is_contiguous() &&
                  g.storage()->nbytes() == static_cast<size_t>(g.numel()) * dtype_size(g.dtype());
     leaf->grad = owned ? g : kernel::to(g, g.dtype());  // a contiguous copy of its own
@@ -58,24 +79,33 @@ bool all_finite(const Tensor& g) {
   });
 }
 
-}  // namespace
+// Sets grad mode for the walk (on exactly when recording) and restores it.
+class GradModeFor {
+ public:
+  explicit GradModeFor(bool on) : prev_(is_grad_enabled()) { set_grad_enabled(on); }
+  ~GradModeFor() { set_grad_enabled(prev_); }
+  GradModeFor(const GradModeFor&) = delete;
+  GradModeFor& operator=(const GradModeFor&) = delete;
 
-void backward(const Tensor& root, const Tensor& grad_output, bool retain_graph) {
-  EMBER_CHECK(root.defined(), "backward", "called on an undefined tensor");
-  EMBER_CHECK(root.requires_grad(), "backward",
-              "the tensor of shape " << shape_str(root.shape()) << " does not require grad and has no grad_fn");
-  Tensor g0 = grad_output;
-  if (!g0.defined()) {
-    EMBER_CHECK(root.numel() == 1, "backward",
-                "grad can be implicitly created only for a tensor with one element, got shape "
-                    << shape_str(root.shape()) << "; pass a gradient of that shape");
-    g0 = ones(root.shape(), root.dtype());
-  }
-  EMBER_CHECK(g0.shape() == root.shape() && g0.dtype() == root.dtype(), "backward",
-              "gradient has shape " << shape_str(g0.shape()) << " " << dtype_name(g0.dtype())
-                                    << " but the tensor has shape " << shape_str(root.shape()) << " "
-                                    << dtype_name(root.dtype()));
-  NoGradGuard no_grad;  // backward rules compute values only
+ private:
+  bool prev_;
+};
+
+// What a walk computes: either every leaf's .grad (backward) or the
+// gradients of chosen tensors (grad), which may be leaves or non-leaves.
+struct Targets {
+  bool into_grad = true;                           // backward(): accumulate into leaves' .grad
+  std::unordered_map<const Node*, size_t> nodes;   // grad(): a non-leaf input, by its grad_fn
+  std::unordered_map<const TensorImpl*, size_t> leaves;  // grad(): a leaf input
+  std::vector<Tensor> result;                      // grad(): one per input
+};
+
+void walk(const std::vector<Tensor>& roots, const std::vector<Tensor>& seeds, bool retain_graph, bool create_graph,
+          Targets& targets) {
+  retain_graph = retain_graph || create_graph;  // the gradient graph refers to the forward one
+  GradModeFor mode(create_graph);               // rules record nodes only when asked to
+  std::optional<GradientGraphScope> marking;    // ... and those nodes belong to the gradient graph
+  if (create_graph) marking.emplace();
   // inspect/ may watch (autograd/observer.h): null unless an instrument runs.
   AutogradObserver* watcher = watching();
   struct EndNotice {  // tells the watcher how backward ended, also when it throws
@@ -85,24 +115,20 @@ void backward(const Tensor& root, const Tensor& grad_output, bool retain_graph) 
       if (o) o->backward_end(ok);
     }
   } end_notice{watcher};
-  if (watcher) watcher->backward_begin(root);
-  auto into_leaf = [watcher](TensorImpl* leaf, Tensor g) {
-    accumulate(leaf, g);
-    if (watcher) {
-      watcher->leaf_accumulated(*leaf, g);
-      watcher->tag_memory(leaf->grad, MemoryKind::Gradients);
-    }
-  };
-  if (root.is_leaf()) {
-    into_leaf(root.impl(), run_hooks(root.impl()->hooks, g0));
-    end_notice.ok = true;
-    return;
-  }
+  if (watcher) watcher->backward_begin(roots.front());
 
-  // 1. Dependencies: how many edges point at each node.
+  auto sum_to = [create_graph](const Tensor& g, const Shape& shape) {
+    return create_graph ? ember::sum_to(g, shape) : kernel::sum_to(g, shape);
+  };
+  auto plus = [create_graph](const Tensor& a, const Tensor& b) {
+    return create_graph ? add(a, b) : kernel::binary(kernel::Binary::Add, a, b);
+  };
+
+  // 1. Dependencies: how many edges point at each node, from every root.
   std::unordered_map<Node*, int> deps;
-  std::vector<Node*> stack{root.grad_fn().get()};
-  deps[root.grad_fn().get()] = 0;
+  std::vector<Node*> stack;
+  for (const Tensor& r : roots)
+    if (r.grad_fn() && deps.try_emplace(r.grad_fn().get(), 0).second) stack.push_back(r.grad_fn().get());
   while (!stack.empty()) {
     Node* n = stack.back();
     stack.pop_back();
@@ -113,15 +139,77 @@ void backward(const Tensor& root, const Tensor& grad_output, bool retain_graph) 
       if (fresh) stack.push_back(e.node.get());
     }
   }
+  // grad(): only the nodes on a path to an input need to run. Decided in
+  // reverse topological order (every consumer before what it consumes, so
+  // reversed: an input's producers first).
+  std::unordered_set<const Node*> needed;
+  if (!targets.into_grad) {
+    std::unordered_map<Node*, int> left = deps;
+    std::vector<Node*> order, ready;
+    for (auto& [n, d] : left)
+      if (d == 0) ready.push_back(n);
+    while (!ready.empty()) {
+      Node* n = ready.back();
+      ready.pop_back();
+      order.push_back(n);
+      for (const Edge& e : n->next)
+        if (e.node && --left[e.node.get()] == 0) ready.push_back(e.node.get());
+    }
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+      Node* n = *it;
+      bool need = targets.nodes.count(n) > 0;
+      for (const Edge& e : n->next)
+        need = need || (e.node && needed.count(e.node.get())) || (e.leaf && targets.leaves.count(e.leaf.get()));
+      if (need) needed.insert(n);
+    }
+  }
+  // A node's rule must run when backward() writes .grad (every node), or
+  // when something it sends to leads to an input of grad().
+  auto must_run = [&](const Node* n) {
+    if (targets.into_grad) return true;
+    for (const Edge& e : n->next)
+      if ((e.node && needed.count(e.node.get())) || (e.leaf && targets.leaves.count(e.leaf.get()))) return true;
+    return false;
+  };
 
-  // 2. Start at the root's node; run every node whose gradient is complete.
-  std::unordered_map<Node*, Tensor> buffer{{root.grad_fn().get(), g0}};
-  std::vector<Node*> ready{root.grad_fn().get()};
-  std::unordered_map<TensorImpl*, size_t> leaf_index;          // leaf -> position in leaf_grads
-  std::vector<std::pair<TensorImpl*, Tensor>> leaf_grads;      // in order of first arrival
+  // 2. Start at the roots' nodes (a leaf root's gradient goes straight to it).
+  std::unordered_map<Node*, Tensor> buffer;
+  std::vector<Node*> ready;
+  std::unordered_map<TensorImpl*, size_t> leaf_index;      // leaf -> position in leaf_grads
+  std::vector<std::pair<TensorImpl*, Tensor>> leaf_grads;  // in order of first arrival
+  auto to_leaf = [&](TensorImpl* leaf, Tensor g) {
+    auto [it, fresh] = leaf_index.try_emplace(leaf, leaf_grads.size());
+    if (fresh) leaf_grads.emplace_back(leaf, std::move(g));
+    else leaf_grads[it->second].second = plus(leaf_grads[it->second].second, g);
+  };
+  for (size_t i = 0; i < roots.size(); ++i) {
+    Node* n = roots[i].grad_fn().get();
+    if (!n) {
+      to_leaf(roots[i].impl(), seeds[i]);
+      continue;
+    }
+    auto it = buffer.find(n);
+    if (it == buffer.end()) buffer.emplace(n, seeds[i]);
+    else it->second = plus(it->second, seeds[i]);
+  }
+  for (auto& [n, d] : deps)
+    if (d == 0) ready.push_back(n);
+  std::sort(ready.begin(), ready.end(), [&](Node* a, Node* b) {  // roots in the order given
+    auto pos = [&](Node* n) {
+      for (size_t i = 0; i < roots.size(); ++i)
+        if (roots[i].grad_fn().get() == n) return i;
+      return roots.size();
+    };
+    return pos(a) > pos(b);
+  });
+
   // 3. One node: its rule, then each input's gradient summed back to the
   // input's shape and added to the next node's (or the leaf's) buffer.
   auto run = [&](Node* n, const Tensor& g) {
+    if (create_graph) {
+      if (const char* why = n->not_differentiable())
+        EMBER_FAIL("backward", "create_graph: " << n->name() << " cannot be differentiated a second time: " << why);
+    }
     std::vector<Tensor> grads = n->apply(g);
     assert(grads.size() == n->next.size());
     for (size_t i = 0; i < n->next.size(); ++i) {
@@ -129,7 +217,7 @@ void backward(const Tensor& root, const Tensor& grad_output, bool retain_graph) 
       if (!e.defined()) continue;
       Tensor gi = std::move(grads[i]);
       if (gi.defined()) {
-        gi = kernel::sum_to(gi, n->input_shapes[i]);  // undo broadcasting, here and only here
+        gi = sum_to(gi, n->input_shapes[i]);  // undo broadcasting, here and only here
         if (watcher) watcher->node_sent(*n, i, gi);
         if (is_anomaly_enabled() && !all_finite(gi)) {
           EMBER_FAIL("backward", "anomaly: " << n->name() << " returned NaN or Inf in its gradient for input " << i
@@ -138,39 +226,44 @@ void backward(const Tensor& root, const Tensor& grad_output, bool retain_graph) 
       }
       if (e.leaf) {
         // Summed over all paths first; hooks and .grad see the total once.
-        if (gi.defined()) {
-          auto [it, fresh] = leaf_index.try_emplace(e.leaf.get(), leaf_grads.size());
-          if (fresh) leaf_grads.emplace_back(e.leaf.get(), std::move(gi));
-          else leaf_grads[it->second].second = kernel::binary(kernel::Binary::Add, leaf_grads[it->second].second, gi);
-        }
+        if (gi.defined()) to_leaf(e.leaf.get(), std::move(gi));
         continue;
       }
       Node* next = e.node.get();
       if (gi.defined()) {
         auto it = buffer.find(next);
         if (it == buffer.end()) buffer.emplace(next, std::move(gi));
-        else it->second = kernel::binary(kernel::Binary::Add, it->second, gi);
+        else it->second = plus(it->second, gi);
       }
       if (--deps[next] == 0) ready.push_back(next);
     }
+  };
+  auto pass_nothing_on = [&](Node* n) {  // so that nodes that also depend on n are not left waiting
+    for (const Edge& e : n->next)
+      if (e.node && --deps[e.node.get()] == 0) ready.push_back(e.node.get());
   };
   while (!ready.empty()) {
     Node* n = ready.back();
     ready.pop_back();
     auto found = buffer.find(n);
-    if (found == buffer.end()) {
-      // No gradient reached this node (every path into it was zero): pass
-      // that on, so nodes that also depend on it are not left waiting.
+    if (found == buffer.end() || (!targets.into_grad && !needed.count(n))) {
+      // No gradient reached this node (every path into it was zero), or
+      // grad() does not need it.
+      if (found != buffer.end()) buffer.erase(found);
       if (!retain_graph) n->release_saved();
-      for (const Edge& e : n->next)
-        if (e.node && --deps[e.node.get()] == 0) ready.push_back(e.node.get());
+      pass_nothing_on(n);
       continue;
     }
     Tensor g = std::move(found->second);
     buffer.erase(found);
     g = run_hooks(n->hooks, g);
-    if (n->retains_grad)
-      if (auto kept = n->output.lock()) accumulate(kept.get(), g);
+    if (n->retains_grad && targets.into_grad)
+      if (auto kept = n->output.lock()) accumulate(kept.get(), g, create_graph);
+    if (auto t = targets.nodes.find(n); t != targets.nodes.end()) targets.result[t->second] = g;
+    if (!must_run(n)) {
+      pass_nothing_on(n);
+      continue;
+    }
     if (watcher) watcher->node_begin(*n, g);
     try {
       run(n, g);
@@ -182,11 +275,80 @@ void backward(const Tensor& root, const Tensor& grad_output, bool retain_graph) 
     if (watcher) watcher->node_end(*n);
   }
 
-  // 4. Leaves: run their hooks on the complete gradient, accumulate into .grad.
-  // (Nothing is written to a leaf before the whole graph has run, so an error
-  // above leaves every .grad as it was.)
-  for (auto& [leaf, g] : leaf_grads) into_leaf(leaf, run_hooks(leaf->hooks, std::move(g)));
+  // 4. Leaves: run their hooks on the complete gradient, then into .grad
+  // (backward) or into the result (grad). Nothing is written to a leaf
+  // before the whole graph has run, so an error above leaves every .grad as
+  // it was.
+  for (auto& [leaf, g] : leaf_grads) {
+    if (targets.into_grad) {
+      Tensor total = run_hooks(leaf->hooks, std::move(g));
+      accumulate(leaf, total, create_graph);
+      if (watcher) {
+        watcher->leaf_accumulated(*leaf, total);
+        watcher->tag_memory(leaf->grad, MemoryKind::Gradients);
+      }
+    } else if (auto t = targets.leaves.find(leaf); t != targets.leaves.end()) {
+      targets.result[t->second] = run_hooks(leaf->hooks, std::move(g));
+    }
+  }
   end_notice.ok = true;
+}
+
+// The gradient that starts the walk at `root`: given, or 1 for one element.
+Tensor seed_for(const Tensor& root, const Tensor& grad_output, const char* op) {
+  EMBER_CHECK(root.defined(), op, "called on an undefined tensor");
+  EMBER_CHECK(root.requires_grad(), op,
+              "the tensor of shape " << shape_str(root.shape()) << " does not require grad and has no grad_fn");
+  if (!grad_output.defined()) {
+    EMBER_CHECK(root.numel() == 1, op,
+                "grad can be implicitly created only for a tensor with one element, got shape "
+                    << shape_str(root.shape()) << "; pass a gradient of that shape");
+    return ones(root.shape(), root.dtype());
+  }
+  EMBER_CHECK(grad_output.shape() == root.shape() && grad_output.dtype() == root.dtype(), op,
+              "gradient has shape " << shape_str(grad_output.shape()) << " " << dtype_name(grad_output.dtype())
+                                    << " but the tensor has shape " << shape_str(root.shape()) << " "
+                                    << dtype_name(root.dtype()));
+  return grad_output;
+}
+
+}  // namespace
+
+void backward(const Tensor& root, const Tensor& grad_output, bool retain_graph, bool create_graph) {
+  const Tensor seed = seed_for(root, grad_output, "backward");
+  Targets targets;
+  walk({root}, {seed}, retain_graph, create_graph, targets);
+}
+
+std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
+                         const std::vector<Tensor>& grad_outputs, const GradOptions& options) {
+  EMBER_CHECK(!outputs.empty(), "grad", "no outputs to differentiate");
+  EMBER_CHECK(!inputs.empty(), "grad", "no inputs to differentiate with respect to");
+  EMBER_CHECK(grad_outputs.empty() || grad_outputs.size() == outputs.size(), "grad",
+              grad_outputs.size() << " grad_outputs for " << outputs.size() << " outputs");
+  std::vector<Tensor> seeds;
+  for (size_t i = 0; i < outputs.size(); ++i)
+    seeds.push_back(seed_for(outputs[i], grad_outputs.empty() ? Tensor() : grad_outputs[i], "grad"));
+  Targets targets;
+  targets.into_grad = false;
+  targets.result.resize(inputs.size());
+  std::vector<size_t> first(inputs.size());  // an input given twice gets the same gradient twice
+  for (size_t j = 0; j < inputs.size(); ++j) {
+    const Tensor& x = inputs[j];
+    EMBER_CHECK(x.defined() && x.requires_grad(), "grad",
+                "input " << j << (x.defined() ? " of shape " + shape_str(x.shape()) : std::string())
+                         << " does not require grad");
+    first[j] = x.grad_fn() ? targets.nodes.emplace(x.grad_fn().get(), j).first->second
+                           : targets.leaves.emplace(x.impl(), j).first->second;
+  }
+  walk(outputs, seeds, options.retain_graph, options.create_graph, targets);
+  for (size_t j = 0; j < inputs.size(); ++j) targets.result[j] = targets.result[first[j]];
+  for (size_t j = 0; j < inputs.size(); ++j) {
+    EMBER_CHECK(targets.result[j].defined() || options.allow_unused, "grad",
+                "input " << j << " of shape " << shape_str(inputs[j].shape())
+                         << " was not used to compute the outputs (pass allow_unused to get an undefined tensor)");
+  }
+  return targets.result;
 }
 
 }  // namespace ember

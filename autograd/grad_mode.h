@@ -20,6 +20,19 @@ class NoGradGuard {
   bool prev_;
 };
 
+/// RAII: turns grad recording on for its scope (inside a NoGradGuard too),
+/// restores the previous mode after.
+class EnableGradGuard {
+ public:
+  EnableGradGuard() : prev_(is_grad_enabled()) { set_grad_enabled(true); }
+  ~EnableGradGuard() { set_grad_enabled(prev_); }
+  EnableGradGuard(const EnableGradGuard&) = delete;
+  EnableGradGuard& operator=(const EnableGradGuard&) = delete;
+
+ private:
+  bool prev_;
+};
+
 /// Anomaly mode: backward checks every gradient it computes and raises an error
 /// naming the first node whose output contains NaN or Inf.
 bool is_anomaly_enabled();

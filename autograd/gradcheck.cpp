@@ -3,10 +3,12 @@
 #include <cmath>
 #include <sstream>
 
+#include "autograd/engine.h"
 #include "autograd/grad_mode.h"
 #include "autograd/ops.h"
 #include "tensor/factory.h"
 #include "tensor/kernels.h"
+#include "tensor/random.h"
 
 namespace ember {
 
@@ -105,6 +107,37 @@ GradcheckResult gradcheck(const GradFn& fn, const std::vector<Tensor>& inputs, c
   }
   res.report = res.ok ? "ok" : report.str();
   return res;
+}
+
+GradcheckResult gradgradcheck(const GradFn& fn, const std::vector<Tensor>& inputs, const GradcheckOptions& opt,
+                              uint64_t seed) {
+  std::vector<size_t> diff;  // the inputs that are differentiated
+  for (size_t k = 0; k < inputs.size(); ++k)
+    if (inputs[k].defined() && inputs[k].is_floating_point() && inputs[k].requires_grad()) diff.push_back(k);
+  Tensor out0 = fn(inputs);
+  GradcheckResult none;
+  if (diff.empty() || !out0.requires_grad()) return none;  // nothing depends on anything: no second derivative
+  Generator gen(seed);
+  std::vector<Tensor> all = inputs;
+  all.push_back(randn(out0.shape(), gen, kFloat64).requires_grad_());  // v
+  const size_t n = inputs.size();
+  const GradFn first = [fn, diff, n](const std::vector<Tensor>& xs) {
+    EnableGradGuard grad_on;  // the first derivative needs a graph, also when gradcheck evaluates without one
+    std::vector<Tensor> ins(xs.begin(), xs.begin() + static_cast<std::ptrdiff_t>(n));
+    Tensor out = fn(ins);
+    std::vector<Tensor> wrt;
+    for (size_t k : diff) wrt.push_back(ins[k]);
+    std::vector<Tensor> parts;
+    if (out.requires_grad()) {
+      std::vector<Tensor> gs = grad({out}, wrt, {xs[n]}, {.create_graph = true, .allow_unused = true});
+      for (size_t i = 0; i < gs.size(); ++i)
+        parts.push_back(reshape(gs[i].defined() ? gs[i] : zeros_like(wrt[i]), {-1}));
+    } else {
+      for (const Tensor& w : wrt) parts.push_back(zeros({w.numel()}, kFloat64));
+    }
+    return cat(parts, 0);
+  };
+  return gradcheck(first, all, opt);
 }
 
 }  // namespace ember

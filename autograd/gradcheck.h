@@ -42,6 +42,16 @@ using GradFn = std::function<Tensor(const std::vector<Tensor>&)>;
 /// memory such as expand views, a non-floating output).
 GradcheckResult gradcheck(const GradFn& fn, const std::vector<Tensor>& inputs, const GradcheckOptions& options = {});
 
+/// Second derivatives, checked the same way: with v a random float64 tensor
+/// of fn's output shape (from `seed`), the function
+///   (inputs, v) -> grad(<fn(inputs), v>, inputs, create_graph=true)
+/// (every input's gradient, flattened and joined) is gradchecked against its
+/// own central differences, both in the inputs (the Hessian times v) and in
+/// v. It needs every backward rule on the way to be differentiable; one that
+/// is not throws the error naming it.
+GradcheckResult gradgradcheck(const GradFn& fn, const std::vector<Tensor>& inputs,
+                              const GradcheckOptions& options = {}, uint64_t seed = 0);
+
 }  // namespace ember
 
 // In GoogleTest: EXPECT_GRADCHECK(fn, inputs) prints the report on failure.

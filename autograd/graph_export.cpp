@@ -72,7 +72,10 @@ std::string to_dot(const Tensor& root, const DotOptions& options) {
     Node* n = stack.back();
     stack.pop_back();
     std::string nid = id_of(n, "n");
-    os << "  " << nid << " [shape=box, style=filled, fillcolor=\"#dfe8f5\", label=\"" << n->name();
+    // A node that a backward with create_graph recorded: part of the gradient graph.
+    os << "  " << nid << " [shape=box, style=\"filled" << (n->in_gradient_graph ? ",dashed" : "")
+       << "\", fillcolor=\"" << (n->in_gradient_graph ? "#e3f2d9" : "#dfe8f5") << "\", label=\"" << n->name();
+    if (n->in_gradient_graph) os << "\\n(gradient graph)";
     if (auto out = n->output.lock()) os << "\\n" << tensor_lines(out, options, "computes");
     for (SavedTensor* s : n->saved())
       if (s->peek().defined())

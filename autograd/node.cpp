@@ -5,20 +5,38 @@
 
 namespace ember {
 
-SavedTensor::SavedTensor(const Tensor& t) {
-  if (!t.defined()) return;
+namespace {
+Tensor alias_of(const Tensor& t) {
   auto alias = std::make_shared<TensorImpl>();
   alias->storage = t.storage();
   alias->offset = t.storage_offset();
   alias->shape = t.shape();
   alias->strides = t.stride();
   alias->dtype = t.dtype();
-  tensor_ = Tensor(std::move(alias));
+  return Tensor(std::move(alias));
+}
+}  // namespace
+
+SavedTensor::SavedTensor(const Tensor& t) {
+  if (!t.defined()) return;
+  // Only a tensor that takes part in the graph is kept as itself; others
+  // (ids, masks, values computed inside a forward) as an alias.
+  tensor_ = t.requires_grad() ? t : alias_of(t);
   version_ = t.version();
   if (AutogradObserver* o = watching()) o->tag_memory(tensor_, MemoryKind::SavedForBackward);
 }
 
-const Tensor& SavedTensor::get(const Node& owner) const {
+void SavedTensor::mark_output(const std::shared_ptr<Node>& owner) { output_of_ = owner; }
+
+bool recording_backward() { return is_grad_enabled(); }
+
+namespace {
+thread_local int gradient_graph_depth = 0;
+}  // namespace
+GradientGraphScope::GradientGraphScope() { ++gradient_graph_depth; }
+GradientGraphScope::~GradientGraphScope() { --gradient_graph_depth; }
+
+Tensor SavedTensor::get(const Node& owner) const {
   EMBER_CHECK(!released_, "backward",
               "trying to backward through the graph a second time: the tensors saved by "
                   << owner.name()
@@ -30,6 +48,14 @@ const Tensor& SavedTensor::get(const Node& owner) const {
                                << dtype_name(tensor_.dtype()) << " " << shape_str(tensor_.shape())
                                << "], which is saved by " << owner.name() << ", is at version " << tensor_.version()
                                << "; expected version " << version_);
+  }
+  if (is_grad_enabled() && !output_of_.expired()) {
+    // Recording a derivative of the gradient: the output in its place in
+    // the graph, as the node's result.
+    Tensor out = alias_of(tensor_);
+    out.impl()->grad_fn = output_of_.lock();
+    out.impl()->requires_grad = true;
+    return out;
   }
   return tensor_;
 }
@@ -61,6 +87,15 @@ void connect(Tensor& out, std::shared_ptr<Node> node, const Range& inputs) {
     node->input_shapes.push_back(in.defined() ? in.shape() : Shape{});
   }
   node->output = out.impl_ptr();
+  node->in_gradient_graph = gradient_graph_depth > 0;
+  // The output, if the node saved it (as an alias: it did not require grad
+  // yet), gets its weak link to the node: see SavedTensor::get.
+  for (SavedTensor* s : node->saved()) {
+    const Tensor& t = s->peek();
+    if (t.defined() && !t.requires_grad() && t.storage() == out.storage() &&
+        t.storage_offset() == out.storage_offset() && t.shape() == out.shape() && t.stride() == out.stride())
+      s->mark_output(node);
+  }
   if (AutogradObserver* o = watching()) o->node_recorded(*node, out);
   out.impl()->grad_fn = std::move(node);
   out.impl()->requires_grad = true;

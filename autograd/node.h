@@ -13,6 +13,14 @@
 ///   * a weak link to the tensor it computed (for graph export and traces).
 ///
 /// apply(grad_out) returns one gradient per input (undefined = zero / none).
+///
+/// Second derivatives (backward with create_graph): the engine then runs
+/// apply() with grad mode on, so the ember ops inside a rule record nodes of
+/// their own. A rule written with ember ops (g * b.get(*this)) is
+/// differentiable as it stands; a rule with a fused kernel of its own checks
+/// recording_backward() and takes its composed formulation instead. The
+/// saved tensors keep their place in the graph for this (an input's own
+/// handle; the op's output comes back with this node as its grad_fn).
 #pragma once
 
 #include <memory>
@@ -29,20 +37,25 @@ struct Edge {
   bool defined() const { return node || leaf; }
 };
 
-/// A tensor kept for backward. It stores a detached alias (same storage, no
-/// grad_fn, so saving an op's own output creates no reference cycle) and the
-/// storage version at save time, checked when backward reads it.
+/// A tensor kept for backward, and the storage version at save time, checked
+/// when backward reads it. An input is kept as itself (its grad_fn too, for
+/// a derivative of the gradient). The op's own output is kept as a detached
+/// alias (same storage, no grad_fn: no reference cycle through the node)
+/// and a weak link to the node, which record() sets.
 class SavedTensor {
  public:
   SavedTensor() = default;
   SavedTensor(const Tensor& t);  // NOLINT: implicit so nodes can be built from tensors
   /// The saved tensor; throws if it was freed by an earlier backward or
-  /// modified in place since it was saved.
-  const Tensor& get(const Node& owner) const;
+  /// modified in place since it was saved. While backward records
+  /// (create_graph), the op's output comes back with its node as grad_fn.
+  Tensor get(const Node& owner) const;
   void release() {
     tensor_ = Tensor();
     released_ = true;
   }
+  /// Called by record() when this is the output of the node it saves for.
+  void mark_output(const std::shared_ptr<Node>& owner);
   /// True if a tensor was saved (even if a backward has freed it since: get()
   /// then reports the second backward instead of silently returning nothing).
   bool defined() const { return tensor_.defined() || released_; }
@@ -53,6 +66,7 @@ class SavedTensor {
   Tensor tensor_;
   uint64_t version_ = 0;
   bool released_ = false;
+  std::weak_ptr<Node> output_of_;  // set for the node's own output
 };
 
 struct Node {
@@ -64,6 +78,9 @@ struct Node {
   void release_saved() {
     for (SavedTensor* s : saved()) s->release();
   }
+  /// Why this rule cannot be differentiated again (backward with
+  /// create_graph refuses it, naming the node), or nullptr: it can.
+  virtual const char* not_differentiable() const { return nullptr; }
 
   std::vector<Edge> next;
   std::vector<Shape> input_shapes;
@@ -73,6 +90,9 @@ struct Node {
   /// name, shape and values; retain_grad() makes backward store its grad.
   std::weak_ptr<TensorImpl> output;
   bool retains_grad = false;
+  /// Recorded while a backward ran with create_graph: a node of the gradient
+  /// graph (graph export and the backward trace draw these apart).
+  bool in_gradient_graph = false;
   // Where the node was recorded, e.g. "blocks.0.attn.softmax" (set only
   // while an inspect/ instrument watches; empty otherwise).
   std::string label;
@@ -82,6 +102,21 @@ struct Node {
 #define EMBER_NODE_NAME(N)                   \
   static constexpr const char* kName = #N;   \
   const char* name() const override { return kName; }
+
+/// Inside apply(): true when backward records the gradient computation
+/// (create_graph). A rule with a fused kernel then uses its composed,
+/// differentiable formulation.
+bool recording_backward();
+
+/// RAII, used by the engine for a create_graph walk: every node recorded in
+/// its scope is marked in_gradient_graph.
+class GradientGraphScope {
+ public:
+  GradientGraphScope();
+  ~GradientGraphScope();
+  GradientGraphScope(const GradientGraphScope&) = delete;
+  GradientGraphScope& operator=(const GradientGraphScope&) = delete;
+};
 
 /// True when an op with these inputs must record a node: grad mode is on and
 /// some input requires grad.

@@ -69,6 +69,7 @@ Tensor cos(const Tensor& x);
 Tensor tanh(const Tensor& x);
 Tensor sigmoid(const Tensor& x);
 Tensor relu(const Tensor& x);
+Tensor erf(const Tensor& x);  // the error function, 2/sqrt(pi) * integral of exp(-t^2) from 0 to x
 enum class GeluApprox { None, Tanh };
 Tensor gelu(const Tensor& x, GeluApprox approx = GeluApprox::None);
 Tensor clamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi);
@@ -94,6 +95,10 @@ Tensor tril(const Tensor& x, int64_t k = 0);
 Tensor triu(const Tensor& x, int64_t k = 0);
 
 // ---- reductions (autograd/ops/reduce.cpp) ----
+/// Sums x down to `shape` (x's shape broadcast from it): the leading dims
+/// and the dims where shape has 1. What the engine does to a broadcast
+/// gradient, as a differentiable op.
+Tensor sum_to(const Tensor& x, const Shape& shape);
 Tensor sum(const Tensor& x);
 Tensor sum(const Tensor& x, const Shape& dims, bool keepdim = false);
 Tensor mean(const Tensor& x);
@@ -127,6 +132,11 @@ Tensor gather(const Tensor& x, int64_t d, const Tensor& ids);
 Tensor one_hot(const Tensor& ids, int64_t num_classes = -1);  // int64
 /// In place: x.narrow(d, ids[i], 1) += src.narrow(d, i, 1); repeated ids accumulate.
 Tensor& index_add_(Tensor& x, int64_t d, const Tensor& ids, const Tensor& src);
+/// Out of place and differentiable: x with src's slices added at ids along d
+/// (index_select's adjoint), and x with src's elements added at ids along d
+/// (gather's adjoint; ids and src have one shape). Repeated ids accumulate.
+Tensor index_add(const Tensor& x, int64_t d, const Tensor& ids, const Tensor& src);
+Tensor scatter_add(const Tensor& x, int64_t d, const Tensor& ids, const Tensor& src);
 
 // ---- fused ops: one node instead of many (autograd/ops/layer_norm.cpp, cross_entropy.cpp) ----
 /// (x - mean) / sqrt(var + eps) * weight + bias over the last dim (biased var);

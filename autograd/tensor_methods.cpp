@@ -16,8 +16,8 @@ std::string Tensor::to_string() const {
   return s + ")";
 }
 
-void Tensor::backward(const Tensor& grad_output, bool retain_graph) const {
-  ember::backward(*this, grad_output, retain_graph);
+void Tensor::backward(const Tensor& grad_output, bool retain_graph, bool create_graph) const {
+  ember::backward(*this, grad_output, retain_graph, create_graph);
 }
 
 void Tensor::retain_grad() const {

@@ -153,6 +153,8 @@ void BackwardTrace::node_begin(const Node& node, const Tensor& grad_out) {
   s.node = &node;
   s.name = node.name();
   s.label = node.label;
+  s.gradient_graph = node.in_gradient_graph;
+  if (s.gradient_graph) s.label = (s.label.empty() ? "" : s.label + " ") + "(gradient graph)";
   // A node with one consumer receives exactly the tensor that consumer sent:
   // its summary is already made.
   auto sent = sent_to_.find(&node);

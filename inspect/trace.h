@@ -64,6 +64,7 @@ struct TraceStep {
   const void* node = nullptr;  // identity, while the graph lives
   std::string name;            // "MulBackward"
   std::string label;           // where it was recorded: "blocks.0.attn.softmax" ("" if not traced forward)
+  bool gradient_graph = false; // recorded by an earlier backward with create_graph (a second derivative)
   TensorSummary grad_in;       // the gradient that arrived for the node's output
   std::vector<SavedUse> saved;
   std::vector<TraceEdge> sent;

@@ -15,7 +15,7 @@ using detail::map3;
 
 const char* unary_name(Unary op) {
   static const char* names[] = {"neg", "exp", "log", "sqrt", "rsqrt", "abs", "sin",
-                                "cos", "tanh", "sigmoid", "relu", "gelu", "gelu_tanh", "sign"};
+                                "cos", "tanh", "sigmoid", "relu", "gelu", "gelu_tanh", "sign", "erf"};
   return names[static_cast<int>(op)];
 }
 
@@ -58,6 +58,7 @@ Tensor unary_float(Unary op, const Tensor& x) {
     case Unary::Relu: return map1<T, T>(x, [](T v) EMBER_INLINE { return v < 0 ? static_cast<T>(0) : v; });
     case Unary::Gelu: return map1<T, T>(x, [](T v) EMBER_INLINE { return gelu_exact(v); });
     case Unary::GeluTanh: return map1<T, T>(x, [](T v) EMBER_INLINE { return gelu_tanh(v); });
+    case Unary::Erf: return map1<T, T>(x, [](T v) EMBER_INLINE { return detail::erf_t(v); });
     default: break;
   }
   EMBER_FAIL(unary_name(op), "unsupported");

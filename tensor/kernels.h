@@ -51,7 +51,7 @@ Tensor flatten(const Tensor& x, int64_t start, int64_t end);
 Tensor cat(const std::vector<Tensor>& xs, int64_t d);
 
 // ---- elementwise ----
-enum class Unary { Neg, Exp, Log, Sqrt, Rsqrt, Abs, Sin, Cos, Tanh, Sigmoid, Relu, Gelu, GeluTanh, Sign };
+enum class Unary { Neg, Exp, Log, Sqrt, Rsqrt, Abs, Sin, Cos, Tanh, Sigmoid, Relu, Gelu, GeluTanh, Sign, Erf };
 const char* unary_name(Unary op);
 Tensor unary(Unary op, const Tensor& x);
 

@@ -89,7 +89,7 @@ class Tensor {
   // =====================================================================
 
   // ---- the backward pass (autograd/engine.h) ----
-  void backward(const Tensor& grad_output = Tensor(), bool retain_graph = false) const;
+  void backward(const Tensor& grad_output = Tensor(), bool retain_graph = false, bool create_graph = false) const;
   void retain_grad() const;
   void register_hook(GradHook hook) const;
   Tensor detach() const;  // same storage, no graph

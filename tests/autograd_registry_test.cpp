@@ -98,11 +98,37 @@ TEST_P(OpRegistry, Gradcheck) {
   int64_t entries = 0;
   for (const OpSample& s : samples) {
     SCOPED_TRACE(op.name + " on " + describe(s));
-    EXPECT_GRADCHECK(op.fn, s.inputs, op.gradcheck);
-    entries += gradcheck(op.fn, s.inputs, op.gradcheck).checked;
+    const GradcheckResult r = gradcheck(op.fn, s.inputs, op.gradcheck);
+    EXPECT_TRUE(r.ok) << r.report;
+    entries += r.checked;
   }
   // Zero-size samples compare nothing; the op must be checked somewhere.
   EXPECT_GT(entries, 0) << op.name << ": no sample has a non-empty Jacobian";
+}
+
+// Every op's backward is itself differentiable (create_graph), checked by
+// finite differences of its gradient; or the op says why not, and then
+// create_graph must refuse it loudly rather than return a wrong derivative.
+TEST_P(OpRegistry, Gradgradcheck) {
+  const OpInfo& op = GetParam();
+  Generator g(2024);
+  std::vector<OpSample> samples = op.samples(g);
+  int64_t entries = 0;
+  for (const OpSample& s : samples) {
+    SCOPED_TRACE(op.name + " on " + describe(s));
+    if (!op.no_second_order.empty()) {
+      Tensor out = op.fn(s.inputs);
+      if (!out.requires_grad() || out.numel() == 0) continue;
+      test::expect_error([&] { (void)sum(out).backward(Tensor(), false, /*create_graph=*/true); },
+                         {"create_graph", "cannot be differentiated"});
+      ++entries;
+      continue;
+    }
+    const GradcheckResult r = gradgradcheck(op.fn, s.inputs, op.gradcheck);
+    EXPECT_TRUE(r.ok) << r.report;
+    entries += r.checked;
+  }
+  EXPECT_GT(entries, 0) << op.name << ": no sample checks a second derivative";
 }
 
 TEST_P(OpRegistry, RecordsTheNodesItDeclares) {

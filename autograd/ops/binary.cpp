@@ -144,7 +144,7 @@ struct MulScalarBackward final : Node {
   EMBER_NODE_NAME(MulScalarBackward)
   double s;
   explicit MulScalarBackward(double v) : s(v) {}
-  std::vector<Tensor> apply(const Tensor& g) override { return {kernel::binary_scalar(Binary::Mul, g, s)}; }
+  std::vector<Tensor> apply(const Tensor& g) override { return {g * s}; }
 };
 Tensor operator*(const Tensor& a, double s) {
   OpScope scope("mul", a);
@@ -165,7 +165,7 @@ struct DivScalarBackward final : Node {
   EMBER_NODE_NAME(DivScalarBackward)
   double s;
   explicit DivScalarBackward(double v) : s(v) {}
-  std::vector<Tensor> apply(const Tensor& g) override { return {kernel::binary_scalar(Binary::Div, g, s)}; }
+  std::vector<Tensor> apply(const Tensor& g) override { return {g / s}; }
 };
 Tensor operator/(const Tensor& a, double s) {
   OpScope scope("div", a);

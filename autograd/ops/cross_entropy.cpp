@@ -1,12 +1,13 @@
 // cross_entropy as one fused op: log-softmax and the pick of the target's
 // log-probability in one pass over each row of logits, with the textbook
 // gradient softmax(logits) - one_hot(target). It stays exact at +-1e4 logits,
-// and saves only the probabilities. The composed reference,
+// and saves only one number per row beside the logits. The composed reference,
 // -log_softmax(logits).gather(targets), is in the tests.
 //
 // Legend: N rows (B*T positions), C classes.
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "autograd/node.h"
 #include "autograd/op_scope.h"
@@ -20,38 +21,53 @@
 namespace ember {
 
 // d loss_n / d logits_n = softmax_n - one_hot(target_n), times grad_out (and
-// 1/count for Mean); ignored rows get 0.
+// 1/count for Mean); ignored rows get 0. It saves the logits themselves
+// (their memory exists anyway) and each row's log-sum-exp, and recomputes
+// softmax_n = exp(logits_n - lse_n): no (N, C) probabilities are kept. When
+// backward records (create_graph), the same gradient in ember ops.
 struct CrossEntropyBackward final : Node {
   EMBER_NODE_NAME(CrossEntropyBackward)
-  SavedTensor probs, targets;
-  Shape logits_shape;
+  SavedTensor logits, lse, targets;
   Reduction reduction;
   int64_t ignore_index;
   double scale;
-  CrossEntropyBackward(const Tensor& p, const Tensor& t, Shape s, Reduction r, int64_t ig, double sc)
-      : probs(p), targets(t), logits_shape(std::move(s)), reduction(r), ignore_index(ig), scale(sc) {}
-  std::vector<SavedTensor*> saved() override { return {&probs, &targets}; }
+  CrossEntropyBackward(const Tensor& x, const Tensor& l, const Tensor& t, Reduction r, int64_t ig, double sc)
+      : logits(x), lse(l), targets(t), reduction(r), ignore_index(ig), scale(sc) {}
+  std::vector<SavedTensor*> saved() override { return {&logits, &lse, &targets}; }
   std::vector<Tensor> apply(const Tensor& g_in) override {
-    const Tensor &P = probs.get(*this), &Tg = targets.get(*this);
-    const int64_t N = P.size(0), C = P.size(1);
-    Tensor g = kernel::contiguous(g_in);
-    Tensor grad = empty({N, C}, P.dtype());
-    EMBER_DISPATCH_FLOAT(P.dtype(), "cross_entropy backward", [&]<typename T>() {
-      const T *pp = P.data_ptr<T>(), *pg = g.data_ptr<T>();
+    const Tensor X = logits.get(*this), L = lse.get(*this), Tg = targets.get(*this);
+    const int64_t C = X.size(-1), N = C ? X.numel() / C : 0;
+    if (recording_backward()) {
+      Tensor flat = reshape(X, {N, C});
+      Tensor keep = kernel::to(kernel::compare_scalar(kernel::Compare::Ne, Tg, static_cast<double>(ignore_index)), X.dtype());
+      Tensor safe = where(kernel::compare_scalar(kernel::Compare::Eq, Tg, static_cast<double>(ignore_index)),
+                          scalar_tensor(0, kInt64), Tg);
+      Tensor onehot = kernel::reshape(kernel::to(kernel::one_hot(safe, C), X.dtype()), {N, C});
+      Tensor gn = reduction == Reduction::None ? reshape(g_in, {N, 1}) : reshape(g_in * scale, {1, 1});
+      Tensor grad = (softmax(flat, -1) - onehot) * (gn * reshape(keep, {N, 1}));
+      return {reshape(grad, X.shape())};
+    }
+    Tensor x = kernel::contiguous(X), g = kernel::contiguous(g_in);
+    Tensor grad = empty(X.shape(), X.dtype());
+    EMBER_DISPATCH_FLOAT(X.dtype(), "cross_entropy backward", [&]<typename T>() {
+      const T *px = x.data_ptr<T>(), *pl = L.data_ptr<T>(), *pg = g.data_ptr<T>();
       const int64_t* tgt = Tg.data_ptr<int64_t>();
       T* out = grad.data_ptr<T>();
       detail::parallel_for(N, std::max<int64_t>(1, detail::kGrain / std::max<int64_t>(C, 1)), [&](int64_t n0, int64_t n1) {
         for (int64_t n = n0; n < n1; ++n) {
           T gn = reduction == Reduction::None ? pg[n] : static_cast<T>(pg[0] * scale);
           if (tgt[n] == ignore_index) gn = 0;
-          for (int64_t c = 0; c < C; ++c) out[n * C + c] = gn * pp[n * C + c];
-          if (tgt[n] != ignore_index) out[n * C + tgt[n]] -= gn;
+          T* o = out + n * C;
+          const T* row = px + n * C;
+          for (int64_t c = 0; c < C; ++c) o[c] = detail::exp_t(row[c] - pl[n]);  // softmax, vectorizes
+          for (int64_t c = 0; c < C; ++c) o[c] *= gn;
+          if (tgt[n] != ignore_index) o[tgt[n]] -= gn;
         }
       });
     });
     const double n = static_cast<double>(grad.numel()), item = static_cast<double>(dtype_size(grad.dtype()));
-    note_work(2 * n, n * item, n * item);  // (p - onehot) * g: probabilities read, gradient written
-    return {kernel::reshape(grad, logits_shape)};
+    note_work(4 * n, n * item, n * item);  // (exp(x - lse) - onehot) * g: logits read, gradient written
+    return {grad};
   }
 };
 
@@ -80,21 +96,22 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, Reduction redu
     }
   }
   Tensor x = kernel::contiguous(logits);
-  Tensor probs = empty({N, C}, logits.dtype());  // softmax, saved for backward
+  Tensor lse = empty({N}, logits.dtype());  // log Σ exp(x) per row, saved for backward
   Tensor losses = empty({N}, logits.dtype());
   EMBER_DISPATCH_FLOAT(logits.dtype(), "cross_entropy", [&]<typename T>() {
     const T* px = x.data_ptr<T>();
-    T *pp = probs.data_ptr<T>(), *pl = losses.data_ptr<T>();
+    T *pe = lse.data_ptr<T>(), *pl = losses.data_ptr<T>();
     detail::parallel_for(N, std::max<int64_t>(1, detail::kGrain / std::max<int64_t>(C, 1)), [&](int64_t n0, int64_t n1) {
+      std::vector<T> e(static_cast<size_t>(C));
       for (int64_t n = n0; n < n1; ++n) {
         const T* row = px + n * C;
         T mx = -std::numeric_limits<T>::infinity();
         for (int64_t c = 0; c < C; ++c) mx = std::max(mx, row[c]);
-        for (int64_t c = 0; c < C; ++c) pp[n * C + c] = detail::exp_t(row[c] - mx);  // vectorizes
+        for (int64_t c = 0; c < C; ++c) e[c] = detail::exp_t(row[c] - mx);  // vectorizes
         double s = 0;
-        for (int64_t c = 0; c < C; ++c) s += pp[n * C + c];
-        const T inv = static_cast<T>(1.0 / s), log_s = static_cast<T>(std::log(s));
-        for (int64_t c = 0; c < C; ++c) pp[n * C + c] *= inv;
+        for (int64_t c = 0; c < C; ++c) s += e[c];
+        const T log_s = static_cast<T>(std::log(s));
+        pe[n] = mx + log_s;
         // -log softmax[target] = log Σ exp(x - max) - (x_t - max)
         pl[n] = tgt[n] == ignore_index ? T(0) : log_s - (row[tgt[n]] - mx);
       }
@@ -112,10 +129,10 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, Reduction redu
     }
   }
   if (needs_grad({logits}))
-    record(out, std::make_shared<CrossEntropyBackward>(probs, tc, logits.shape(), reduction, ignore_index, scale), {logits});
-  // ~5 operations per logit (max, subtract and exp, sum, scale); logits read, probabilities written
+    record(out, std::make_shared<CrossEntropyBackward>(logits, lse, tc, reduction, ignore_index, scale), {logits});
+  // ~4 operations per logit (max, subtract and exp, sum); logits read
   const double n = static_cast<double>(N * C), item = static_cast<double>(dtype_size(logits.dtype()));
-  note_work(5 * n, n * item, n * item);
+  note_work(4 * n, n * item, static_cast<double>(N) * 2 * item);
   return out;
 }
 

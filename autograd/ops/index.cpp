@@ -23,9 +23,18 @@ struct IndexSelectBackward final : Node {
       : in_shape(std::move(s)), dim(d), ids(i), padding_idx(pad) {}
   std::vector<SavedTensor*> saved() override { return {&ids}; }
   std::vector<Tensor> apply(const Tensor& g) override {
-    const Tensor& i = ids.get(*this);
+    const Tensor i = ids.get(*this);
     Shape selected = in_shape;
     selected[dim] = i.numel();
+    if (recording_backward()) {  // the same scatter as a differentiable op (its own gradient: index_select)
+      Tensor grad_x = index_add(zeros(in_shape, g.dtype()), dim, i, reshape(g, selected));
+      if (!padding_idx) return {grad_x};
+      Shape row(in_shape.size(), 1);
+      row[dim] = in_shape[dim];
+      Tensor pad_row = kernel::compare_scalar(kernel::Compare::Eq, kernel::reshape(arange(in_shape[dim], kInt64), row),
+                                              static_cast<double>(*padding_idx));
+      return {masked_fill(grad_x, pad_row, 0.0)};
+    }
     Tensor grad_x = zeros(in_shape, g.dtype());  // for an embedding, the dense (V, D) write is the cost floor
     kernel::index_add_(grad_x, dim, i, kernel::reshape(g, selected));
     if (padding_idx) kernel::fill_(kernel::select(grad_x, dim, *padding_idx), 0.0);
@@ -74,6 +83,7 @@ struct GatherBackward final : Node {
   GatherBackward(Shape s, int64_t d, const Tensor& i) : in_shape(std::move(s)), dim(d), ids(i) {}
   std::vector<SavedTensor*> saved() override { return {&ids}; }
   std::vector<Tensor> apply(const Tensor& g) override {
+    if (recording_backward()) return {scatter_add(zeros(in_shape, g.dtype()), dim, ids.get(*this), g)};
     return {kernel::scatter_add(in_shape, dim, ids.get(*this), g)};
   }
 };
@@ -81,6 +91,52 @@ Tensor gather(const Tensor& x, int64_t d, const Tensor& ids) {
   OpScope scope("gather", x, ids);
   Tensor out = kernel::gather(x, d, ids);
   if (needs_grad({x})) record(out, std::make_shared<GatherBackward>(x.shape(), wrap_dim(d, x.dim(), "gather"), ids), {x});
+  return out;
+}
+
+// ---- the scatters, out of place: the adjoints of index_select and gather ----
+// d index_add(x, d, ids, src) = (g, index_select(g, d, ids))
+struct IndexAddBackward final : Node {
+  EMBER_NODE_NAME(IndexAddBackward)
+  int64_t dim;
+  SavedTensor ids;
+  IndexAddBackward(int64_t d, const Tensor& i) : dim(d), ids(i) {}
+  std::vector<SavedTensor*> saved() override { return {&ids}; }
+  std::vector<Tensor> apply(const Tensor& g) override {
+    const Tensor i = ids.get(*this);
+    Tensor gs = index_select(g, dim, i.dim() == 0 ? reshape(i, {1}) : i);
+    return {g, i.dim() == 0 ? squeeze(gs, dim) : gs};
+  }
+};
+Tensor index_add(const Tensor& x, int64_t d, const Tensor& ids, const Tensor& src) {
+  OpScope scope("index_add", x, ids, src);
+  EMBER_CHECK(x.dtype() == src.dtype(), "index_add",
+              "dtype mismatch: destination " << dtype_name(x.dtype()) << " vs source " << dtype_name(src.dtype()));
+  Tensor out = kernel::to(x, x.dtype());  // a copy of its own
+  kernel::index_add_(out, d, ids, src);
+  if (needs_grad({x, src})) record(out, std::make_shared<IndexAddBackward>(wrap_dim(d, x.dim(), "index_add"), ids), {x, src});
+  return out;
+}
+
+// d scatter_add(x, d, ids, src) = (g, gather(g, d, ids))
+struct ScatterAddBackward final : Node {
+  EMBER_NODE_NAME(ScatterAddBackward)
+  int64_t dim;
+  SavedTensor ids;
+  ScatterAddBackward(int64_t d, const Tensor& i) : dim(d), ids(i) {}
+  std::vector<SavedTensor*> saved() override { return {&ids}; }
+  std::vector<Tensor> apply(const Tensor& g) override { return {g, gather(g, dim, ids.get(*this))}; }
+};
+Tensor scatter_add(const Tensor& x, int64_t d, const Tensor& ids, const Tensor& src) {
+  OpScope scope("scatter_add", x, ids, src);
+  EMBER_CHECK(x.dtype() == src.dtype(), "scatter_add",
+              "dtype mismatch: destination " << dtype_name(x.dtype()) << " vs source " << dtype_name(src.dtype()));
+  EMBER_CHECK(ids.shape() == src.shape(), "scatter_add",
+              "ids of shape " << shape_str(ids.shape()) << " and source of shape " << shape_str(src.shape())
+                              << " must match");
+  Tensor out = kernel::binary(kernel::Binary::Add, x, kernel::scatter_add(x.shape(), d, ids, src));
+  EMBER_CHECK(out.shape() == x.shape(), "scatter_add", "the source does not fit the destination's shape");
+  if (needs_grad({x, src})) record(out, std::make_shared<ScatterAddBackward>(wrap_dim(d, x.dim(), "scatter_add"), ids), {x, src});
   return out;
 }
 

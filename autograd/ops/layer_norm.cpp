@@ -18,24 +18,41 @@ namespace ember {
 
 // With x̂ = (x - μ) r and g' = g ⊙ w (per row of length D):
 //   dx = r (g' - mean(g') - x̂ mean(g' ⊙ x̂)),   dw = Σ_rows g ⊙ x̂,   db = Σ_rows g
+// It saves the input x itself (whose memory exists anyway), μ and r per row;
+// x̂ is recomputed row by row. When backward records (create_graph), the same
+// formula in ember ops, with μ and r recomputed from x so that they depend on it.
 struct LayerNormBackward final : Node {
   EMBER_NODE_NAME(LayerNormBackward)
-  SavedTensor xhat, rstd, weight;
-  LayerNormBackward(const Tensor& h, const Tensor& r, const Tensor& w) : xhat(h), rstd(r), weight(w) {}
-  std::vector<SavedTensor*> saved() override { return {&xhat, &rstd, &weight}; }
+  SavedTensor x, mean, rstd, weight;
+  double eps;
+  LayerNormBackward(const Tensor& x_, const Tensor& m, const Tensor& r, const Tensor& w, double e)
+      : x(x_), mean(m), rstd(r), weight(w), eps(e) {}
+  std::vector<SavedTensor*> saved() override { return {&x, &mean, &rstd, &weight}; }
   std::vector<Tensor> apply(const Tensor& g_in) override {
-    const Tensor &H = xhat.get(*this), &R = rstd.get(*this), &W = weight.get(*this);
-    Tensor g = kernel::contiguous(g_in), wc = kernel::contiguous(W);
-    const int64_t D = H.size(-1), N = D ? H.numel() / D : 0;
-    Tensor dx = empty(H.shape(), H.dtype());
-    EMBER_DISPATCH_FLOAT(H.dtype(), "layer_norm backward", [&]<typename T>() {
-      const T *ph = H.data_ptr<T>(), *pr = R.data_ptr<T>(), *pg = g.data_ptr<T>(), *pw = wc.data_ptr<T>();
-      T* pdx = dx.data_ptr<T>();
+    const Tensor X = x.get(*this), W = weight.get(*this);
+    if (recording_backward()) {
+      Tensor centered = X - ember::mean(X, {-1}, true);
+      Tensor r = rsqrt(var(X, {-1}, /*correction=*/0, true) + eps);
+      Tensor h = centered * r, gw = g_in * W;
+      Tensor dx = r * (gw - ember::mean(gw, {-1}, true) - h * ember::mean(gw * h, {-1}, true));
+      return {dx, sum_to(g_in * h, W.shape()), sum_to(g_in, W.shape())};
+    }
+    const Tensor M = mean.get(*this), R = rstd.get(*this);
+    Tensor xc = kernel::contiguous(X), g = kernel::contiguous(g_in), wc = kernel::contiguous(W);
+    const int64_t D = X.size(-1), N = D ? X.numel() / D : 0;
+    Tensor dx = empty(X.shape(), X.dtype());
+    Tensor H = empty(X.shape(), X.dtype());  // x̂, for dw
+    EMBER_DISPATCH_FLOAT(X.dtype(), "layer_norm backward", [&]<typename T>() {
+      const T *px = xc.data_ptr<T>(), *pm = M.data_ptr<T>(), *pr = R.data_ptr<T>(), *pg = g.data_ptr<T>(),
+              *pw = wc.data_ptr<T>();
+      T *pdx = dx.data_ptr<T>(), *ph = H.data_ptr<T>();
       detail::parallel_for(N, std::max<int64_t>(1, detail::kGrain / std::max<int64_t>(D, 1)), [&](int64_t n0, int64_t n1) {
         for (int64_t n = n0; n < n1; ++n) {
-          const T *h = ph + n * D, *gr = pg + n * D;
+          const T *row = px + n * D, *gr = pg + n * D;
+          T* h = ph + n * D;
           double mean_g = 0, mean_gh = 0;
           for (int64_t d = 0; d < D; ++d) {
+            h[d] = (row[d] - pm[n]) * pr[n];
             double gw = gr[d] * pw[d];
             mean_g += gw;
             mean_gh += gw * h[d];
@@ -47,9 +64,9 @@ struct LayerNormBackward final : Node {
         }
       });
     });
-    // dx: ~8 operations per element (the two row means, then the formula); dw, db below count themselves
-    const double item = static_cast<double>(dtype_size(H.dtype())), n = static_cast<double>(H.numel());
-    note_work(8 * n, 3 * n * item, n * item);
+    // dx: ~10 operations per element (x̂, the two row means, then the formula); dw, db below count themselves
+    const double item = static_cast<double>(dtype_size(X.dtype())), n = static_cast<double>(X.numel());
+    note_work(10 * n, 3 * n * item, 2 * n * item);
     Tensor g2 = kernel::reshape(g, {N, D});
     Tensor dw = kernel::sum(kernel::binary(kernel::Binary::Mul, g2, kernel::reshape(H, {N, D})), {0}, false);
     Tensor db = kernel::sum(g2, {0}, false);
@@ -70,11 +87,11 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
   Tensor xc = kernel::contiguous(x), wc = kernel::contiguous(weight), bc = kernel::contiguous(bias);
   const int64_t N = D ? x.numel() / D : 0;
   Tensor out = empty(x.shape(), x.dtype());
-  Tensor xhat = empty(x.shape(), x.dtype());  // saved for backward
-  Tensor rstd = empty({N}, x.dtype());        // 1 / sqrt(var + eps) per row
+  Tensor mean_t = empty({N}, x.dtype());  // saved for backward: the mean of each row
+  Tensor rstd = empty({N}, x.dtype());    // and 1 / sqrt(var + eps)
   EMBER_DISPATCH_FLOAT(x.dtype(), "layer_norm", [&]<typename T>() {
     const T *px = xc.data_ptr<T>(), *pw = wc.data_ptr<T>(), *pb = bc.data_ptr<T>();
-    T *po = out.data_ptr<T>(), *ph = xhat.data_ptr<T>(), *pr = rstd.data_ptr<T>();
+    T *po = out.data_ptr<T>(), *pm = mean_t.data_ptr<T>(), *pr = rstd.data_ptr<T>();
     detail::parallel_for(N, std::max<int64_t>(1, detail::kGrain / std::max<int64_t>(D, 1)), [&](int64_t n0, int64_t n1) {
       for (int64_t n = n0; n < n1; ++n) {
         const T* row = px + n * D;
@@ -83,21 +100,18 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
         mean /= static_cast<double>(D);
         for (int64_t d = 0; d < D; ++d) var += (row[d] - mean) * (row[d] - mean);
         var /= static_cast<double>(D);
-        const T r = static_cast<T>(1.0 / std::sqrt(var + eps));
+        const T r = static_cast<T>(1.0 / std::sqrt(var + eps)), m = static_cast<T>(mean);
+        pm[n] = m;
         pr[n] = r;
-        for (int64_t d = 0; d < D; ++d) {
-          T h = (row[d] - static_cast<T>(mean)) * r;
-          ph[n * D + d] = h;
-          po[n * D + d] = h * pw[d] + pb[d];
-        }
+        for (int64_t d = 0; d < D; ++d) po[n * D + d] = (row[d] - m) * r * pw[d] + pb[d];
       }
     });
   });
-  // ~8 operations per element (mean, variance, normalize, scale, shift); x read, out and xhat written
+  // ~8 operations per element (mean, variance, normalize, scale, shift); x read, out written
   const double item = static_cast<double>(dtype_size(x.dtype())), n = static_cast<double>(x.numel());
-  note_work(8 * n, n * item, 2 * n * item);
+  note_work(8 * n, n * item, n * item);
   if (needs_grad({x, weight, bias}))
-    record(out, std::make_shared<LayerNormBackward>(xhat, rstd, weight), {x, weight, bias});
+    record(out, std::make_shared<LayerNormBackward>(x, mean_t, rstd, weight, eps), {x, weight, bias});
   return out;
 }
 

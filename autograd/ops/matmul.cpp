@@ -1,4 +1,5 @@
-// matmul. For C = A B:  dA = dC Bᵀ,  dB = Aᵀ dC. Batch dims that were
+// matmul. For C = A B:  dA = dC Bᵀ,  dB = Aᵀ dC (written with ember ops:
+// with create_graph they record, for a second derivative). Batch dims that were
 // broadcast are summed back by the engine; 1-D operands are re-inserted as
 // the row/column they stood for, then removed again.
 #include "autograd/node.h"
@@ -17,25 +18,24 @@ struct MatmulBackward final : Node {
   std::vector<Tensor> apply(const Tensor& g) override {
     // Work with matrices: (…, M, K) @ (…, K, N) -> (…, M, N).
     Tensor G = g;
-    if (a_dim == 1) G = kernel::unsqueeze(G, G.dim() - (b_dim == 1 ? 0 : 1));
-    if (b_dim == 1) G = kernel::unsqueeze(G, G.dim());
+    if (a_dim == 1) G = unsqueeze(G, G.dim() - (b_dim == 1 ? 0 : 1));
+    if (b_dim == 1) G = unsqueeze(G, G.dim());
     Tensor grad_a, grad_b;
     if (b.defined()) {
-      Tensor B = b_dim == 1 ? kernel::unsqueeze(b.get(*this), 1) : b.get(*this);
-      grad_a = kernel::matmul(G, kernel::transpose(B, -1, -2));  // (…, M, K)
-      if (a_dim == 1) grad_a = kernel::squeeze(grad_a, grad_a.dim() - 2);
+      Tensor B = b_dim == 1 ? unsqueeze(b.get(*this), 1) : b.get(*this);
+      grad_a = matmul(G, transpose(B, -1, -2));  // (…, M, K)
+      if (a_dim == 1) grad_a = squeeze(grad_a, grad_a.dim() - 2);
     }
     if (a.defined()) {
-      Tensor A = a_dim == 1 ? kernel::unsqueeze(a.get(*this), 0) : a.get(*this);
+      Tensor A = a_dim == 1 ? unsqueeze(a.get(*this), 0) : a.get(*this);
       if (b_dim == 2 && A.dim() > 2) {
         // b was shared by every batch entry: fold the batch into one gemm,
         // (K, B·M) @ (B·M, N), instead of B gemms and a sum.
-        grad_b = kernel::matmul(kernel::transpose(kernel::reshape(A, {-1, A.size(-1)}), 0, 1),
-                                kernel::reshape(G, {-1, G.size(-1)}));
+        grad_b = matmul(transpose(reshape(A, {-1, A.size(-1)}), 0, 1), reshape(G, {-1, G.size(-1)}));
       } else {
-        grad_b = kernel::matmul(kernel::transpose(A, -1, -2), G);  // (…, K, N)
+        grad_b = matmul(transpose(A, -1, -2), G);  // (…, K, N)
       }
-      if (b_dim == 1) grad_b = kernel::squeeze(grad_b, grad_b.dim() - 1);
+      if (b_dim == 1) grad_b = squeeze(grad_b, grad_b.dim() - 1);
     }
     return {grad_a, grad_b};
   }

@@ -12,15 +12,16 @@
 namespace ember {
 
 namespace {
-// grad_out as it would look with keepdim=true, expanded to the input shape.
+// grad_out as it would look with keepdim=true, expanded to the input shape
+// (views, with ember ops: they record when backward does).
 Tensor expand_back(const Tensor& g, const Shape& in_shape, const Shape& dims, bool keepdim) {
   Tensor gk = g;
   if (!keepdim && !in_shape.empty()) {
     const std::vector<bool> red = reduced_dims(static_cast<int64_t>(in_shape.size()), dims, "sum");
     for (size_t d = 0; d < in_shape.size(); ++d)
-      if (red[d]) gk = kernel::unsqueeze(gk, static_cast<int64_t>(d));
+      if (red[d]) gk = unsqueeze(gk, static_cast<int64_t>(d));
   }
-  return kernel::expand(gk, in_shape);
+  return expand(gk, in_shape);
 }
 int64_t reduced_count(const Shape& in_shape, const Shape& dims) {
   const std::vector<bool> red = reduced_dims(static_cast<int64_t>(in_shape.size()), dims, "mean");
@@ -40,10 +41,23 @@ struct SumBackward final : Node {
   double scale;
   SumBackward(Shape s, Shape d, bool k, double sc) : in_shape(std::move(s)), dims(std::move(d)), keepdim(k), scale(sc) {}
   std::vector<Tensor> apply(const Tensor& g) override {
-    Tensor gs = scale == 1.0 ? g : kernel::binary_scalar(kernel::Binary::Mul, g, scale);
+    Tensor gs = scale == 1.0 ? g : g * scale;
     return {expand_back(gs, in_shape, dims, keepdim)};
   }
 };
+Tensor sum_to(const Tensor& x, const Shape& shape) {
+  OpScope scope("sum_to", x);
+  if (x.shape() == shape) return x;
+  EMBER_CHECK(broadcast_shapes(shape, x.shape(), "sum_to") == x.shape(), "sum_to",
+              "shape " << shape_str(x.shape()) << " is not a broadcast of " << shape_str(shape));
+  const int64_t lead = x.dim() - static_cast<int64_t>(shape.size());
+  Shape dims;
+  for (int64_t d = 0; d < x.dim(); ++d)
+    if (d < lead || (shape[static_cast<size_t>(d - lead)] == 1 && x.shape()[static_cast<size_t>(d)] != 1))
+      dims.push_back(d);
+  Tensor s = dims.empty() ? x : sum(x, dims, /*keepdim=*/true);
+  return reshape(s, shape);
+}
 Tensor sum(const Tensor& x) { return sum(x, {}, false); }
 Tensor sum(const Tensor& x, const Shape& dims, bool keepdim) {
   OpScope scope("sum", x);
@@ -73,9 +87,9 @@ struct VarBackward final : Node {
   VarBackward(const Tensor& v, Shape d, int64_t c, bool k) : x(v), dims(std::move(d)), correction(c), keepdim(k) {}
   std::vector<SavedTensor*> saved() override { return {&x}; }
   std::vector<Tensor> apply(const Tensor& g) override {
-    const Tensor& X = x.get(*this);
+    const Tensor X = x.get(*this);
     double denom = static_cast<double>(reduced_count(X.shape(), dims) - correction);
-    Tensor centered = X - kernel::mean(X, dims, true);
+    Tensor centered = X - mean(X, dims, true);
     return {expand_back(g, X.shape(), dims, keepdim) * centered * (2.0 / denom)};
   }
 };
@@ -136,7 +150,12 @@ struct MaxBackward final : Node {
     Tensor idx = indices.get(*this), gk = g;
     if (!keepdim) {
       idx = kernel::unsqueeze(idx, dim);
-      gk = kernel::unsqueeze(gk, dim);
+      gk = recording_backward() ? unsqueeze(gk, dim) : kernel::unsqueeze(gk, dim);
+    }
+    if (recording_backward()) {
+      // The same scatter as g times a constant one-hot mask of the winners.
+      Tensor ones_at = kernel::scatter_add(in_shape, dim, idx, ones(idx.shape(), g.dtype()));
+      return {expand(gk, in_shape) * ones_at};
     }
     return {kernel::scatter_add(in_shape, dim, idx, gk)};
   }
@@ -186,7 +205,12 @@ struct SoftmaxBackward final : Node {
   SoftmaxBackward(const Tensor& o, int64_t d, bool l) : out(o), dim(d), log(l) {}
   std::vector<SavedTensor*> saved() override { return {&out}; }
   std::vector<Tensor> apply(const Tensor& g) override {
-    return {kernel::softmax_backward(out.get(*this), g, dim, log)};  // fused: see tensor/reduce.cpp
+    const Tensor y = out.get(*this);
+    if (recording_backward()) {  // the formulas above, in ember ops
+      if (log) return {g - exp(y) * sum(g, {dim}, true)};
+      return {y * (g - sum(g * y, {dim}, true))};
+    }
+    return {kernel::softmax_backward(y, g, dim, log)};  // fused: see tensor/reduce.cpp
   }
 };
 Tensor softmax(const Tensor& x, int64_t d) {

@@ -15,9 +15,9 @@ struct WhereBackward final : Node {
   explicit WhereBackward(const Tensor& c) : cond(c) {}
   std::vector<SavedTensor*> saved() override { return {&cond}; }
   std::vector<Tensor> apply(const Tensor& g) override {
-    const Tensor& c = cond.get(*this);
+    const Tensor c = cond.get(*this);
     Tensor zero = scalar_tensor(0.0, g.dtype());
-    return {kernel::where(c, g, zero), kernel::where(c, zero, g)};
+    return {where(c, g, zero), where(c, zero, g)};
   }
 };
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
@@ -33,7 +33,7 @@ struct MaskedFillBackward final : Node {
   SavedTensor mask;
   explicit MaskedFillBackward(const Tensor& m) : mask(m) {}
   std::vector<SavedTensor*> saved() override { return {&mask}; }
-  std::vector<Tensor> apply(const Tensor& g) override { return {kernel::masked_fill(g, mask.get(*this), 0.0)}; }
+  std::vector<Tensor> apply(const Tensor& g) override { return {masked_fill(g, mask.get(*this), 0.0)}; }
 };
 Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
   OpScope scope("masked_fill", x, mask);
@@ -48,7 +48,7 @@ struct TriangleBackward final : Node {
   int64_t k;
   bool lower;
   TriangleBackward(int64_t k_, bool l) : k(k_), lower(l) {}
-  std::vector<Tensor> apply(const Tensor& g) override { return {lower ? kernel::tril(g, k) : kernel::triu(g, k)}; }
+  std::vector<Tensor> apply(const Tensor& g) override { return {lower ? tril(g, k) : triu(g, k)}; }
 };
 Tensor tril(const Tensor& x, int64_t k) {
   OpScope scope("tril", x);

@@ -1,6 +1,8 @@
 // Unary elementwise ops. Each backward is the derivative times grad_out;
 // where a rule would take several passes over memory (tanh, sigmoid, gelu) it
-// is one fused map2 call with the formula in a lambda.
+// is one fused map2 call with the formula in a lambda. When backward records
+// (create_graph: a derivative of the gradient is wanted) those rules use the
+// same formula written with ember ops, which record.
 #include <cmath>
 #include <numbers>
 
@@ -8,6 +10,7 @@
 #include "autograd/op_scope.h"
 #include "autograd/ops.h"
 #include "tensor/elementwise.h"
+#include "tensor/factory.h"
 #include "tensor/fast_math.h"
 #include "tensor/kernels.h"
 
@@ -36,7 +39,7 @@ struct SavesOne : Node {
 // d(-x) = -g
 struct NegBackward final : Node {
   EMBER_NODE_NAME(NegBackward)
-  std::vector<Tensor> apply(const Tensor& g) override { return {kernel::unary(Unary::Neg, g)}; }
+  std::vector<Tensor> apply(const Tensor& g) override { return {-g}; }
 };
 Tensor neg(const Tensor& x) {
   OpScope scope("neg", x);
@@ -139,12 +142,30 @@ Tensor cos(const Tensor& x) {
   return out;
 }
 
+// d erf(x) = 2/sqrt(pi) exp(-x^2): keeps x
+struct ErfBackward final : SavesOne {
+  EMBER_NODE_NAME(ErfBackward)
+  using SavesOne::SavesOne;
+  std::vector<Tensor> apply(const Tensor& g) override {
+    const Tensor x = kept.get(*this);
+    return {g * (2.0 * std::numbers::inv_sqrtpi) * exp(-(x * x))};
+  }
+};
+Tensor erf(const Tensor& x) {
+  OpScope scope("erf", x);
+  Tensor out = kernel::unary(Unary::Erf, x);
+  if (needs_grad({x})) record(out, std::make_shared<ErfBackward>(x), {x});
+  return out;
+}
+
 // d tanh(x) = 1 - tanh(x)^2 = 1 - y^2: keeps y
 struct TanhBackward final : SavesOne {
   EMBER_NODE_NAME(TanhBackward)
   using SavesOne::SavesOne;
   std::vector<Tensor> apply(const Tensor& g) override {
-    return {fused(kept.get(*this), g, [](auto y, auto gv) EMBER_INLINE { return gv * (1 - y * y); })};
+    const Tensor y = kept.get(*this);
+    if (recording_backward()) return {g * (1.0 - y * y)};
+    return {fused(y, g, [](auto yv, auto gv) EMBER_INLINE { return gv * (1 - yv * yv); })};
   }
 };
 Tensor tanh(const Tensor& x) {
@@ -159,7 +180,9 @@ struct SigmoidBackward final : SavesOne {
   EMBER_NODE_NAME(SigmoidBackward)
   using SavesOne::SavesOne;
   std::vector<Tensor> apply(const Tensor& g) override {
-    return {fused(kept.get(*this), g, [](auto y, auto gv) EMBER_INLINE { return gv * y * (1 - y); })};
+    const Tensor y = kept.get(*this);
+    if (recording_backward()) return {g * y * (1.0 - y)};
+    return {fused(y, g, [](auto yv, auto gv) EMBER_INLINE { return gv * yv * (1 - yv); })};
   }
 };
 Tensor sigmoid(const Tensor& x) {
@@ -174,7 +197,9 @@ struct ReluBackward final : SavesOne {
   EMBER_NODE_NAME(ReluBackward)
   using SavesOne::SavesOne;
   std::vector<Tensor> apply(const Tensor& g) override {
-    return {fused(kept.get(*this), g, [](auto y, auto gv) EMBER_INLINE { return y > 0 ? gv : decltype(gv)(0); })};
+    const Tensor y = kept.get(*this);
+    if (recording_backward()) return {where(gt(y, 0.0), g, scalar_tensor(0.0, g.dtype()))};
+    return {fused(y, g, [](auto yv, auto gv) EMBER_INLINE { return yv > 0 ? gv : decltype(gv)(0); })};
   }
 };
 Tensor relu(const Tensor& x) {
@@ -206,8 +231,19 @@ struct GeluBackward final : SavesOne {
   GeluApprox approx;
   GeluBackward(const Tensor& x, GeluApprox a) : SavesOne(x), approx(a) {}
   std::vector<Tensor> apply(const Tensor& g) override {
-    if (approx == GeluApprox::None) return {fused(kept.get(*this), g, [](auto v, auto gv) EMBER_INLINE { return gelu_grad(v, gv); })};
-    return {fused(kept.get(*this), g, [](auto v, auto gv) EMBER_INLINE { return gelu_tanh_grad(v, gv); })};
+    const Tensor x = kept.get(*this);
+    if (recording_backward()) {  // the formulas above, in ember ops
+      if (approx == GeluApprox::None) {
+        Tensor cdf = 0.5 * (1.0 + erf(x * (std::numbers::sqrt2 / 2)));
+        Tensor pdf = exp(-0.5 * x * x) * (std::numbers::inv_sqrtpi / std::numbers::sqrt2);
+        return {g * (cdf + x * pdf)};
+      }
+      const double k = std::numbers::sqrt2 * std::numbers::inv_sqrtpi;
+      Tensor t = tanh(k * (x + 0.044715 * x * x * x));
+      return {g * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * k * (1.0 + 3 * 0.044715 * x * x))};
+    }
+    if (approx == GeluApprox::None) return {fused(x, g, [](auto v, auto gv) EMBER_INLINE { return gelu_grad(v, gv); })};
+    return {fused(x, g, [](auto v, auto gv) EMBER_INLINE { return gelu_tanh_grad(v, gv); })};
   }
 };
 Tensor gelu(const Tensor& x, GeluApprox approx) {
@@ -224,7 +260,12 @@ struct ClampBackward final : SavesOne {
   ClampBackward(const Tensor& x, std::optional<double> l, std::optional<double> h) : SavesOne(x), lo(l), hi(h) {}
   std::vector<Tensor> apply(const Tensor& g) override {
     const double l = lo.value_or(-INFINITY), h = hi.value_or(INFINITY);
-    return {fused(kept.get(*this), g, [l, h](auto v, auto gv) EMBER_INLINE { return v >= l && v <= h ? gv : decltype(gv)(0); })};
+    const Tensor x = kept.get(*this);
+    if (recording_backward()) {
+      const Tensor zero = scalar_tensor(0.0, g.dtype());
+      return {where(ge(x, l), where(le(x, h), g, zero), zero)};
+    }
+    return {fused(x, g, [l, h](auto v, auto gv) EMBER_INLINE { return v >= l && v <= h ? gv : decltype(gv)(0); })};
   }
 };
 Tensor clamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi) {

@@ -104,6 +104,11 @@ struct SliceBackward final : Node {
   SliceBackward(Shape s, int64_t d, int64_t st, int64_t sp, int64_t len, bool drop)
       : in_shape(std::move(s)), dim(d), start(st), step(sp), length(len), dropped_dim(drop) {}
   std::vector<Tensor> apply(const Tensor& g) override {
+    if (recording_backward()) {  // the same write, as a differentiable index_add of the rows taken
+      Tensor rows = arange(static_cast<double>(start), static_cast<double>(start + length * step),
+                           static_cast<double>(step), kInt64);
+      return {index_add(zeros(in_shape, g.dtype()), dim, rows, dropped_dim ? unsqueeze(g, dim) : g)};
+    }
     Tensor grad_x = zeros(in_shape, g.dtype());
     Tensor part = dropped_dim ? kernel::select(grad_x, dim, start)
                               : kernel::slice(grad_x, dim, start, start + (length - 1) * step + 1, step);
@@ -167,7 +172,7 @@ struct ToBackward final : Node {
   EMBER_NODE_NAME(ToBackward)
   DType in_dtype;
   explicit ToBackward(DType d) : in_dtype(d) {}
-  std::vector<Tensor> apply(const Tensor& g) override { return {kernel::to(g, in_dtype)}; }
+  std::vector<Tensor> apply(const Tensor& g) override { return {to(g, in_dtype)}; }
 };
 Tensor to(const Tensor& x, DType dt) {
   OpScope scope("to", x);

@@ -21,6 +21,7 @@ void add_unary_samples(std::vector<OpInfo>& ops) {
   unary("abs", "AbsBackward", [](const Tensor& x) { return abs(x); }, away_from_zero);
   unary("sin", "SinBackward", [](const Tensor& x) { return sin(x); }, normal_values);
   unary("cos", "CosBackward", [](const Tensor& x) { return cos(x); }, normal_values);
+  unary("erf", "ErfBackward", [](const Tensor& x) { return erf(x); }, normal_values);
   unary("tanh", "TanhBackward", [](const Tensor& x) { return tanh(x); }, normal_values);
   unary("sigmoid", "SigmoidBackward", [](const Tensor& x) { return sigmoid(x); }, normal_values);
   unary("relu", "ReluBackward", [](const Tensor& x) { return relu(x); }, away_from_zero);
