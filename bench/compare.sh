@@ -1,13 +1,20 @@
 #!/usr/bin/env bash
 # Runs bench_ember and bench/torch_reference.py on the same workloads (one
-# after the other, never at once) and prints them side by side. Builds nothing:
+# after the other, never at once) and prints them side by side, best against
+# best. Builds nothing:
 #   cmake --build build --target bench_ember && bash bench/compare.sh
 #
 # Usage: bench/compare.sh [--build DIR] [--threads N] [workload ...]
 #   DIR defaults to build; PYTHON (env) defaults to /usr/bin/python3, the
 #   Debian interpreter that has python3-torch. No workload: all of them.
-# The gpt_* workloads (e.g. bench/compare.sh gpt_tiny_train_step
-# gpt_small_train_step) also get a table of tokens/s and peak resident memory.
+#
+# Best against best: both frameworks run on the same OpenBLAS kernels (ember
+# reports the core it chose; PyTorch's OpenBLAS gets OPENBLAS_CORETYPE set
+# to it, since it would otherwise fall back like ember's would), and each
+# runs every workload under both OpenMP wait policies (OMP_WAIT_POLICY active,
+# which spins, and passive, which sleeps): each framework's faster time is
+# kept, and the table says which policy won. The gpt_* workloads also get a
+# table of tokens/s and peak resident memory (each in its own process).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,12 +39,10 @@ fi
 if ((${#names[@]} == 0)); then
   read -ra names <<<"$("$bench" --help | sed -n 's/^workloads: *//p')"
 fi
-# matmul_1024 is also compared with the direct cblas_sgemm call.
+# matmul_1024 is also compared with the direct sgemm call.
 if [[ " ${names[*]} " == *" matmul_1024 "* && " ${names[*]} " != *" cblas_sgemm_1024 "* ]]; then
   names+=(cblas_sgemm_1024)
 fi
-# The GPT workloads run one per process (for each framework): peak RSS is a
-# per-process number, and this way it is that workload's own.
 plain=() gpt=()
 for n in "${names[@]}"; do
   if [[ $n == gpt_* ]]; then gpt+=("$n"); else plain+=("$n"); fi
@@ -45,54 +50,78 @@ done
 torch_plain=()
 for n in "${plain[@]}"; do [[ $n == cblas_sgemm_1024 ]] || torch_plain+=("$n"); done
 
-ember_out= torch_out=
-if ((${#plain[@]})); then
-  ember_out=$("$bench" --threads "$threads" "${plain[@]}" | grep -v '^peak_rss_mb ')
-fi
-if ((${#torch_plain[@]})); then
-  torch_out=$("$python" bench/torch_reference.py --threads "$threads" "${torch_plain[@]}" | grep -v '^peak_rss_mb ')
-fi
-for n in "${gpt[@]}"; do
-  ember_out+=$'\n'$("$bench" --threads "$threads" "$n" | sed "s/^peak_rss_mb /${n}_peak_rss_mb /")
-  torch_out+=$'\n'$("$python" bench/torch_reference.py --threads "$threads" "$n" | sed "s/^peak_rss_mb /${n}_peak_rss_mb /")
+# The kernels ember runs on (its own choice unless OPENBLAS_CORETYPE is set).
+blas_line=$("$bench" --blas-info)
+core=$(sed -n 's/^core //p' <<<"$blas_line")
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# collect FRAMEWORK POLICY: every workload's lines, "name value", into $tmp/FRAMEWORK.POLICY
+collect() {
+  local fw=$1 policy=$2 out=$tmp/$1.$2
+  : >"$out"
+  local -a run
+  if [[ $fw == ember ]]; then run=("$bench" --threads "$threads"); else run=("$python" bench/torch_reference.py --threads "$threads"); fi
+  local -a list=("${plain[@]}")
+  [[ $fw == torch ]] && list=("${torch_plain[@]}")
+  if ((${#list[@]})); then
+    OMP_WAIT_POLICY=$policy OPENBLAS_CORETYPE=$core "${run[@]}" "${list[@]}" | grep -v -e '^peak_rss_mb ' -e '^#' >>"$out"
+  fi
+  for n in "${gpt[@]}"; do  # one process each: peak RSS is that workload's own
+    OMP_WAIT_POLICY=$policy OPENBLAS_CORETYPE=$core "${run[@]}" "$n" | grep -v '^#' |
+      sed "s/^peak_rss_mb /${n}_peak_rss_mb /" >>"$out"
+  done
+}
+for policy in active passive; do
+  collect ember $policy
+  collect torch $policy
 done
 
-echo "threads: $threads"
-awk -v torch_out="$torch_out" '
-  BEGIN {
-    n = split(torch_out, lines, "\n")
-    for (i = 1; i <= n; i++) { split(lines[i], f, " "); if (f[1] != "") torch[f[1]] = f[2] }
-    printf "| %-28s | %10s | %10s | %17s |\n", "workload", "ember ms", "torch ms", "ratio ember/torch"
-    printf "|%s|%s|%s|%s|\n", "------------------------------", "------------", "------------", "-------------------"
-  }
-  $1 == "" { next }
-  { ember[$1] = $2 }
-  # tokens/s and peak RSS go to the GPT table below
-  $1 ~ /_tokens_per_s$/ || $1 ~ /_peak_rss_mb$/ { next }
+echo "cpu: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), threads: $threads"
+echo "ember: $(sed -n 's/^summary //p' <<<"$blas_line")"
+echo "torch: $("$python" -c 'import torch; print("PyTorch", torch.__version__)') on Debian's OpenBLAS with OPENBLAS_CORETYPE=$core"
+echo "each framework: the faster of OMP_WAIT_POLICY=active and =passive, per workload (the policy column)"
+echo
+awk '
+  # file name: <framework>.<policy>
   {
-    names[++count] = $1
-    if (($1 in torch) && torch[$1] > 0) printf "| %-28s | %10s | %10s | %17.2f |\n", $1, $2, torch[$1], ($2 / torch[$1])
-    else             printf "| %-28s | %10s | %10s | %17s |\n", $1, $2, "-", "-"
+    split(FILENAME, p, "/"); split(p[length(p)], fp, ".")
+    fw = fp[1]; pol = fp[2]; key = $1; v = $2
+    if (key !~ /_tokens_per_s$/ && key !~ /_peak_rss_mb$/ && key !~ /_ns_per_op$/) {
+      if (fw == "ember" && !(key in seen)) { order[++count] = key; seen[key] = 1 }
+      if (!((fw, key) in best) || v < best[fw, key]) { best[fw, key] = v; won[fw, key] = pol }
+    }
+    val[fw, pol, key] = v
   }
   END {
-    if (("matmul_1024" in ember) && ("cblas_sgemm_1024" in ember) && ember["cblas_sgemm_1024"] > 0)
-      printf "\nmatmul_1024 / cblas_sgemm_1024 (ember overhead over raw OpenBLAS): %.2f\n",
-             ember["matmul_1024"] / ember["cblas_sgemm_1024"]
+    printf "| %-26s | %10s | %-7s | %10s | %-7s | %17s |\n", "workload", "ember ms", "policy", "torch ms", "policy", "ratio ember/torch"
+    printf "|%s|%s|%s|%s|%s|%s|\n", "----------------------------", "------------", "---------", "------------", "---------", "-------------------"
+    for (i = 1; i <= count; i++) {
+      k = order[i]
+      e = best["ember", k]; ep = won["ember", k]
+      if (("torch", k) in best) {
+        t = best["torch", k]; tp = won["torch", k]
+        printf "| %-26s | %10.3f | %-7s | %10.3f | %-7s | %17.2f |\n", k, e, ep, t, tp, (t > 0 ? e / t : 0)
+      } else {
+        printf "| %-26s | %10.3f | %-7s | %10s | %-7s | %17s |\n", k, e, ep, "-", "", "-"
+      }
+    }
+    if ((("ember", "matmul_1024") in best) && (("ember", "cblas_sgemm_1024") in best))
+      printf "\nmatmul_1024 / cblas_sgemm_1024 (ember overhead over a direct sgemm): %.2f\n",
+             best["ember", "matmul_1024"] / best["ember", "cblas_sgemm_1024"]
     header = 0
     for (i = 1; i <= count; i++) {
-      w = names[i]
-      if (!((w "_tokens_per_s") in ember)) continue
+      k = order[i]
+      if (!(("ember", won["ember", k], k "_tokens_per_s") in val)) continue
       if (!header) {
-        printf "\n| %-22s | %12s | %12s | %14s | %14s |\n", "GPT training", "ember tok/s", "torch tok/s",
-               "ember RSS MB", "torch RSS MB"
-        printf "|%s|%s|%s|%s|%s|\n", "------------------------", "--------------", "--------------",
-               "----------------", "----------------"
+        printf "\n| %-22s | %12s | %12s | %14s | %14s |\n", "GPT training", "ember tok/s", "torch tok/s", "ember RSS MB", "torch RSS MB"
+        printf "|%s|%s|%s|%s|%s|\n", "------------------------", "--------------", "--------------", "----------------", "----------------"
         header = 1
       }
-      printf "| %-22s | %12s | %12s | %14s | %14s |\n", w, ember[w "_tokens_per_s"],
-             ((w "_tokens_per_s") in torch) ? torch[w "_tokens_per_s"] : "-",
-             ((w "_peak_rss_mb") in ember) ? ember[w "_peak_rss_mb"] : "-",
-             ((w "_peak_rss_mb") in torch) ? torch[w "_peak_rss_mb"] : "-"
+      ep = won["ember", k]; tp = won["torch", k]
+      printf "| %-22s | %12s | %12s | %14s | %14s |\n", k, val["ember", ep, k "_tokens_per_s"],
+             (("torch", tp, k "_tokens_per_s") in val) ? val["torch", tp, k "_tokens_per_s"] : "-",
+             val["ember", ep, k "_peak_rss_mb"], (("torch", tp, k "_peak_rss_mb") in val) ? val["torch", tp, k "_peak_rss_mb"] : "-"
     }
-    if (header) print "(peak RSS: each GPT workload in its own process; torch'"'"'s includes the Python interpreter and libtorch)"
-  }' <<<"$ember_out"
+    if (header) print "(from the faster policy of each; peak RSS: each GPT workload in its own process; torch'"'"'s includes Python and libtorch)"
+  }' "$tmp"/ember.active "$tmp"/ember.passive "$tmp"/torch.active "$tmp"/torch.passive

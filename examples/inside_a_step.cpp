@@ -51,9 +51,10 @@ int program(const Options& o) {
   const int64_t B = o.batch, T = o.context, D = o.dim, h = o.heads, V = cfg.vocab_size, P = model.num_parameters();
   std::printf("one training step of a GPT with %lld parameters (V=%lld, D=%lld, %lld layers, %lld heads), batch %lld x %lld\n",
               (long long)P, (long long)V, (long long)D, (long long)o.layers, (long long)h, (long long)B, (long long)T);
+  std::printf("machine: %s\n", examples::machine_line().c_str());
 
   // One forward and backward unwatched first, so that the watched step does
-  // not pay for first-time costs (OpenBLAS starting its threads, the
+  // not pay for first-time costs (loading OpenBLAS, starting threads, the
   // allocator's first blocks). No optimizer step: the parameters stay as
   // they are, and the watched step is the first one AdamW takes.
   model.loss(x, y).backward();

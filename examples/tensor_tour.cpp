@@ -18,6 +18,7 @@ static void section(const char* title) { std::cout << "\n=== " << title << " ===
 
 // The program; main() below adds --help and turns any error into one line.
 int program() {
+  std::cout << "machine: " << ember::examples::machine_line() << "\n";
   // ---------------------------------------------------------------------------
   section("1. shape and strides");
   // A tensor is a view of a flat buffer: element (i, j) of x lives at

@@ -184,7 +184,8 @@ int train_main(Flags& f, const CLI::App& app, const std::string& program_name) {
             << "model       " << f.cfg.to_string() << "\n"
             << "parameters  " << model.num_parameters() << "\n"
             << "training    " << f.opt.steps << " steps of " << f.opt.batch << " x " << f.cfg.context_length
-            << " tokens, AdamW lr " << f.opt.lr << ", " << f.threads << " threads\n";
+            << " tokens, AdamW lr " << f.opt.lr << ", " << f.threads << " threads\n"
+            << "machine     " << examples::machine_line() << "\n";
   if (trainer.steps_done() > 0) std::cout << "resumed at step " << trainer.steps_done() << ", writing to " << f.out << "\n";
   std::cout << std::flush;
 

@@ -1,7 +1,5 @@
 #include "inspect/profiler.h"
 
-#include <cblas.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -14,6 +12,7 @@
 #include <sstream>
 
 #include "autograd/node.h"
+#include "tensor/blas.h"
 #include "tensor/io.h"
 #include "tensor/parallel.h"
 #include "tensor/storage.h"
@@ -24,16 +23,9 @@ namespace ember::inspect {
 namespace {
 
 std::string cpu_model() {
-  std::ifstream f("/proc/cpuinfo");
-  std::string line;
-  std::string model = "unknown CPU";
-  while (std::getline(f, line))
-    if (line.rfind("model name", 0) == 0) {
-      model = line.substr(line.find(':') + 2);
-      break;
-    }
   // The BLAS kernels in use decide the sgemm peak as much as the CPU does.
-  return model + ", OpenBLAS " + openblas_get_corename();
+  const BlasInfo b = blas_info();
+  return b.cpu + ", OpenBLAS " + b.core;
 }
 
 std::filesystem::path cache_file() {
@@ -61,7 +53,7 @@ MachinePeaks measure() {
   // sgemm: 1024^3, the kernel ember's matmul calls (2 n^3 operations).
   const int n = 1024;
   std::vector<float> a(static_cast<size_t>(n) * n, 1.0f), b(a), c(a);
-  auto gemm = [&] { cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1, a.data(), n, b.data(), n, 0, c.data(), n); };
+  auto gemm = [&] { blas::sgemm(false, false, n, n, n, 1, a.data(), n, b.data(), n, 0, c.data(), n); };
   gemm();  // warm up (threads, caches)
   p.sgemm_gflops = 2.0 * n * n * n / (median_ms(5, gemm) * 1e6);
   // bandwidth: copying 256 MiB with ember's threads (read + write counted)

@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
+#include <mutex>
 #include <set>
 #include <thread>
 #include <vector>
@@ -115,7 +117,8 @@ TEST_F(TensorThreads, SameThreadCountIsBitwiseReproducible) {
 
 TEST_F(TensorThreads, ResultsDoNotDependOnThreadCount) {
   // Elementwise results are per-element; ember's reductions use fixed blocks
-  // summed in order. (BLAS is left out: OpenBLAS may split K differently.)
+  // summed in order. (matmul is left out: its pieces are blocks of rows,
+  // each its own gemm, and OpenBLAS blocks a smaller gemm differently.)
   for (DType dt : {kFloat32, kFloat64}) {
     SCOPED_TRACE(dtype_name(dt));
     Inputs in = make_inputs(dt);
@@ -198,4 +201,131 @@ TEST_F(TensorThreads, SetNumThreadsWhileAnotherThreadComputes) {
   toggler.join();
   EXPECT_TRUE(all_equal);
   EXPECT_GE(get_num_threads(), 1);
+}
+
+// ---- the thread count that follows the machine's load ----
+
+TEST(ThreadGovernor, YieldsAfterTwoBusySamplesAndTakesBackAfterThree) {
+  detail::ThreadGovernor g;  // down 2, up 3
+  EXPECT_EQ(g.update(2, 2, 0), 2);  // idle: all of them
+  EXPECT_EQ(g.update(2, 2, 1), 2);  // one busy sample: could be a blip
+  EXPECT_EQ(g.update(2, 2, 1), 1);  // two in a row: a core is taken
+  EXPECT_EQ(g.update(2, 2, 1), 1);
+  EXPECT_EQ(g.update(2, 2, 0), 1);  // free again: wait for three samples
+  EXPECT_EQ(g.update(2, 2, 0), 1);
+  EXPECT_EQ(g.update(2, 2, 0), 2);
+}
+
+TEST(ThreadGovernor, ABlipDoesNotCountAndAStreakMustBeUnbroken) {
+  detail::ThreadGovernor g;
+  EXPECT_EQ(g.update(4, 4, 2), 4);
+  EXPECT_EQ(g.update(4, 4, 0), 4);  // the streak is broken
+  EXPECT_EQ(g.update(4, 4, 2), 4);
+  EXPECT_EQ(g.update(4, 4, 1), 4);  // a different target starts a new streak
+  EXPECT_EQ(g.update(4, 4, 1), 3);
+}
+
+TEST(ThreadGovernor, NeverBelowOneNorAboveWantedOrTheCores) {
+  detail::ThreadGovernor g;
+  EXPECT_EQ(g.update(2, 2, 7), 2);
+  EXPECT_EQ(g.update(2, 2, 7), 1);  // 2 cores, 7 other threads: still one
+  detail::ThreadGovernor h;
+  EXPECT_EQ(h.update(8, 2, 0), 8);  // the first sample starts a streak
+  EXPECT_EQ(h.update(8, 2, 0), 2);  // 8 wanted on 2 cores: 2 run the 8 pieces
+  EXPECT_EQ(h.update(1, 2, 0), 1);  // the configured count lowered: at most that
+  EXPECT_EQ(h.running(1), 1);
+}
+
+namespace {
+detail::LoadSample busy_machine() { return {2, 1}; }
+detail::LoadSample idle_machine() { return {2, 0}; }
+
+// Restores the real sensor and the thread settings however the test ends.
+struct FakeLoad {
+  int saved_threads = get_num_threads();
+  bool saved_adaptive = adaptive_threads();
+  explicit FakeLoad(detail::LoadSensor s) {
+    set_adaptive_threads(true);
+    detail::set_load_sensor(s);
+  }
+  ~FakeLoad() {
+    detail::set_load_sensor(nullptr);
+    set_adaptive_threads(saved_adaptive);
+    set_num_threads(saved_threads);
+  }
+  // Feeds the governor enough samples to settle (one every 50 ms).
+  static void settle() {
+    for (int i = 0; i < 4; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(55));
+      detail::threads_to_run(2);
+    }
+  }
+};
+
+// The OpenMP threads that ran the pieces of one parallel_for.
+int threads_that_ran(int64_t n) {
+  std::mutex m;
+  std::set<int> ids;
+  detail::parallel_for(n, 1, [&](int64_t, int64_t) {
+    std::lock_guard<std::mutex> lock(m);
+    ids.insert(omp_get_thread_num());
+  });
+  return static_cast<int>(ids.size());
+}
+}  // namespace
+
+TEST(AdaptiveThreads, OneThreadRunsThePiecesWhileACoreIsTaken) {
+  FakeLoad load(busy_machine);
+  set_num_threads(2);
+  FakeLoad::settle();
+  EXPECT_EQ(threads_in_use(), 1);
+  EXPECT_EQ(threads_that_ran(1000), 1);
+  detail::set_load_sensor(idle_machine);
+  FakeLoad::settle();
+  EXPECT_EQ(threads_in_use(), 2);
+  EXPECT_EQ(threads_that_ran(1000), 2);
+}
+
+TEST(AdaptiveThreads, TheSameBitsWhicheverNumberOfThreadsRuns) {
+  // The pieces depend on the configured count only, so a busy machine (one
+  // thread runs both pieces) gives the idle machine's bits, matmul included.
+  for (DType dt : {kFloat32, kFloat64}) {
+    SCOPED_TRACE(dtype_name(dt));
+    Inputs in = make_inputs(dt);
+    Results idle, busy;
+    {
+      FakeLoad load(idle_machine);
+      set_num_threads(2);
+      FakeLoad::settle();
+      ASSERT_EQ(threads_in_use(), 2);
+      idle = run(in);
+    }
+    {
+      FakeLoad load(busy_machine);
+      set_num_threads(2);
+      FakeLoad::settle();
+      ASSERT_EQ(threads_in_use(), 1);
+      busy = run(in);
+    }
+    expect_same(idle, busy, /*include_blas=*/true);
+  }
+}
+
+TEST(AdaptiveThreads, OffMeansTheConfiguredCount) {
+  FakeLoad load(busy_machine);
+  set_num_threads(2);
+  set_adaptive_threads(false);
+  FakeLoad::settle();
+  EXPECT_EQ(threads_in_use(), 2);
+  EXPECT_EQ(threads_that_ran(1000), 2);
+}
+
+TEST(AdaptiveThreads, TheRealSensorReadsThisMachine) {
+  // /proc/loadavg and /proc/self/task: whatever the load, the answer is a
+  // count between 1 and the configured threads.
+  FakeLoad load(nullptr);
+  set_num_threads(2);
+  FakeLoad::settle();
+  EXPECT_GE(threads_in_use(), 1);
+  EXPECT_LE(threads_in_use(), 2);
 }

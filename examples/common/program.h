@@ -18,12 +18,22 @@
 #include <new>
 #include <string>
 
+#include "tensor/blas.h"
 #include "tensor/error.h"
+#include "tensor/parallel.h"
 
 namespace ember::examples {
 
 // --help prints every option's default value beside it.
 inline void show_defaults(CLI::App& app) { app.option_defaults()->always_capture_default(); }
+
+// What the program runs on, for its header: the CPU, the BLAS kernels and
+// ember's threads ("machine     Intel Xeon ..., OpenBLAS 0.3.21, SkylakeX
+// kernels (chosen by ember for this CPU), each product split over 2 threads").
+inline std::string machine_line() {
+  const ember::BlasInfo b = ember::blas_info();
+  return b.cpu + "; " + b.summary();
+}
 
 // Runs body() and returns its exit status. Anything thrown ends the program
 // with "name: message" on stderr and status 1: an ember::Error (a user

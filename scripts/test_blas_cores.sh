@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The matmul, thread and training tests once per OpenBLAS core that ember's
+# chooser can pick on this CPU, forced with OPENBLAS_CORETYPE (which always
+# wins over the chooser). Uses the Release build of scripts/test.sh.
+#   bash scripts/test_blas_cores.sh [BUILD_DIR]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+[[ -x $build/tests/blas_cores ]] || { echo "test_blas_cores.sh: build first (bash scripts/test.sh)"; exit 2; }
+mapfile -t cores < <("$build/tests/blas_cores")
+if ((${#cores[@]} == 0)); then
+  echo "test_blas_cores.sh: this CPU has no AVX: OpenBLAS's own choice is the only one"
+  exit 0
+fi
+tests='Blas|Matmul|TensorThreads|AdaptiveThreads|NnGpt|Trainer|Optim|Attention|Registry'
+for core in "${cores[@]}"; do
+  echo "--- OPENBLAS_CORETYPE=$core"
+  log=$build/blas_core_$core.log
+  if OPENBLAS_CORETYPE=$core EMBER_EXPECT_BLAS_CORE=$core ctest --test-dir "$build" --output-on-failure -j2 -R "$tests" \
+    >"$log" 2>&1; then
+    grep -E "tests passed" "$log"
+  else
+    cat "$log"
+    echo "test_blas_cores.sh: tests failed with OPENBLAS_CORETYPE=$core"
+    exit 1
+  fi
+done
