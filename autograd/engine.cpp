@@ -282,11 +282,13 @@ void walk(const std::vector<Tensor>& roots, const std::vector<Tensor>& seeds, bo
   for (auto& [leaf, g] : leaf_grads) {
     if (targets.into_grad) {
       Tensor total = run_hooks(leaf->hooks, std::move(g));
-      accumulate(leaf, total, create_graph);
-      if (watcher) {
-        watcher->leaf_accumulated(*leaf, total);
-        watcher->tag_memory(leaf->grad, MemoryKind::Gradients);
+      if (!watcher) {  // handed over, so that .grad can take it without a copy
+        accumulate(leaf, std::move(total), create_graph);
+        continue;
       }
+      accumulate(leaf, total, create_graph);
+      watcher->leaf_accumulated(*leaf, total);
+      watcher->tag_memory(leaf->grad, MemoryKind::Gradients);
     } else if (auto t = targets.leaves.find(leaf); t != targets.leaves.end()) {
       targets.result[t->second] = run_hooks(leaf->hooks, std::move(g));
     }

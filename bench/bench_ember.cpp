@@ -1,14 +1,16 @@
 // bench_ember: times ember on a fixed set of workloads.
 //
-//   bench_ember [--threads N] [--watch WHAT] [workload ...]   (default: all, 2 threads)
+//   bench_ember [--threads N] [--watch WHAT] [--profile] [workload ...]   (default: all, 2 threads)
 //
 // --watch trace|profile|memory runs every timed iteration under that inspect/
 // instrument (a fresh one per iteration, made and destroyed inside the timed
 // region, as a user would use it), to measure what watching costs.
 //
+// --profile runs each workload once under inspect::Profiler (after two
+// unwatched runs) and prints where the time went, by op, instead of timing.
 // --blas-info prints the OpenBLAS kernels ember runs on and exits.
 //
-// Output: a `# blas ...` line, then one line per workload, `name median_ms`, e.g. `matmul_1024 12.345`
+// Output: a `# machine ...` line (CPU, BLAS kernels, threads), then one line per workload, `name median_ms`, e.g. `matmul_1024 12.345`
 // (bench/compare.sh parses it), extra `<name>_ns_per_op` and
 // `<name>_tokens_per_s` lines for some, and last `peak_rss_mb N`, the
 // process's peak resident memory. Each workload is set up once (untimed), run
@@ -227,6 +229,7 @@ double median_ms(const Workload& w, int warmup, Watch watch) {
 int main(int argc, char** argv) {
   int threads = 2;
   Watch watch = Watch::None;
+  bool profile = false;
   std::vector<std::string> wanted;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -242,13 +245,15 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "bench_ember: --watch takes none, trace, profile or memory, not '%s'\n", what.c_str());
         return 2;
       }
+    } else if (arg == "--profile") {
+      profile = true;
     } else if (arg == "--blas-info") {
       const ember::BlasInfo b = ember::blas_info();
       std::printf("core %s\nsummary %s\nchosen_by_ember %d\nlibrary %s\n", b.core.c_str(), b.summary().c_str(),
                   b.chosen_by_ember ? 1 : 0, b.library.c_str());
       return 0;
     } else if (arg == "-h" || arg == "--help") {
-      std::printf("usage: %s [--threads N] [--watch none|trace|profile|memory] [--blas-info] [workload ...]\nworkloads:", argv[0]);
+      std::printf("usage: %s [--threads N] [--watch none|trace|profile|memory] [--profile] [--blas-info] [workload ...]\nworkloads:", argv[0]);
       for (const Workload& w : workloads()) std::printf(" %s", w.name.c_str());
       std::printf("\n");
       return 0;
@@ -273,6 +278,15 @@ int main(int argc, char** argv) {
   }
   for (const Workload& w : all) {
     if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), w.name) == wanted.end()) continue;
+    if (profile) {  // where one run's time goes, by op (after two unwatched runs)
+      std::function<void()> body = w.setup();
+      body();
+      body();
+      ember::inspect::Profiler prof;
+      body();
+      std::printf("# %s, one run under the profiler:\n%s\n", w.name.c_str(), prof.table().c_str());
+      continue;
+    }
     double ms = median_ms(w, /*warmup=*/2, watch);
     std::printf("%s %.3f\n", w.name.c_str(), ms);
     if (w.ops_per_run > 0) std::printf("%s_ns_per_op %.1f\n", w.name.c_str(), ms * 1e6 / w.ops_per_run);

@@ -11,9 +11,10 @@
 # Best against best: both frameworks run on the same OpenBLAS kernels (ember
 # reports the core it chose; PyTorch's OpenBLAS gets OPENBLAS_CORETYPE set
 # to it, since it would otherwise fall back like ember's would), and each
-# runs every workload under both OpenMP wait policies (OMP_WAIT_POLICY active,
-# which spins, and passive, which sleeps): each framework's faster time is
-# kept, and the table says which policy won. The gpt_* workloads also get a
+# runs every workload under three OpenMP wait policies (OMP_WAIT_POLICY unset,
+# libgomp's default: spin a while, then sleep; active, which spins; passive,
+# which sleeps): each framework's fastest time is kept, and the table says
+# which policy won. Run it on an idle machine (it prints the load). The gpt_* workloads also get a
 # table of tokens/s and peak resident memory (each in its own process).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -64,15 +65,18 @@ collect() {
   if [[ $fw == ember ]]; then run=("$bench" --threads "$threads"); else run=("$python" bench/torch_reference.py --threads "$threads"); fi
   local -a list=("${plain[@]}")
   [[ $fw == torch ]] && list=("${torch_plain[@]}")
+  local -a env=(env)
+  if [[ $policy == default ]]; then env+=(-u OMP_WAIT_POLICY); else env+=(OMP_WAIT_POLICY="$policy"); fi
+  env+=(OPENBLAS_CORETYPE="$core")
   if ((${#list[@]})); then
-    OMP_WAIT_POLICY=$policy OPENBLAS_CORETYPE=$core "${run[@]}" "${list[@]}" | grep -v -e '^peak_rss_mb ' -e '^#' >>"$out"
+    "${env[@]}" "${run[@]}" "${list[@]}" | grep -v -e '^peak_rss_mb ' -e '^#' >>"$out"
   fi
   for n in "${gpt[@]}"; do  # one process each: peak RSS is that workload's own
-    OMP_WAIT_POLICY=$policy OPENBLAS_CORETYPE=$core "${run[@]}" "$n" | grep -v '^#' |
-      sed "s/^peak_rss_mb /${n}_peak_rss_mb /" >>"$out"
+    "${env[@]}" "${run[@]}" "$n" | grep -v '^#' | sed "s/^peak_rss_mb /${n}_peak_rss_mb /" >>"$out"
   done
 }
-for policy in active passive; do
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+for policy in default active passive; do
   collect ember $policy
   collect torch $policy
 done
@@ -80,7 +84,8 @@ done
 echo "cpu: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), threads: $threads"
 echo "ember: $(sed -n 's/^summary //p' <<<"$blas_line")"
 echo "torch: $("$python" -c 'import torch; print("PyTorch", torch.__version__)') on Debian's OpenBLAS with OPENBLAS_CORETYPE=$core"
-echo "each framework: the faster of OMP_WAIT_POLICY=active and =passive, per workload (the policy column)"
+echo "each framework: the fastest of OMP_WAIT_POLICY unset (default), =active and =passive, per workload (the policy column)"
+echo "load average before: $load_before, after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 awk '
   # file name: <framework>.<policy>
@@ -124,4 +129,4 @@ awk '
              val["ember", ep, k "_peak_rss_mb"], (("torch", tp, k "_peak_rss_mb") in val) ? val["torch", tp, k "_peak_rss_mb"] : "-"
     }
     if (header) print "(from the faster policy of each; peak RSS: each GPT workload in its own process; torch'"'"'s includes Python and libtorch)"
-  }' "$tmp"/ember.active "$tmp"/ember.passive "$tmp"/torch.active "$tmp"/torch.passive
+  }' "$tmp"/ember.default "$tmp"/ember.active "$tmp"/ember.passive "$tmp"/torch.default "$tmp"/torch.active "$tmp"/torch.passive

@@ -14,7 +14,7 @@ set -euo pipefail
 pkgs=(cmake g++ make pkg-config libopenblas-dev libopenblas-openmp-dev libgtest-dev libbenchmark-dev python3
       nlohmann-json3-dev zlib1g-dev libstb-dev libcli11-dev graphviz
       libplplot-dev plplot-driver-cairo fonts-dejavu-core doxygen chromium
-      clang libclang-rt-14-dev libomp-dev)
+      clang libclang-rt-14-dev libomp-dev libsleef-dev)
 for arg in "$@"; do
   case $arg in
     --bench) pkgs+=(python3 python3-torch python3-numpy) ;;

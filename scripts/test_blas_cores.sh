@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The matmul, thread and training tests once per OpenBLAS core that ember's
 # chooser can pick on this CPU, forced with OPENBLAS_CORETYPE (which always
-# wins over the chooser). Uses the Release build of scripts/test.sh.
+# wins over the chooser); then the vector-math tests and the ops on them at
+# each narrower SIMD width (EMBER_SIMD). Uses the Release build of
+# scripts/test.sh.
 #   bash scripts/test_blas_cores.sh [BUILD_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,6 +24,19 @@ for core in "${cores[@]}"; do
   else
     cat "$log"
     echo "test_blas_cores.sh: tests failed with OPENBLAS_CORETYPE=$core"
+    exit 1
+  fi
+done
+
+simd_tests='VecMath|Gelu|Softmax|Sigmoid|Exp|Erf|CrossEntropy|NnGpt'
+for simd in AVX2 SSE2; do
+  echo "--- EMBER_SIMD=$simd"
+  log=$build/simd_$simd.log
+  if EMBER_SIMD=$simd ctest --test-dir "$build" --output-on-failure -j2 -R "$simd_tests" >"$log" 2>&1; then
+    grep -E "tests passed" "$log"
+  else
+    cat "$log"
+    echo "test_blas_cores.sh: tests failed with EMBER_SIMD=$simd"
     exit 1
   fi
 done

@@ -1,5 +1,6 @@
 // Elementwise kernels: each op is a lambda handed to the engine in
 // tensor/elementwise.h.
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
@@ -27,44 +28,94 @@ const char* binary_name(Binary op) {
 namespace {
 
 template <typename T>
-[[gnu::always_inline]] inline T gelu_exact(T x) {
-  return static_cast<T>(0.5) * x * (static_cast<T>(1) + detail::erf_t(x * static_cast<T>(std::numbers::sqrt2 / 2)));
-}
-template <typename T>
 [[gnu::always_inline]] inline T gelu_tanh(T x) {
   const T k = static_cast<T>(std::numbers::sqrt2 * std::numbers::inv_sqrtpi);  // sqrt(2/pi)
   return static_cast<T>(0.5) * x * (static_cast<T>(1) + std::tanh(k * (x + static_cast<T>(0.044715) * x * x * x)));
 }
+// out = f(in, out, n) over contiguous pieces of at most kVecBlock elements:
+// for the ops whose cost is exp or erf, which go a whole array at a time
+// (SIMD, tensor/fast_math.h). A strided input is copied first.
+template <typename T, typename F>
+Tensor map1_blocks(const Tensor& a, const F& f) {
+  const Tensor src = contiguous(a);
+  Tensor out = empty(a.shape(), a.dtype());
+  detail::note_elementwise(out, {&a});
+  const T* pa = src.data_ptr<T>();
+  T* po = out.data_ptr<T>();
+  detail::parallel_for(src.numel(), detail::kGrain, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; i += detail::kVecBlock) f(pa + i, po + i, std::min(detail::kVecBlock, e - i));
+  });
+  return out;
+}
+
+constexpr double kSqrtHalf = std::numbers::sqrt2 / 2;
+
+// gelu(x) = x/2 (1 + erf(x / sqrt 2))
 template <typename T>
-[[gnu::always_inline]] inline T sigmoid(T x) {
-  // exp of -|x| never overflows; the two cases are selects, not branches.
-  T e = detail::exp_t(x >= 0 ? -x : x);
-  T one = static_cast<T>(1);
-  return x >= 0 ? one / (one + e) : e / (one + e);
+void gelu_block(const T* x, T* y, int64_t n) {
+  detail::erf_scaled(x, T(kSqrtHalf), y, n);
+  for (int64_t k = 0; k < n; ++k) y[k] = T(0.5) * x[k] * (T(1) + y[k]);
+}
+
+// sigmoid(x) = 1 / (1 + e^-x), from e = exp(-|x|), which never overflows
+template <typename T>
+void sigmoid_block(const T* x, T* y, int64_t n) {
+  for (int64_t k = 0; k < n; ++k) y[k] = x[k] >= 0 ? -x[k] : x[k];
+  detail::exp_shifted(y, T(0), y, n);
+  for (int64_t k = 0; k < n; ++k) y[k] = x[k] >= 0 ? T(1) / (T(1) + y[k]) : y[k] / (T(1) + y[k]);
 }
 
 template <typename T>
 Tensor unary_float(Unary op, const Tensor& x) {
   switch (op) {
-    case Unary::Exp: return map1<T, T>(x, [](T v) EMBER_INLINE { return detail::exp_t(v); });
+    case Unary::Exp:
+      return map1_blocks<T>(x, [](const T* a, T* o, int64_t n) { detail::exp_shifted(a, T(0), o, n); });
     case Unary::Log: return map1<T, T>(x, [](T v) EMBER_INLINE { return std::log(v); });
     case Unary::Sqrt: return map1<T, T>(x, [](T v) EMBER_INLINE { return std::sqrt(v); });
     case Unary::Rsqrt: return map1<T, T>(x, [](T v) EMBER_INLINE { return static_cast<T>(1) / std::sqrt(v); });
     case Unary::Sin: return map1<T, T>(x, [](T v) EMBER_INLINE { return std::sin(v); });
     case Unary::Cos: return map1<T, T>(x, [](T v) EMBER_INLINE { return std::cos(v); });
     case Unary::Tanh: return map1<T, T>(x, [](T v) EMBER_INLINE { return std::tanh(v); });
-    case Unary::Sigmoid: return map1<T, T>(x, [](T v) EMBER_INLINE { return sigmoid(v); });
+    case Unary::Sigmoid: return map1_blocks<T>(x, sigmoid_block<T>);
     // written so that NaN comes through (NaN < 0 is false), as in PyTorch
     case Unary::Relu: return map1<T, T>(x, [](T v) EMBER_INLINE { return v < 0 ? static_cast<T>(0) : v; });
-    case Unary::Gelu: return map1<T, T>(x, [](T v) EMBER_INLINE { return gelu_exact(v); });
+    case Unary::Gelu: return map1_blocks<T>(x, gelu_block<T>);
     case Unary::GeluTanh: return map1<T, T>(x, [](T v) EMBER_INLINE { return gelu_tanh(v); });
-    case Unary::Erf: return map1<T, T>(x, [](T v) EMBER_INLINE { return detail::erf_t(v); });
+    case Unary::Erf:
+      return map1_blocks<T>(x, [](const T* a, T* o, int64_t n) { detail::erf_scaled(a, T(1), o, n); });
     default: break;
   }
   EMBER_FAIL(unary_name(op), "unsupported");
 }
 
 }  // namespace
+
+Tensor gelu_backward(const Tensor& x, const Tensor& g) {
+  EMBER_CHECK(x.shape() == g.shape() && x.dtype() == g.dtype() && is_floating(x.dtype()), "gelu backward",
+              "input " << dtype_name(x.dtype()) << " " << shape_str(x.shape()) << " and gradient " << dtype_name(g.dtype())
+                       << " " << shape_str(g.shape()) << " must match");
+  const Tensor xs = contiguous(x), gs = contiguous(g);
+  Tensor out = empty(x.shape(), x.dtype());
+  detail::note_elementwise(out, {&x, &g});
+  EMBER_DISPATCH_FLOAT(x.dtype(), "gelu backward", [&]<typename T>() {
+    const T *px = xs.data_ptr<T>(), *pg = gs.data_ptr<T>();
+    T* po = out.data_ptr<T>();
+    const T inv_sqrt_2pi = T(std::numbers::inv_sqrtpi / std::numbers::sqrt2);
+    detail::parallel_for(xs.numel(), detail::kGrain, [&](int64_t b, int64_t e) {
+      T cdf[detail::kVecBlock], pdf[detail::kVecBlock];
+      for (int64_t i = b; i < e; i += detail::kVecBlock) {
+        const int64_t n = std::min(detail::kVecBlock, e - i);
+        const T* xv = px + i;
+        detail::erf_scaled(xv, T(kSqrtHalf), cdf, n);
+        for (int64_t k = 0; k < n; ++k) pdf[k] = T(-0.5) * xv[k] * xv[k];
+        detail::exp_shifted(pdf, T(0), pdf, n);
+        for (int64_t k = 0; k < n; ++k)
+          po[i + k] = pg[i + k] * (T(0.5) * (T(1) + cdf[k]) + xv[k] * pdf[k] * inv_sqrt_2pi);
+      }
+    });
+  });
+  return out;
+}
 
 Tensor unary(Unary op, const Tensor& x) {
   if (op == Unary::Neg || op == Unary::Abs || op == Unary::Sign) {

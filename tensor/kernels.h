@@ -54,6 +54,8 @@ Tensor cat(const std::vector<Tensor>& xs, int64_t d);
 enum class Unary { Neg, Exp, Log, Sqrt, Rsqrt, Abs, Sin, Cos, Tanh, Sigmoid, Relu, Gelu, GeluTanh, Sign, Erf };
 const char* unary_name(Unary op);
 Tensor unary(Unary op, const Tensor& x);
+/// g * gelu'(x) for the exact GELU: Phi(x) + x phi(x), one pass.
+Tensor gelu_backward(const Tensor& x, const Tensor& g);
 
 enum class Binary { Add, Sub, Mul, Div, Pow, Maximum, Minimum };
 const char* binary_name(Binary op);

@@ -290,8 +290,8 @@ Tensor softmax_impl(const Tensor& x, int64_t d, const char* op) {
         T mx = -std::numeric_limits<T>::infinity();
         for (int64_t k = 0; k < K; ++k) mx = row[k] > mx ? row[k] : mx;
         if (mx == -std::numeric_limits<T>::infinity()) mx = 0;  // all -inf: avoid inf - inf
-        // exp in its own loop so it vectorizes; the sum stays in order.
-        for (int64_t k = 0; k < K; ++k) orow[k] = detail::exp_t(row[k] - mx);
+        // exp over the whole row at once (SIMD); the sum stays in order.
+        detail::exp_shifted(row, mx, orow, K);
         T s = 0;
         for (int64_t k = 0; k < K; ++k) s += orow[k];
         if (s == 0) {
@@ -340,7 +340,8 @@ Tensor softmax_backward(const Tensor& y, const Tensor& g, int64_t d, bool log) {
         double s = 0;
         if (log) {
           for (int64_t k = 0; k < K; ++k) s += gr[k];
-          for (int64_t k = 0; k < K; ++k) o[k] = gr[k] - detail::exp_t(yr[k]) * static_cast<T>(s);
+          detail::exp_shifted(yr, T(0), o, K);
+          for (int64_t k = 0; k < K; ++k) o[k] = gr[k] - o[k] * static_cast<T>(s);
         } else {
           for (int64_t k = 0; k < K; ++k) s += static_cast<double>(gr[k]) * yr[k];
           for (int64_t k = 0; k < K; ++k) o[k] = yr[k] * (gr[k] - static_cast<T>(s));

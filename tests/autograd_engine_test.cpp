@@ -243,6 +243,34 @@ TEST(AutogradHooks, LeafHookSeesAndReplacesTheGradient) {
   expect_values(x.grad(), {4, 8});
 }
 
+TEST(AutogradAccumulate, AFirstGradientNobodyElseHoldsBecomesGradWithoutACopy) {
+  // A large embedding's gradient is hundreds of megabytes: .grad takes the
+  // tensor the engine computed (as PyTorch does) instead of copying it.
+  Tensor x = param({1, 2, 3});
+  const void* made = nullptr;
+  x.register_hook([&](const Tensor& g) -> std::optional<Tensor> {
+    Tensor mine = g * 1.0;  // a fresh tensor; only the engine holds it once the hook returns
+    made = mine.data_ptr<double>();
+    return mine;
+  });
+  (x * 3.0).sum().backward();
+  expect_values(x.grad(), {3, 3, 3});
+  EXPECT_EQ(static_cast<const void*>(x.grad().data_ptr<double>()), made);
+  // A gradient someone else still holds is copied, so that a later
+  // accumulation into .grad cannot change it under them.
+  Tensor y = param({1, 2});
+  Tensor held;
+  y.register_hook([&](const Tensor& g) -> std::optional<Tensor> {
+    held = g * 1.0;
+    return held;
+  });
+  (y * 2.0).sum().backward();
+  EXPECT_NE(static_cast<const void*>(y.grad().data_ptr<double>()), static_cast<const void*>(held.data_ptr<double>()));
+  (y * 2.0).sum().backward();
+  expect_values(y.grad(), {4, 4});
+  expect_values(held, {2, 2});
+}
+
 TEST(AutogradHooks, NonLeafHookChangesWhatFlowsFurther) {
   Tensor x = param({1, 2});
   Tensor u = x * 3.0;

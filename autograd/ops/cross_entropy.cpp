@@ -59,7 +59,7 @@ struct CrossEntropyBackward final : Node {
           if (tgt[n] == ignore_index) gn = 0;
           T* o = out + n * C;
           const T* row = px + n * C;
-          for (int64_t c = 0; c < C; ++c) o[c] = detail::exp_t(row[c] - pl[n]);  // softmax, vectorizes
+          detail::exp_shifted(row, pl[n], o, C);  // softmax
           for (int64_t c = 0; c < C; ++c) o[c] *= gn;
           if (tgt[n] != ignore_index) o[tgt[n]] -= gn;
         }
@@ -107,7 +107,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, Reduction redu
         const T* row = px + n * C;
         T mx = -std::numeric_limits<T>::infinity();
         for (int64_t c = 0; c < C; ++c) mx = std::max(mx, row[c]);
-        for (int64_t c = 0; c < C; ++c) e[c] = detail::exp_t(row[c] - mx);  // vectorizes
+        detail::exp_shifted(row, mx, e.data(), C);
         double s = 0;
         for (int64_t c = 0; c < C; ++c) s += e[c];
         const T log_s = static_cast<T>(std::log(s));

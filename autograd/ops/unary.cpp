@@ -11,7 +11,6 @@
 #include "autograd/ops.h"
 #include "tensor/elementwise.h"
 #include "tensor/factory.h"
-#include "tensor/fast_math.h"
 #include "tensor/kernels.h"
 
 namespace ember {
@@ -212,13 +211,8 @@ Tensor relu(const Tensor& x) {
 // exact:  gelu(x) = x Phi(x)            -> Phi(x) + x phi(x)
 // tanh:   gelu(x) = x/2 (1 + tanh(u)), u = k (x + 0.044715 x^3), k = sqrt(2/pi)
 //                                       -> (1 + t)/2 + x/2 (1 - t^2) k (1 + 3*0.044715 x^2)
-// (Always inlined, so the loop over elements vectorizes.)
-template <typename T>
-[[gnu::always_inline]] inline T gelu_grad(T v, T gv) {
-  T cdf = T(0.5) * (T(1) + detail::erf_t(v * T(std::numbers::sqrt2 / 2)));
-  T pdf = detail::exp_t(T(-0.5) * v * v) * T(std::numbers::inv_sqrtpi / std::numbers::sqrt2);
-  return gv * (cdf + v * pdf);
-}
+// (The exact one is kernel::gelu_backward; the tanh one is always inlined,
+// so the loop over elements vectorizes.)
 template <typename T>
 [[gnu::always_inline]] inline T gelu_tanh_grad(T v, T gv) {
   const T k = T(std::numbers::sqrt2 * std::numbers::inv_sqrtpi);
@@ -242,7 +236,7 @@ struct GeluBackward final : SavesOne {
       Tensor t = tanh(k * (x + 0.044715 * x * x * x));
       return {g * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * k * (1.0 + 3 * 0.044715 * x * x))};
     }
-    if (approx == GeluApprox::None) return {fused(x, g, [](auto v, auto gv) EMBER_INLINE { return gelu_grad(v, gv); })};
+    if (approx == GeluApprox::None) return {kernel::gelu_backward(x, g)};  // erf and exp a row at a time
     return {fused(x, g, [](auto v, auto gv) EMBER_INLINE { return gelu_tanh_grad(v, gv); })};
   }
 };

@@ -1,0 +1,16 @@
+// exp and erf in 16-float AVX-512 vectors. Compiled with -mavx512f; called
+// only on CPUs that have it (tensor/vec_math.cpp decides).
+#include <immintrin.h>
+#include <sleef.h>
+
+#include "tensor/simd/vec_math_impl.h"
+
+namespace ember::detail::simd {
+namespace {
+__m512 load(const float* p) { return _mm512_loadu_ps(p); }
+void store(float* p, __m512 v) { _mm512_storeu_ps(p, v); }
+__m512 exp_v(__m512 v) { return Sleef_expf16_u10avx512f(v); }
+}  // namespace
+void exp_avx512(const float* x, float* y, int64_t n) { apply<16, __m512, load, store, exp_v>(x, y, n); }
+void erf_avx512(const float* x, float* y, int64_t n) { erf_from_exp<exp_avx512>(x, y, n); }
+}  // namespace ember::detail::simd

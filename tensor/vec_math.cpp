@@ -1,0 +1,57 @@
+// Which width runs: decided once, from CPUID. SSE2 is part of x86-64, so the
+// 4-float versions are compiled here, in the baseline build.
+#include "tensor/vec_math.h"
+
+#include <immintrin.h>
+#include <sleef.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "tensor/simd/vec_math_impl.h"
+
+namespace ember::detail {
+
+namespace simd {
+void exp_avx512(const float* x, float* y, int64_t n);
+void erf_avx512(const float* x, float* y, int64_t n);
+void exp_avx2(const float* x, float* y, int64_t n);
+void erf_avx2(const float* x, float* y, int64_t n);
+
+namespace {
+__m128 load(const float* p) { return _mm_loadu_ps(p); }
+void store(float* p, __m128 v) { _mm_storeu_ps(p, v); }
+__m128 exp_v(__m128 v) { return Sleef_expf4_u10sse2(v); }
+void exp_sse2(const float* x, float* y, int64_t n) { apply<4, __m128, load, store, exp_v>(x, y, n); }
+void erf_sse2(const float* x, float* y, int64_t n) { erf_from_exp<exp_sse2>(x, y, n); }
+}  // namespace
+}  // namespace simd
+
+namespace {
+using ArrayFn = void (*)(const float*, float*, int64_t);
+struct Choice {
+  ArrayFn exp, erf;
+  const char* isa;
+};
+// The widest the CPU runs; EMBER_SIMD=AVX2 or SSE2 in the environment asks
+// for a narrower one (to compare them, and for the tests of each).
+const Choice& choice() {
+  static const Choice c = [] {
+    __builtin_cpu_init();
+    const char* asked = std::getenv("EMBER_SIMD");
+    const std::string want = asked ? asked : "";
+    const bool avx512 = __builtin_cpu_supports("avx512f");
+    const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    if (avx512 && (want.empty() || want == "AVX-512")) return Choice{simd::exp_avx512, simd::erf_avx512, "AVX-512"};
+    if (avx2 && want != "SSE2") return Choice{simd::exp_avx2, simd::erf_avx2, "AVX2"};
+    return Choice{simd::exp_sse2, simd::erf_sse2, "SSE2"};
+  }();
+  return c;
+}
+}  // namespace
+
+void exp_f32(const float* x, float* y, int64_t n) { choice().exp(x, y, n); }
+void erf_f32(const float* x, float* y, int64_t n) { choice().erf(x, y, n); }
+const char* vec_math_isa() { return choice().isa; }
+
+}  // namespace ember::detail

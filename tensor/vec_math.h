@@ -1,0 +1,35 @@
+/// @file
+/// float32 exp and erf over arrays, at this CPU's SIMD width.
+///
+/// std::exp and std::erf are scalar calls: a loop over a million floats
+/// calling them cannot use SIMD, and GELU and softmax become the slowest ops
+/// of a Transformer step. exp goes to SLEEF (Debian's libsleef, the vector
+/// math library PyTorch uses; its 1.0-ULP version), in 16-, 8- or 4-float
+/// vectors: AVX-512, AVX2 or SSE2, chosen once at run time from what the CPU
+/// supports (tensor/simd/*.cpp, each compiled for its instruction set; the
+/// build itself stays baseline x86-64). erf is a short rational form on that
+/// exp (|error| < 3e-7, relative near 0; tensor/simd/vec_math_impl.h says
+/// why not SLEEF's).
+///
+/// float64 keeps the C library's exp and erf: gradcheck, which runs in
+/// float64, checks the exact formulas.
+#pragma once
+
+#include <cstdint>
+
+namespace ember::detail {
+
+/// y[i] = exp(x[i]), i < n. y may be x.
+void exp_f32(const float* x, float* y, int64_t n);
+/// y[i] = erf(x[i]), i < n. y may be x.
+void erf_f32(const float* x, float* y, int64_t n);
+/// "AVX-512", "AVX2" or "SSE2": the width the two functions above run at
+/// (the widest this CPU has, or a narrower one asked for with EMBER_SIMD=AVX2
+/// or EMBER_SIMD=SSE2 in the environment).
+const char* vec_math_isa();
+
+/// Elements per block when a kernel works through an array in pieces that
+/// stay in L1 (a few arrays of this many floats on the stack).
+inline constexpr int64_t kVecBlock = 512;
+
+}  // namespace ember::detail
