@@ -20,6 +20,11 @@ struct MatmulBackward final : Node {
     Tensor G = g;
     if (a_dim == 1) G = unsqueeze(G, G.dim() - (b_dim == 1 ? 0 : 1));
     if (b_dim == 1) G = unsqueeze(G, G.dim());
+    // A gradient BLAS cannot take as it is (e.g. sum's backward: one value
+    // expanded, strides 0) would be copied by each of the two products: once.
+    const int64_t gd = G.dim();
+    if (a.defined() && b.defined() && gd >= 2 && G.stride()[gd - 1] != 1 && G.stride()[gd - 2] != 1)
+      G = G.contiguous();
     Tensor grad_a, grad_b;
     if (b.defined()) {
       Tensor B = b_dim == 1 ? unsqueeze(b.get(*this), 1) : b.get(*this);
