@@ -116,6 +116,10 @@ Tensor argmax(const Tensor& x, int64_t d, bool keepdim = false);
 /// everywhere (log_softmax: -inf), never NaN; a NaN in a row makes the row NaN.
 Tensor softmax(const Tensor& x, int64_t d);
 Tensor log_softmax(const Tensor& x, int64_t d);
+/// softmax(scale * x, -1), and with causal row i of each trailing (Tq, Tk)
+/// block sees keys 0..i only: attention's weights in one op, the same as
+/// softmax(masked_fill(x * scale, triu(ones(Tq, Tk), 1), -inf), -1) (tested).
+Tensor scaled_softmax(const Tensor& x, double scale, bool causal = false);
 
 // ---- matmul (autograd/ops/matmul.cpp), PyTorch semantics ----
 Tensor matmul(const Tensor& a, const Tensor& b);

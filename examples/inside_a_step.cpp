@@ -137,12 +137,13 @@ int program(const Options& o) {
               mb(fb.live[static_cast<size_t>(MemoryKind::SavedForBackward)]));
   // The closed form, from what each op saves (see the README's "Watching it work"):
   //   per block 16 BTD + 4 BT floats (each LayerNorm keeps its input and a mean and
-  //   1/std per row) + h B T^2 floats (attention weights) + T^2 bytes (mask);
+  //   1/std per row) + h B T^2 floats (attention weights; the causal mask is
+  //   inside scaled_softmax, nothing saved for it);
   //   once: ln_f 2 BTD + 2 BT, the logits B T V and their log-sum-exp per row B T.
   //   The ids and targets are saved too, but they were made before the timeline
   //   started: it does not see them.
   const double f = 4, BTD = static_cast<double>(B * T * D), BT = static_cast<double>(B * T);
-  const double saved = o.layers * (16 * BTD * f + 4 * BT * f + h * B * T * T * f + T * T) + 2 * BTD * f +
+  const double saved = o.layers * (16 * BTD * f + 4 * BT * f + h * B * T * T * f) + 2 * BTD * f +
                        2 * BT * f + static_cast<double>(B * T * V) * f + BT * f;
   const int64_t live_saved_max = [&] {
     int64_t m = 0;

@@ -21,9 +21,15 @@ Attention scaled_dot_product_attention(const Tensor& q, const Tensor& k, const T
                    << shape_str(v.shape()) << " must share Tk");
   const int64_t Tq = q.size(-2), Tk = k.size(-2);
   const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
-  Tensor scores = matmul(q, transpose(k, -2, -1)) * scale;  // (…, Tq, Tk)
+  Tensor scores = matmul(q, transpose(k, -2, -1));  // (…, Tq, Tk), not yet scaled
+  if (!mask.defined()) {  // the common case: scale, causal mask and softmax in one op
+    Tensor weights = scaled_softmax(scores, scale, causal);
+    return {matmul(weights, v), weights};
+  }
+  // With a mask, one op per step (what scaled_softmax is tested against).
+  scores = scores * scale;
   const double neg_inf = -std::numeric_limits<double>::infinity();
-  if (mask.defined()) {
+  {
     Shape b = broadcast_shapes(scores.shape(), mask.shape(), "scaled_dot_product_attention");
     EMBER_CHECK(b == scores.shape(), "scaled_dot_product_attention",
                 "mask of shape " << shape_str(mask.shape()) << " does not broadcast to the scores "

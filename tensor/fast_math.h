@@ -21,6 +21,17 @@ inline void exp_shifted(const T* x, T shift, T* o, int64_t n) {
   }
 }
 
+/// o[k] = exp(x[k] * scale - shift), k < n (o may be x).
+template <typename T>
+inline void exp_affine(const T* x, T scale, T shift, T* o, int64_t n) {
+  for (int64_t k = 0; k < n; ++k) o[k] = x[k] * scale - shift;
+  if constexpr (sizeof(T) == 4) {
+    exp_f32(o, o, n);
+  } else {
+    for (int64_t k = 0; k < n; ++k) o[k] = std::exp(o[k]);
+  }
+}
+
 /// o[k] = erf(x[k] * scale), k < n (o may be x).
 template <typename T>
 inline void erf_scaled(const T* x, T scale, T* o, int64_t n) {

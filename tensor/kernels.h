@@ -85,9 +85,13 @@ std::pair<Tensor, Tensor> min(const Tensor& x, int64_t d, bool keepdim);
 Tensor argmax(const Tensor& x, std::optional<int64_t> d, bool keepdim);
 Tensor softmax(const Tensor& x, int64_t d);
 Tensor log_softmax(const Tensor& x, int64_t d);
+/// softmax(scale * x) over the last dim; causal: row i of each (Tq, Tk)
+/// block sees keys 0..i only (the others get 0). Attention's scores in one pass.
+Tensor scaled_softmax(const Tensor& x, double scale, bool causal);
 /// The gradient of softmax (log = false) or log_softmax (log = true) given the
 /// op's output y and grad_out g, fused into one pass over each row.
-Tensor softmax_backward(const Tensor& y, const Tensor& g, int64_t d, bool log);
+/// (scale: of scaled_softmax, whose gradient is the softmax one times it.)
+Tensor softmax_backward(const Tensor& y, const Tensor& g, int64_t d, bool log, double scale = 1.0);
 /// Sums a broadcast gradient back to `shape` (the inverse of broadcasting).
 Tensor sum_to(const Tensor& x, const Shape& shape);
 

@@ -270,9 +270,12 @@ Tensor argmax(const Tensor& x, std::optional<int64_t> d, bool keepdim) {
 
 namespace {
 // softmax / log_softmax over rows of length K: subtract the row max first so
-// exp never overflows (stable at +-1e4).
+// exp never overflows (stable at +-1e4). Of scale * x, and with causal > 0
+// the softmax over the last dim of (…, causal, K) rows where query i sees
+// keys 0..i only (the rest get weight 0), as attention's scores need: the
+// scale and the mask cost no pass of their own.
 template <bool Log>
-Tensor softmax_impl(const Tensor& x, int64_t d, const char* op) {
+Tensor softmax_impl(const Tensor& x, int64_t d, const char* op, double scale = 1.0, int64_t causal = 0) {
   EMBER_CHECK(is_floating(x.dtype()), op,
               "expected a floating tensor, got " << dtype_name(x.dtype()) << " of shape " << shape_str(x.shape()));
   const int64_t w = wrap_dim_or_scalar(d, x.dim(), op);
@@ -282,16 +285,19 @@ Tensor softmax_impl(const Tensor& x, int64_t d, const char* op) {
   EMBER_DISPATCH_FLOAT(x.dtype(), op, [&]<typename T>() {
     const T* p = r.data.data_ptr<T>();
     T* o = out_rows.data_ptr<T>();
-    const int64_t K = r.K;
-    detail::parallel_for(r.M, std::max<int64_t>(1, detail::kGrain / std::max<int64_t>(K, 1)), [&](int64_t m0, int64_t m1) {
+    const int64_t rowlen = r.K;
+    const T sc = static_cast<T>(scale);
+    detail::parallel_for(r.M, std::max<int64_t>(1, detail::kGrain / std::max<int64_t>(rowlen, 1)), [&](int64_t m0, int64_t m1) {
       for (int64_t m = m0; m < m1; ++m) {
-        const T* row = p + m * K;
-        T* orow = o + m * K;
+        const T* row = p + m * rowlen;
+        T* orow = o + m * rowlen;
+        const int64_t K = causal > 0 ? std::min(rowlen, m % causal + 1) : rowlen;  // the keys this row sees
+        for (int64_t k = K; k < rowlen; ++k) orow[k] = Log ? -std::numeric_limits<T>::infinity() : T(0);
         T mx = -std::numeric_limits<T>::infinity();
         for (int64_t k = 0; k < K; ++k) mx = row[k] > mx ? row[k] : mx;
         if (mx == -std::numeric_limits<T>::infinity()) mx = 0;  // all -inf: avoid inf - inf
         // exp over the whole row at once (SIMD); the sum stays in order.
-        detail::exp_shifted(row, mx, orow, K);
+        detail::exp_affine(row, sc, sc * mx, orow, K);
         T s = 0;
         for (int64_t k = 0; k < K; ++k) s += orow[k];
         if (s == 0) {
@@ -302,7 +308,7 @@ Tensor softmax_impl(const Tensor& x, int64_t d, const char* op) {
         }
         if constexpr (Log) {
           T ls = std::log(s);
-          for (int64_t k = 0; k < K; ++k) orow[k] = row[k] - mx - ls;
+          for (int64_t k = 0; k < K; ++k) orow[k] = sc * row[k] - sc * mx - ls;
         } else {
           T inv = static_cast<T>(1) / s;
           for (int64_t k = 0; k < K; ++k) orow[k] *= inv;
@@ -317,11 +323,19 @@ Tensor softmax_impl(const Tensor& x, int64_t d, const char* op) {
 
 Tensor softmax(const Tensor& x, int64_t d) { return softmax_impl<false>(x, d, "softmax"); }
 Tensor log_softmax(const Tensor& x, int64_t d) { return softmax_impl<true>(x, d, "log_softmax"); }
+Tensor scaled_softmax(const Tensor& x, double scale, bool causal) {
+  const char* op = "scaled_softmax";
+  EMBER_CHECK(std::isfinite(scale) && scale > 0, op, "scale must be finite and positive, got " << scale);
+  EMBER_CHECK(!causal || x.dim() >= 2, op,
+              "a causal softmax needs (…, Tq, Tk) scores, got shape " << shape_str(x.shape()));
+  return softmax_impl<false>(x, -1, op, scale, causal && x.numel() > 0 ? x.size(-2) : 0);
+}
 
 // One pass per row instead of four tensor ops:
 //   softmax:     dx = y (g - Σ g y)
 //   log_softmax: dx = g - exp(y) Σ g
-Tensor softmax_backward(const Tensor& y, const Tensor& g, int64_t d, bool log) {
+// times the scale for scaled_softmax (masked keys have y = 0: dx = 0 there).
+Tensor softmax_backward(const Tensor& y, const Tensor& g, int64_t d, bool log, double scale) {
   const char* op = log ? "log_softmax backward" : "softmax backward";
   EMBER_CHECK(y.shape() == g.shape() && y.dtype() == g.dtype(), op,
               "output " << shape_str(y.shape()) << " and gradient " << shape_str(g.shape()) << " must match");
@@ -333,6 +347,7 @@ Tensor softmax_backward(const Tensor& y, const Tensor& g, int64_t d, bool log) {
     const T *py = ry.data.data_ptr<T>(), *pg = rg.data.data_ptr<T>();
     T* po = out.data_ptr<T>();
     const int64_t K = ry.K;
+    const T sc = static_cast<T>(scale);
     detail::parallel_for(ry.M, std::max<int64_t>(1, detail::kGrain / std::max<int64_t>(K, 1)), [&](int64_t m0, int64_t m1) {
       for (int64_t m = m0; m < m1; ++m) {
         const T *yr = py + m * K, *gr = pg + m * K;
@@ -341,10 +356,10 @@ Tensor softmax_backward(const Tensor& y, const Tensor& g, int64_t d, bool log) {
         if (log) {
           for (int64_t k = 0; k < K; ++k) s += gr[k];
           detail::exp_shifted(yr, T(0), o, K);
-          for (int64_t k = 0; k < K; ++k) o[k] = gr[k] - o[k] * static_cast<T>(s);
+          for (int64_t k = 0; k < K; ++k) o[k] = sc * (gr[k] - o[k] * static_cast<T>(s));
         } else {
           for (int64_t k = 0; k < K; ++k) s += static_cast<double>(gr[k]) * yr[k];
-          for (int64_t k = 0; k < K; ++k) o[k] = yr[k] * (gr[k] - static_cast<T>(s));
+          for (int64_t k = 0; k < K; ++k) o[k] = sc * yr[k] * (gr[k] - static_cast<T>(s));
         }
       }
     });

@@ -14,6 +14,7 @@
 
 #include "ember.h"
 #include "nn/attention.h"
+#include "tensor/kernels.h"
 #include "test_util.h"
 
 using namespace ember;
@@ -538,4 +539,63 @@ TEST(NnTransformerBlock, Gradcheck) {
   EXPECT_GRADCHECK(f(true), inputs(leaf({1, 3, 4}, g)));
   Tensor x = randn({3, 2, 4}, g, kFloat64).transpose(0, 1).detach().requires_grad_();  // non-contiguous
   EXPECT_GRADCHECK(f(false), inputs(x));
+}
+
+// ---- scaled_softmax: the fused op against the ops it replaces ----
+
+namespace {
+// softmax(masked_fill(x * scale, future, -inf), -1): the reference.
+ember::Tensor scaled_softmax_reference(const ember::Tensor& x, double scale, bool causal) {
+  using namespace ember;
+  Tensor s = x * scale;
+  if (causal) s = masked_fill(s, kernel::triu(ones({x.size(-2), x.size(-1)}, kBool), 1), -INFINITY);
+  return softmax(s, -1);
+}
+}  // namespace
+
+TEST(NnScaledSoftmax, EqualsTheComposedOpsForwardAndBackward) {
+  using namespace ember;
+  for (bool causal : {false, true}) {
+    for (Shape shape : {Shape{4, 4}, Shape{2, 3, 5, 5}, Shape{2, 3, 6}}) {  // square, batched, Tq < Tk
+      SCOPED_TRACE(::testing::Message() << "causal " << causal << " shape " << shape_str(shape));
+      Generator g(21);
+      Tensor x = randn(shape, g, kFloat64).requires_grad_();
+      Tensor w = randn(shape, g, kFloat64);
+      Tensor fused = scaled_softmax(x, 0.35, causal);
+      (fused * w).sum().backward();
+      const std::vector<double> grad_fused = x.grad().to_vector<double>();
+      x.set_grad(Tensor());
+      Tensor ref = scaled_softmax_reference(x, 0.35, causal);
+      (ref * w).sum().backward();
+      const std::vector<double> f = fused.to_vector<double>(), r = ref.to_vector<double>();
+      const std::vector<double> gr = x.grad().to_vector<double>();
+      for (size_t i = 0; i < f.size(); ++i) {
+        ASSERT_NEAR(f[i], r[i], 1e-15) << i;
+        ASSERT_NEAR(grad_fused[i], gr[i], 1e-14) << i;
+      }
+    }
+  }
+}
+
+TEST(NnScaledSoftmax, CausalRowsSeeOnlyThePast) {
+  using namespace ember;
+  Tensor w = scaled_softmax(zeros({3, 3}), 1.0, true);  // equal scores: uniform over the visible keys
+  const std::vector<double> v = w.to_vector<double>();
+  const std::vector<double> want = {1, 0, 0, 0.5, 0.5, 0, 1.0 / 3, 1.0 / 3, 1.0 / 3};
+  for (size_t i = 0; i < v.size(); ++i) EXPECT_NEAR(v[i], want[i], 1e-7) << i;
+}
+
+TEST(NnScaledSoftmax, Errors) {
+  using namespace ember;
+  EXPECT_THROW(scaled_softmax(zeros({3}), 1.0, true), Error);        // causal needs (…, Tq, Tk)
+  EXPECT_THROW(scaled_softmax(zeros({2, 2}), 0.0, false), Error);    // the scale must be positive
+  EXPECT_THROW(scaled_softmax(zeros({2, 2}), -1.0, false), Error);
+  EXPECT_THROW(scaled_softmax(zeros({2, 2}), NAN, false), Error);
+  EXPECT_THROW(scaled_softmax(zeros({2, 2}, kInt64), 1.0, false), Error);
+  try {
+    scaled_softmax(zeros({3}), 1.0, true);
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("scaled_softmax"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("(3)"), std::string::npos) << e.what();
+  }
 }

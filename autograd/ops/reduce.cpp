@@ -202,17 +202,25 @@ struct SoftmaxBackward final : Node {
   SavedTensor out;
   int64_t dim;
   bool log;
-  SoftmaxBackward(const Tensor& o, int64_t d, bool l) : out(o), dim(d), log(l) {}
+  double scale;  // scaled_softmax: the derivative of scale * x comes out as a factor
+  SoftmaxBackward(const Tensor& o, int64_t d, bool l, double s = 1.0) : out(o), dim(d), log(l), scale(s) {}
   std::vector<SavedTensor*> saved() override { return {&out}; }
   std::vector<Tensor> apply(const Tensor& g) override {
     const Tensor y = out.get(*this);
     if (recording_backward()) {  // the formulas above, in ember ops
       if (log) return {g - exp(y) * sum(g, {dim}, true)};
-      return {y * (g - sum(g * y, {dim}, true))};
+      Tensor dx = y * (g - sum(g * y, {dim}, true));  // masked keys: y = 0, so 0
+      return {scale == 1.0 ? dx : dx * scale};
     }
-    return {kernel::softmax_backward(y, g, dim, log)};  // fused: see tensor/reduce.cpp
+    return {kernel::softmax_backward(y, g, dim, log, scale)};  // fused: see tensor/reduce.cpp
   }
 };
+Tensor scaled_softmax(const Tensor& x, double scale, bool causal) {
+  OpScope scope("scaled_softmax", x);
+  Tensor out = kernel::scaled_softmax(x, scale, causal);
+  if (needs_grad({x})) record(out, std::make_shared<SoftmaxBackward>(out, x.dim() - 1, false, scale), {x});
+  return out;
+}
 Tensor softmax(const Tensor& x, int64_t d) {
   OpScope scope("softmax", x);
   Tensor out = kernel::softmax(x, d);

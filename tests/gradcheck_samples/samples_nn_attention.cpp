@@ -99,10 +99,10 @@ void add_nn_attention_samples(std::vector<OpInfo>& ops) {
     }
     return in;
   };
-  const std::vector<std::string> mha_nodes = {"PermuteBackward", "MatmulBackward", "AddBackward",      "ReshapeBackward",
-                                              "MulScalarBackward", "SoftmaxBackward"};
-  std::vector<std::string> mha_causal_nodes = mha_nodes;
-  mha_causal_nodes.push_back("MaskedFillBackward");
+  // Without a mask, the scale and the causal mask are inside scaled_softmax's SoftmaxBackward.
+  const std::vector<std::string> mha_nodes = {"PermuteBackward", "MatmulBackward", "AddBackward", "ReshapeBackward",
+                                              "SoftmaxBackward"};
+  const std::vector<std::string> mha_causal_nodes = mha_nodes;
   ops.push_back({.name = "nn.MultiHeadAttention",
                  .nodes = mha_nodes,
                  .fn = mha(false),
@@ -124,7 +124,7 @@ void add_nn_attention_samples(std::vector<OpInfo>& ops) {
   // x (B, T, D), ln1.weight, attn.w_q.weight, attn.w_v.bias, ln2.bias, fc1.weight, fc2.weight -> (B, T, D)
   ops.push_back({.name = "nn.TransformerBlock",
                  .nodes = {"LayerNormBackward", "PermuteBackward", "MatmulBackward", "AddBackward", "ReshapeBackward",
-                           "MulScalarBackward", "MaskedFillBackward", "SoftmaxBackward", "GeluBackward"},
+                           "SoftmaxBackward", "GeluBackward"},
                  .fn =
                      [](const Inputs& in) {
                        Generator init(6);  // the weights no input replaces: the same at every call

@@ -71,6 +71,18 @@ void add_reduce_samples(std::vector<OpInfo>& ops) {
          [](Generator& g) { return unary_samples(g); });
   reduce("log_softmax", {"SoftmaxBackward"}, [](const Tensor& x) { return log_softmax(x, -1); },
          [](Generator& g) { return unary_samples(g); });
+  // attention's weights: softmax(scale * scores), causal or not, over (…, Tq, Tk)
+  auto scaled = [](bool causal) {
+    return [causal](const Tensor& x) { return scaled_softmax(x, 0.7, causal); };
+  };
+  auto scores_samples = [](Generator& g) -> Samples {
+    return {{"(Tq, Tk) = (3, 3)", {normal_leaf(g, {3, 3})}},
+            {"(B, h, Tq, Tk), Tq != Tk", {normal_leaf(g, {2, 2, 2, 3})}},
+            {"non-contiguous (transposed)", {transposed(normal_values(g, {4, 4}))}},
+            {"zero-size", {normal_leaf(g, {0, 3, 3})}}};
+  };
+  reduce("scaled_softmax", {"SoftmaxBackward"}, scaled(false), scores_samples);
+  reduce("scaled_softmax(causal)", {"SoftmaxBackward"}, scaled(true), scores_samples);
 }
 
 }  // namespace ember::samples
