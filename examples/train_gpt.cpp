@@ -230,16 +230,22 @@ int train_main(Flags& f, const CLI::App& app, const std::string& program_name) {
     double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     double done = static_cast<double>(s.step - first_step), left = static_cast<double>(f.opt.steps - s.step);
     double tok_s = done * tokens_per_step / elapsed, eta = elapsed / done * left;
-    char line[200];
-    std::snprintf(line, sizeof line, "step %5lld/%lld %s loss %.4f  %7.0f tok/s  ETA %s", static_cast<long long>(s.step),
+    // When another program holds a core, fewer threads run (the same bits):
+    // the line says so, since it explains a slower tok/s.
+    const int in_use = threads_in_use();
+    const std::string busy = in_use < f.threads ? "  (" + std::to_string(in_use) + " of " + std::to_string(f.threads) +
+                                                      " threads: a core is busy)"
+                                                : "";
+    char line[240];
+    std::snprintf(line, sizeof line, "step %5lld/%lld %s loss %.4f  %7.0f tok/s  ETA %s%s", static_cast<long long>(s.step),
                   static_cast<long long>(f.opt.steps),
                   bar(static_cast<double>(s.step) / static_cast<double>(f.opt.steps)).c_str(), s.loss, tok_s,
-                  format_duration(eta).c_str());
+                  format_duration(eta).c_str(), busy.c_str());
     // A terminal gets one line redrawn in place; a log file gets a plain
     // line every 5% of the run and at every validation, each one flushed so
     // the file can be read while the run goes on.
     const int64_t log_every = std::max<int64_t>(1, f.opt.steps / 20);
-    if (tty) std::cout << "\r" << line << std::flush;
+    if (tty) std::cout << "\r" << line << "\x1b[K" << std::flush;  // clear what a longer line left
     else if (s.step % log_every == 0 || s.val_loss) std::cout << line << std::endl;
     if (s.val_loss) std::cout << (tty ? "\n" : "") << "  validation loss " << *s.val_loss << std::endl;
     if (s.step % f.save_every == 0 && !trainer.done()) trainer.save(f.out, meta);

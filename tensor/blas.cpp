@@ -7,13 +7,16 @@
 // A matrix reaches BLAS without a copy when one of its strides is 1: a
 // row-major view passes as "no transpose", a transposed view (column-major)
 // passes with the transpose flag. Only other layouts are copied.
+//
+// Threads: OpenBLAS runs single-threaded; ember splits the products itself
+// (run_gemms, below), so that every parallel op goes through parallel_for.
 #include <cblas.h>  // the types and enums only: the functions come from the library ember loads
 #include <dlfcn.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <atomic>
 #include <mutex>
 #include <type_traits>
 
