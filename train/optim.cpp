@@ -9,6 +9,7 @@
 #include "tensor/factory.h"
 #include "tensor/hooks.h"
 #include "tensor/kernels.h"
+#include "tensor/parallel.h"
 #include "tensor/parse.h"
 
 namespace ember::optim {
@@ -173,15 +174,20 @@ void Adam::step() {
       T *pm = m.data_ptr<T>(), *pv = v.data_ptr<T>();
       const T b1 = static_cast<T>(beta1), b2 = static_cast<T>(beta2);
       const T step_size = static_cast<T>(lr / bc1), sqrt_bc2 = static_cast<T>(std::sqrt(bc2));
-      const T decay = static_cast<T>(1 - lr * wd);
-      for (int64_t k = 0; k < p.numel(); ++k) {
-        T d = dg[k];
-        if (decoupled_) w[k] *= decay;
-        else d += static_cast<T>(wd) * w[k];
-        pm[k] = b1 * pm[k] + (1 - b1) * d;
-        pv[k] = b2 * pv[k] + (1 - b2) * d * d;
-        w[k] -= step_size * pm[k] / (std::sqrt(pv[k]) / sqrt_bc2 + static_cast<T>(eps));
-      }
+      const T decay = static_cast<T>(1 - lr * wd), wd_t = static_cast<T>(wd), eps_t = static_cast<T>(eps);
+      const bool decoupled = decoupled_;
+      // One pass, on ember's threads: each element's update is its own, so
+      // the bits do not depend on the split.
+      detail::parallel_for(p.numel(), detail::kGrain, [&](int64_t k0, int64_t k1) {
+        for (int64_t k = k0; k < k1; ++k) {
+          T d = dg[k];
+          if (decoupled) w[k] *= decay;
+          else d += wd_t * w[k];
+          pm[k] = b1 * pm[k] + (1 - b1) * d;
+          pv[k] = b2 * pv[k] + (1 - b2) * d * d;
+          w[k] -= step_size * pm[k] / (std::sqrt(pv[k]) / sqrt_bc2 + eps_t);
+        }
+      });
     });
     // ~13 operations per element; parameter, gradient and both moments read, parameter and moments written
     const double n = static_cast<double>(p.numel()), item = sizeof(float) * (p.dtype() == kFloat64 ? 2.0 : 1.0);
