@@ -24,7 +24,7 @@
 ///                 more; the rule does not see it); reads every operand,
 ///                 writes the output; copies and fills: 0 operations
 ///   reductions    1 per input element (var 4, norm 2, softmax 4, log_softmax 5)
-///   layer_norm    8 per element forward, 8 backward (plus its two reductions)
+///   layer_norm    8 per element forward, 14 backward (dw and db included)
 ///   cross_entropy 5 per logit forward, 2 backward
 ///   index ops     0 operations (index_add_: 1 per source element); the rows moved
 ///   AdamW         13 per parameter element; parameter, gradient, two moments read

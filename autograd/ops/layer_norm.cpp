@@ -4,7 +4,9 @@
 // (x - mean) / sqrt(var + eps) * w + b, is in the tests as the reference.
 //
 // Legend: N rows (all leading dims), D the normalized (last) dim.
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "autograd/node.h"
 #include "autograd/op_scope.h"
@@ -40,36 +42,56 @@ struct LayerNormBackward final : Node {
     const Tensor M = mean.get(*this), R = rstd.get(*this);
     Tensor xc = kernel::contiguous(X), g = kernel::contiguous(g_in), wc = kernel::contiguous(W);
     const int64_t D = X.size(-1), N = D ? X.numel() / D : 0;
-    Tensor dx = empty(X.shape(), X.dtype());
-    Tensor H = empty(X.shape(), X.dtype());  // x̂, for dw
+    Tensor dx = empty(X.shape(), X.dtype()), dw = empty({D}, X.dtype()), db = empty({D}, X.dtype());
+    // dw and db are sums over rows: each block of 64 rows adds into its own
+    // partial (in double), and the partials are added in block order, so the
+    // bits do not depend on the threads, and x̂ is never stored.
+    constexpr int64_t kRowBlock = 64;
+    const int64_t blocks = (N + kRowBlock - 1) / kRowBlock;
+    std::vector<double> part_w(static_cast<size_t>(blocks * D), 0.0), part_b(part_w.size(), 0.0);
     EMBER_DISPATCH_FLOAT(X.dtype(), "layer_norm backward", [&]<typename T>() {
       const T *px = xc.data_ptr<T>(), *pm = M.data_ptr<T>(), *pr = R.data_ptr<T>(), *pg = g.data_ptr<T>(),
               *pw = wc.data_ptr<T>();
-      T *pdx = dx.data_ptr<T>(), *ph = H.data_ptr<T>();
-      detail::parallel_for(N, std::max<int64_t>(1, detail::kGrain / std::max<int64_t>(D, 1)), [&](int64_t n0, int64_t n1) {
-        for (int64_t n = n0; n < n1; ++n) {
-          const T *row = px + n * D, *gr = pg + n * D;
-          T* h = ph + n * D;
-          double mean_g = 0, mean_gh = 0;
-          for (int64_t d = 0; d < D; ++d) {
-            h[d] = (row[d] - pm[n]) * pr[n];
-            double gw = gr[d] * pw[d];
-            mean_g += gw;
-            mean_gh += gw * h[d];
+      T* pdx = dx.data_ptr<T>();
+      const int64_t grain = std::max<int64_t>(1, detail::kGrain / std::max<int64_t>(kRowBlock * D, 1));
+      detail::parallel_for(blocks, grain, [&](int64_t b0, int64_t b1) {
+        std::vector<T> h(static_cast<size_t>(D));
+        for (int64_t b = b0; b < b1; ++b) {
+          double *sw = part_w.data() + b * D, *sb = part_b.data() + b * D;
+          for (int64_t n = b * kRowBlock; n < std::min(N, (b + 1) * kRowBlock); ++n) {
+            const T *row = px + n * D, *gr = pg + n * D;
+            double mean_g = 0, mean_gh = 0;
+            for (int64_t d = 0; d < D; ++d) {
+              h[d] = (row[d] - pm[n]) * pr[n];
+              double gw = gr[d] * pw[d];
+              mean_g += gw;
+              mean_gh += gw * h[d];
+            }
+            mean_g /= static_cast<double>(D);
+            mean_gh /= static_cast<double>(D);
+            for (int64_t d = 0; d < D; ++d) {
+              pdx[n * D + d] = static_cast<T>(pr[n] * (gr[d] * pw[d] - mean_g - h[d] * mean_gh));
+              sw[d] += static_cast<double>(gr[d]) * h[d];
+              sb[d] += gr[d];
+            }
           }
-          mean_g /= static_cast<double>(D);
-          mean_gh /= static_cast<double>(D);
-          for (int64_t d = 0; d < D; ++d)
-            pdx[n * D + d] = static_cast<T>(pr[n] * (gr[d] * pw[d] - mean_g - h[d] * mean_gh));
         }
       });
+      T *pdw = dw.data_ptr<T>(), *pdb = db.data_ptr<T>();
+      for (int64_t d = 0; d < D; ++d) {
+        double w_sum = 0, b_sum = 0;
+        for (int64_t b = 0; b < blocks; ++b) {
+          w_sum += part_w[b * D + d];
+          b_sum += part_b[b * D + d];
+        }
+        pdw[d] = static_cast<T>(w_sum);
+        pdb[d] = static_cast<T>(b_sum);
+      }
     });
-    // dx: ~10 operations per element (x̂, the two row means, then the formula); dw, db below count themselves
+    // ~14 operations per element (x̂, the two row means, the formula, the two
+    // sums); x and g read, dx written
     const double item = static_cast<double>(dtype_size(X.dtype())), n = static_cast<double>(X.numel());
-    note_work(10 * n, 3 * n * item, 2 * n * item);
-    Tensor g2 = kernel::reshape(g, {N, D});
-    Tensor dw = kernel::sum(kernel::binary(kernel::Binary::Mul, g2, kernel::reshape(H, {N, D})), {0}, false);
-    Tensor db = kernel::sum(g2, {0}, false);
+    note_work(14 * n, 2 * n * item, n * item);
     return {dx, dw, db};
   }
 };
