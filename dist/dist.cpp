@@ -49,7 +49,7 @@ void check_collective(const char* op, const Tensor& t, int64_t arg, bool floats_
     EMBER_CHECK(field(r, 0) == 1, op, "the tensor of " << who(r) << " is undefined");
     const DType dt = static_cast<DType>(field(r, 1));
     EMBER_CHECK(!floats_only || is_floating(dt), op,
-                who(r) << " passed a " << dtype_name(dt) << " tensor; only float32 and float64 tensors are reduced");
+                "the tensor of " << who(r) << " is " << dtype_name(dt) << "; only float32 and float64 tensors are reduced");
     if (field(r, 3) == 0) {
       std::ostringstream detail;
       if (r == backend::rank()) detail << " (shape " << shape_str(t.shape()) << ", strides " << shape_str(t.stride()) << ")";
@@ -70,8 +70,7 @@ void check_collective(const char* op, const Tensor& t, int64_t arg, bool floats_
   for (int r = 0; r < n; ++r)
     os << (r ? "; " : "") << who(r) << ": " << dtype_name(static_cast<DType>(field(r, 1))) << ", " << field(r, 2)
        << " elements, " << arg_name << " " << arg_text(field(r, 4));
-  EMBER_FAIL(op, "the ranks passed different tensors (" << os.str() << "); every rank must pass the same dtype, size and "
-                                                        << arg_name);
+  EMBER_FAIL(op, "the ranks' calls differ (" << os.str() << "); every rank must pass the same dtype, size and " << arg_name);
 }
 
 std::string op_text(int64_t op) {
@@ -100,7 +99,7 @@ void finish_reduce(const Tensor& t, ReduceOp op) {
 void check_local(const char* op, const Tensor& t) {
   EMBER_CHECK(t.defined(), op, "the tensor is undefined");
   EMBER_CHECK(is_floating(t.dtype()), op,
-              "a " << dtype_name(t.dtype()) << " tensor; only float32 and float64 tensors are reduced");
+              "the tensor is " << dtype_name(t.dtype()) << "; only float32 and float64 tensors are reduced");
   EMBER_CHECK(t.is_contiguous(), op, "the tensor of shape " << shape_str(t.shape()) << " is not contiguous");
   EMBER_CHECK(t.numel() <= INT_MAX, op, t.numel() << " elements; MPI counts stop at " << INT_MAX);
 }

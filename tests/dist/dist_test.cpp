@@ -99,7 +99,7 @@ TEST(DistErrors, ARefusalOnOneRankIsAnErrorOnEveryRank) {
 TEST(DistErrors, DifferentSizesOnTheRanksNameEveryRanksSize) {
   Tensor t = zeros({3 + me()}, kFloat32);  // rank 0: 3 elements, rank 1: 4
   expect_error([&] { dist::all_reduce(t); }, "dist::all_reduce",
-               {"ranks passed different tensors", "rank 0", "3 elements", "rank 1", "4 elements"});
+               {"the ranks' calls differ", "rank 0", "3 elements", "rank 1", "4 elements"});
   Tensor d = zeros({3}, me() == 0 ? kFloat32 : kFloat64);
   expect_error([&] { dist::all_reduce(d); }, "dist::all_reduce", {"float32", "float64"});
   Tensor b = zeros({3 + me()}, kInt64);
