@@ -6,8 +6,9 @@
 //      run its hooks, call apply(), sum each input gradient back to the
 //      input's shape (the one place where broadcasting is undone), then add
 //      it to the next node's (or the leaf's) buffer; a leaf whose gradient is
-//      now complete has its hooks run at once (data-parallel training starts
-//      sending a gradient while backward still computes the others);
+//      now complete has its hooks run at once (so that a hook can act on a
+//      finished gradient while backward computes the others: PyTorch's DDP
+//      starts its all-reduce there);
 //   4. hand each leaf its total gradient: into .grad (backward), or into the
 //      result (grad).
 // Unless retain_graph, each node frees what it saved as soon as its rule has

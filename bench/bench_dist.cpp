@@ -8,14 +8,14 @@
 // The workload is train_gpt's default: GPT dim 128, 3 layers, 4 heads,
 // context 64, a (global) batch of 16, AdamW, gradient clipping, through
 // train::Trainer. Under mpirun it runs once per configuration (gradients
-// all-reduced one tensor at a time, or in buckets of 64 KiB .. 4 MiB, after
-// backward or overlapped with it), R rounds taken in turn so that drift of
-// the machine hits every configuration alike. Each round: a fresh model, 3
-// untimed steps, then S timed steps. Printed per configuration, medians over
-// the rounds of rank 0's numbers: ms per step, tokens per second (of the
+// all-reduced one tensor at a time, or in buckets of 64 KiB .. 4 MiB), R
+// rounds taken in turn so that drift of the machine hits every configuration
+// alike. Each round: a fresh model, 3 untimed steps, then S timed steps.
+// Printed per configuration, medians over the rounds of rank 0's numbers:
+// ms per step (the median step of each round), tokens per second (of the
 // whole batch), ms per step spent synchronising gradients (packing, MPI,
-// unpacking; under overlap also the hooks' work during backward) and the part
-// of it inside MPI calls.
+// unpacking) and the part of it inside MPI_Allreduce (which includes waiting
+// for the slower rank to arrive).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -34,7 +34,6 @@ namespace {
 struct Config {
   std::string name;
   int64_t bucket_bytes;  // 0: no DataParallel (one process)
-  bool overlap;
 };
 
 struct Result {
@@ -62,7 +61,7 @@ Result run(const Config& c, const std::string& text, int64_t steps) {
   train::Trainer trainer(model, tok.encode(text), o);
   std::optional<dist::DataParallel> ddp;
   if (c.bucket_bytes > 0) {
-    ddp.emplace(model.parameters(), dist::DataParallelOptions{.bucket_bytes = c.bucket_bytes, .overlap = c.overlap});
+    ddp.emplace(model.parameters(), dist::DataParallelOptions{.bucket_bytes = c.bucket_bytes});
     trainer.set_replicas(*ddp);
   }
   for (int i = 0; i < 3; ++i) trainer.step();  // warm: caches, allocator, the step-0 evaluation
@@ -140,11 +139,10 @@ int main(int argc, char** argv) {
 
   std::vector<Config> configs;
   if (ranks == 1) {
-    configs.push_back({"one process", 0, false});
+    configs.push_back({"one process", 0});
   } else {
-    configs.push_back({"per tensor", 1, false});  // every parameter its own all-reduce
-    for (int64_t kb : {64, 256, 1024, 4096}) configs.push_back({std::to_string(kb) + " KiB", kb << 10, false});
-    for (int64_t kb : {64, 256, 1024}) configs.push_back({std::to_string(kb) + " KiB overlap", kb << 10, true});
+    configs.push_back({"per tensor", 1});  // every parameter its own all-reduce
+    for (int64_t kb : {64, 256, 1024, 4096}) configs.push_back({std::to_string(kb) + " KiB", kb << 10});
   }
   const std::string text = corpus();
   std::vector<std::vector<Result>> results(configs.size());

@@ -25,10 +25,6 @@ int local_size();  // ranks on this machine
 std::vector<int64_t> all_gather(const std::vector<int64_t>& mine);
 // In place, elementwise sum over the ranks: MPI_Allreduce(MPI_IN_PLACE, ..., MPI_SUM).
 void all_reduce_sum(void* data, int64_t count, DType dtype);
-// The same, started: MPI_Iallreduce. Returns the request handle.
-int64_t all_reduce_sum_start(void* data, int64_t count, DType dtype);
-bool test(int64_t& request);  // MPI_Test; true once done (the handle is then spent)
-void wait(int64_t& request);  // MPI_Wait
 void broadcast(void* data, int64_t bytes, int root);  // MPI_Bcast of bytes
 void barrier();
 [[noreturn]] void abort(int code);

@@ -1,6 +1,5 @@
-// DataParallel: broadcast, buckets, the all-reduce of gradients, and the
-// overlapped variant driven by the engine's leaf hooks. Only dist/dist.h's
-// collectives talk to the other ranks.
+// DataParallel: broadcast, buckets, the all-reduce of gradients. Only
+// dist/dist.h's collectives talk to the other ranks.
 #include "dist/data_parallel.h"
 
 #include <chrono>
@@ -61,76 +60,8 @@ std::vector<int64_t> fingerprint(const std::vector<Tensor>& params) {
 
 }  // namespace
 
-struct DataParallel::State {
-  std::vector<Tensor> params;
-  std::vector<Bucket> buckets;
-  std::vector<Tensor> flat;                         // one buffer per bucket
-  std::vector<std::pair<size_t, size_t>> place;     // parameter -> (bucket, position in it)
-  // One backward's progress (overlap): which gradients are packed, how many
-  // each bucket still waits for, the reductions started.
-  std::vector<char> packed;
-  std::vector<int64_t> missing;
-  std::vector<PendingReduce> inflight;
-  size_t started = 0;  // buckets 0..started-1 have started (always in order: see start_ready)
-  bool armed = false;
-  SyncStats stats;
-
-  // The buffer's slice that holds parameter i's gradient, shaped like it.
-  Tensor slot(size_t i) {
-    auto [b, k] = place[i];
-    return kernel::view(kernel::slice(flat[b], 0, buckets[b].offsets[k], buckets[b].offsets[k] + params[i].numel(), 1),
-                        params[i].shape());
-  }
-
-  void pack(size_t i, const Tensor& grad) {
-    Tensor dst = slot(i);
-    if (grad.defined()) kernel::copy_(dst, grad, "DataParallel");
-    else kernel::fill_(dst, 0.0);  // no gradient on this rank: it adds nothing to the sum
-  }
-
-  // Every rank's grad = the reduced slice (a copy into the existing .grad,
-  // or a new .grad when backward left none).
-  void unpack(size_t b) {
-    for (size_t i : buckets[b].params) {
-      Tensor src = slot(i);
-      const Tensor g = params[i].grad();
-      if (g.defined() && g.dtype() == src.dtype() && g.shape() == src.shape()) kernel::copy_(g, src, "DataParallel");
-      else params[i].set_grad(kernel::to(src, src.dtype()));
-    }
-  }
-
-  // Collectives must be issued in the same order on every rank, so bucket b
-  // starts only after buckets 0..b-1, however the gradients arrive.
-  void start_ready() {
-    while (started < buckets.size() && missing[started] == 0) {
-      auto t0 = Clock::now();
-      inflight[started] = all_reduce_start(flat[started], ReduceOp::Mean);
-      stats.mpi_seconds += since(t0);
-      ++started;
-    }
-  }
-
-  // The hook of parameter i (overlap): its gradient is complete.
-  void gradient_ready(size_t i, const Tensor& g) {
-    auto t0 = Clock::now();
-    EMBER_CHECK(!packed[i], "DataParallel",
-                "parameter " << i << " received a second gradient before average_gradients(); call before_backward() "
-                                 "before each backward (one backward per step)");
-    pack(i, g);
-    packed[i] = 1;
-    --missing[place[i].first];
-    start_ready();
-    // MPI moves a nonblocking reduction along only inside its calls: give
-    // the ones in flight a chance now, between two parts of backward.
-    auto t1 = Clock::now();
-    for (size_t b = 0; b < started; ++b) inflight[b].test();
-    stats.mpi_seconds += since(t1);
-    stats.sync_seconds += since(t0);
-  }
-};
-
 DataParallel::DataParallel(std::vector<Tensor> params, DataParallelOptions options)
-    : params_(std::move(params)), options_(options), state_(std::make_shared<State>()) {
+    : params_(std::move(params)), options_(options) {
   rank_ = dist::rank();
   world_ = dist::world_size();
   EMBER_CHECK(options_.bucket_bytes > 0, "DataParallel", "bucket_bytes must be positive, got " << options_.bucket_bytes);
@@ -152,81 +83,51 @@ DataParallel::DataParallel(std::vector<Tensor> params, DataParallelOptions optio
     EMBER_FAIL("DataParallel", os.str());
   }
 
-  State& s = *state_;
-  s.params = params_;
-  s.buckets = plan_buckets(params_, options_.bucket_bytes);
-  s.place.resize(params_.size());
-  for (size_t b = 0; b < s.buckets.size(); ++b) {
-    s.flat.push_back(zeros({s.buckets[b].numel}, s.buckets[b].dtype));
-    for (size_t k = 0; k < s.buckets[b].params.size(); ++k) s.place[s.buckets[b].params[k]] = {b, k};
-    s.stats.bytes += s.buckets[b].bytes();
-  }
-  s.packed.assign(params_.size(), 0);
-  s.missing.assign(s.buckets.size(), 0);
-  s.inflight.resize(s.buckets.size());
-
-  if (options_.overlap) {
-    // The hooks outlive nothing: they hold the state weakly, and do nothing
-    // once this DataParallel is gone or when no step is armed.
-    std::weak_ptr<State> weak = state_;
-    for (size_t i = 0; i < params_.size(); ++i)
-      params_[i].register_hook([weak, i](const Tensor& g) -> std::optional<Tensor> {
-        if (auto s = weak.lock(); s && s->armed) s->gradient_ready(i, g);
-        return std::nullopt;  // the gradient itself goes on unchanged
-      });
+  buckets_ = plan_buckets(params_, options_.bucket_bytes);
+  place_.resize(params_.size());
+  for (size_t b = 0; b < buckets_.size(); ++b) {
+    flat_.push_back(zeros({buckets_[b].numel}, buckets_[b].dtype));
+    for (size_t k = 0; k < buckets_[b].params.size(); ++k) place_[buckets_[b].params[k]] = {b, k};
+    stats_.bytes += buckets_[b].bytes();
   }
   broadcast_parameters();
 }
-
-DataParallel::~DataParallel() = default;
 
 void DataParallel::broadcast_parameters() {
   NoGradGuard no_grad;
   for (const Tensor& p : params_) broadcast(p, 0);
 }
 
-void DataParallel::before_backward() {
-  State& s = *state_;
-  if (!options_.overlap) return;
-  for (PendingReduce& r : s.inflight) r.wait();  // (a step that was not finished)
-  std::fill(s.packed.begin(), s.packed.end(), 0);
-  for (size_t b = 0; b < s.buckets.size(); ++b) s.missing[b] = static_cast<int64_t>(s.buckets[b].params.size());
-  s.started = 0;
-  s.armed = true;
+Tensor DataParallel::slot(size_t i) const {
+  auto [b, k] = place_[i];
+  const int64_t begin = buckets_[b].offsets[k];
+  return kernel::view(kernel::slice(flat_[b], 0, begin, begin + params_[i].numel(), 1), params_[i].shape());
 }
 
 void DataParallel::average_gradients() {
   NoGradGuard no_grad;
-  State& s = *state_;
   auto t0 = Clock::now();
-  if (!options_.overlap) {
-    // After backward: each bucket packed, all-reduced, unpacked in turn.
-    for (size_t b = 0; b < s.buckets.size(); ++b) {
-      for (size_t i : s.buckets[b].params) s.pack(i, params_[i].grad());
-      auto t1 = Clock::now();
-      all_reduce_unchecked(s.flat[b], ReduceOp::Mean);
-      s.stats.mpi_seconds += since(t1);
-      s.unpack(b);
+  for (size_t b = 0; b < buckets_.size(); ++b) {
+    // Pack: each gradient into its place in the bucket (zeros for a parameter
+    // that got none on this rank: it adds nothing to the sum).
+    for (size_t i : buckets_[b].params) {
+      const Tensor g = params_[i].grad();
+      if (g.defined()) kernel::copy_(slot(i), g, "DataParallel");
+      else kernel::fill_(slot(i), 0.0);
     }
-  } else {
-    EMBER_CHECK(s.armed, "DataParallel", "average_gradients() without before_backward() (overlap needs the hooks armed)");
-    s.armed = false;
-    // Parameters whose hook did not run got no gradient on this rank.
-    for (size_t i = 0; i < params_.size(); ++i)
-      if (!s.packed[i]) {
-        s.pack(i, Tensor());
-        --s.missing[s.place[i].first];
-      }
-    s.start_ready();
-    for (size_t b = 0; b < s.buckets.size(); ++b) {
-      auto t1 = Clock::now();
-      s.inflight[b].wait();
-      s.stats.mpi_seconds += since(t1);
-      s.unpack(b);
+    auto t1 = Clock::now();
+    all_reduce_unchecked(flat_[b], ReduceOp::Mean);  // the layout was checked once, at construction
+    stats_.mpi_seconds += since(t1);
+    // Unpack: every rank's .grad = the mean (into the existing .grad, or a
+    // new one when backward left none).
+    for (size_t i : buckets_[b].params) {
+      const Tensor src = slot(i), g = params_[i].grad();
+      if (g.defined() && g.dtype() == src.dtype() && g.shape() == src.shape()) kernel::copy_(g, src, "DataParallel");
+      else params_[i].set_grad(kernel::to(src, src.dtype()));
     }
   }
-  s.stats.sync_seconds += since(t0);
-  ++s.stats.steps;
+  stats_.sync_seconds += since(t0);
+  ++stats_.steps;
 }
 
 double DataParallel::average(double value) {
@@ -240,8 +141,5 @@ bool DataParallel::any(bool mine) {
   all_reduce_unchecked(t, ReduceOp::Sum);
   return t.item<double>() > 0;
 }
-
-const std::vector<Bucket>& DataParallel::buckets() const { return state_->buckets; }
-const SyncStats& DataParallel::stats() const { return state_->stats; }
 
 }  // namespace ember::dist

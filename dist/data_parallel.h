@@ -6,24 +6,28 @@
 /// the same parameters and stay equal, bit for bit.
 ///
 ///   1. Start: rank 0's parameters are broadcast to every rank.
-///   2. Buckets: the gradients are packed into flat buffers of at most
-///      `bucket_bytes` (in reverse registration order, the order in which
-///      backward tends to finish them) and each buffer is all-reduced in one
-///      call: a few large messages instead of one per parameter.
-///   3. Overlap (options.overlap): a hook on each parameter copies its
-///      gradient into its bucket as soon as backward has finished it, and the
-///      bucket's MPI_Iallreduce starts when its last gradient arrives, while
-///      backward goes on with the earlier layers. Without it, every bucket is
-///      packed and all-reduced after backward.
+///   2. Buckets: after backward, the gradients are packed into flat buffers
+///      of at most `bucket_bytes` (in reverse registration order, the order
+///      in which backward finishes them) and each buffer is all-reduced in
+///      one call: a few large messages instead of one per parameter.
+///
+/// PyTorch's DDP also overlaps: each bucket's all-reduce starts from the
+/// parameters' gradient hooks as soon as its last gradient is complete,
+/// while backward goes on with the earlier layers. ember had that too
+/// (MPI_Iallreduce started from the engine's leaf hooks) and measured it on
+/// its 2-core machine: 2-4% slower than all-reducing after backward, since
+/// there the transfer is a memory copy done by the same cores that compute.
+/// README, "Training on several processes", has the numbers; the reverse
+/// order of the buckets is the one an overlapped version would start them in.
 ///
 /// DataParallel is the train::Replicas that a train::Trainer uses
 /// (Trainer::set_replicas); it can also be driven by hand:
 ///   dist::DataParallel ddp(model.parameters());
-///   ddp.before_backward(); loss.backward(); ddp.average_gradients(); opt.step();
+///   loss.backward(); ddp.average_gradients(); opt.step();
 #pragma once
 
 #include <cstdint>
-#include <memory>
+#include <utility>
 #include <vector>
 
 #include "dist/dist.h"
@@ -35,9 +39,7 @@ struct DataParallelOptions {
   /// The most bytes of gradients in one all-reduce (a parameter larger than
   /// this gets a bucket of its own). README, "Training on several processes",
   /// shows the measurement behind the default.
-  int64_t bucket_bytes = int64_t{256} << 10;
-  /// Start each bucket's all-reduce from the gradient hooks, during backward.
-  bool overlap = false;
+  int64_t bucket_bytes = int64_t{1} << 20;
 };
 
 /// One all-reduce's worth of parameters: their gradients side by side in one
@@ -60,8 +62,8 @@ std::vector<Bucket> plan_buckets(const std::vector<Tensor>& params, int64_t buck
 struct SyncStats {
   int64_t steps = 0;          // average_gradients() calls
   int64_t bytes = 0;          // all-reduced per step (the buckets' sizes)
-  double sync_seconds = 0;    // in hooks and average_gradients: packing, MPI, unpacking
-  double mpi_seconds = 0;     // of which inside MPI calls (all-reduce, test, wait)
+  double sync_seconds = 0;    // in average_gradients: packing, MPI, unpacking
+  double mpi_seconds = 0;     // of which inside MPI_Allreduce (transfer, and waiting for the slowest rank)
 };
 
 class DataParallel final : public train::Replicas {
@@ -71,17 +73,12 @@ class DataParallel final : public train::Replicas {
   /// (checked: an ember::Error on every rank otherwise), after dist::init().
   /// Broadcasts rank 0's parameters to every rank.
   explicit DataParallel(std::vector<Tensor> params, DataParallelOptions options = {});
-  ~DataParallel() override;
-  DataParallel(const DataParallel&) = delete;
-  DataParallel& operator=(const DataParallel&) = delete;
 
   /// Rank 0's parameters onto every rank (also after loading a checkpoint).
   void broadcast_parameters();
 
   int rank() const override { return rank_; }
   int world_size() const override { return world_; }
-  /// Arms the hooks (overlap) for the backward that follows.
-  void before_backward() override;
   /// After backward: every parameter's .grad becomes the mean over the ranks
   /// of their .grad (a parameter without one on this rank counts as zeros,
   /// and gets one).
@@ -91,16 +88,20 @@ class DataParallel final : public train::Replicas {
   /// True on every rank when `mine` is true on any rank.
   bool any(bool mine) override;
 
-  const std::vector<Bucket>& buckets() const;
-  const SyncStats& stats() const;
+  const std::vector<Bucket>& buckets() const { return buckets_; }
+  const SyncStats& stats() const { return stats_; }
   const DataParallelOptions& options() const { return options_; }
 
  private:
-  struct State;  // the buffers and in-flight reductions, shared with the hooks
+  Tensor slot(size_t i) const;  // parameter i's gradient inside its bucket's buffer, shaped like it
+
   std::vector<Tensor> params_;
   DataParallelOptions options_;
   int rank_ = 0, world_ = 1;
-  std::shared_ptr<State> state_;
+  std::vector<Bucket> buckets_;
+  std::vector<Tensor> flat_;                     // one buffer per bucket
+  std::vector<std::pair<size_t, size_t>> place_;  // parameter -> (bucket, position in it)
+  SyncStats stats_;
 };
 
 }  // namespace ember::dist

@@ -5,7 +5,6 @@
 
 #include <climits>
 #include <cstdlib>
-#include <deque>
 #include <sstream>
 
 #include "dist/backend.h"
@@ -95,22 +94,13 @@ void finish_reduce(const Tensor& t, ReduceOp op) {
   t.storage()->bump_version();  // an in-place write, like any other
 }
 
-// Local checks of the unchecked start (a caller's own mistake).
+// Local checks of the unchecked reduction (a caller's own mistake).
 void check_local(const char* op, const Tensor& t) {
   EMBER_CHECK(t.defined(), op, "the tensor is undefined");
   EMBER_CHECK(is_floating(t.dtype()), op,
               "the tensor is " << dtype_name(t.dtype()) << "; only float32 and float64 tensors are reduced");
   EMBER_CHECK(t.is_contiguous(), op, "the tensor of shape " << shape_str(t.shape()) << " is not contiguous");
   EMBER_CHECK(t.numel() <= INT_MAX, op, t.numel() << " elements; MPI counts stop at " << INT_MAX);
-}
-
-// Reductions abandoned while in flight (their owner unwound because of an
-// error): their tensors stay alive until the process ends, so that MPI never
-// writes into freed memory. Waiting for them instead could hang a rank that
-// is on its way to abort().
-std::deque<Tensor>& abandoned() {
-  static std::deque<Tensor> kept;
-  return kept;
 }
 
 }  // namespace
@@ -163,55 +153,6 @@ void all_reduce_unchecked(const Tensor& t, ReduceOp op) {
   check_local("dist::all_reduce_unchecked", t);
   backend::all_reduce_sum(t.raw_data(), t.numel(), t.dtype());
   finish_reduce(t, op);
-}
-
-PendingReduce all_reduce_start(const Tensor& t, ReduceOp op) {
-  require_running("dist::all_reduce_start");
-  check_local("dist::all_reduce_start", t);
-  PendingReduce p;
-  p.t_ = t;
-  p.op_ = op;
-  p.request_ = backend::all_reduce_sum_start(t.raw_data(), t.numel(), t.dtype());
-  p.active_ = true;
-  return p;
-}
-
-PendingReduce::PendingReduce(PendingReduce&& o) noexcept
-    : t_(std::move(o.t_)), op_(o.op_), request_(o.request_), active_(o.active_) {
-  o.active_ = false;
-}
-PendingReduce& PendingReduce::operator=(PendingReduce&& o) noexcept {
-  if (this != &o) {
-    if (active_) abandoned().push_back(t_);
-    t_ = std::move(o.t_);
-    op_ = o.op_;
-    request_ = o.request_;
-    active_ = o.active_;
-    o.active_ = false;
-  }
-  return *this;
-}
-PendingReduce::~PendingReduce() {
-  if (active_) abandoned().push_back(t_);
-}
-
-void PendingReduce::finish() {
-  active_ = false;
-  finish_reduce(t_, op_);
-  t_ = Tensor();
-}
-
-bool PendingReduce::test() {
-  if (!active_) return true;
-  if (!backend::test(request_)) return false;
-  finish();
-  return true;
-}
-
-void PendingReduce::wait() {
-  if (!active_) return;
-  backend::wait(request_);
-  finish();
 }
 
 void broadcast(const Tensor& t, int root) {

@@ -61,35 +61,6 @@ void all_reduce(const Tensor& t, ReduceOp op = ReduceOp::Sum);
 /// a hang).
 void all_reduce_unchecked(const Tensor& t, ReduceOp op = ReduceOp::Sum);
 
-/// An all-reduce in flight (MPI_Iallreduce): it has started, the tensor must
-/// not be touched until wait() returns. MPI moves the transfer along only
-/// inside its own calls, so call test() now and then while computing.
-class PendingReduce {
- public:
-  PendingReduce() = default;
-  PendingReduce(PendingReduce&& o) noexcept;
-  PendingReduce& operator=(PendingReduce&& o) noexcept;
-  PendingReduce(const PendingReduce&) = delete;
-  PendingReduce& operator=(const PendingReduce&) = delete;
-  ~PendingReduce();  // waits if still pending: MPI must not write into freed memory
-
-  bool active() const { return active_; }
-  bool test();  // done yet? (MPI_Test; on completion the Mean division is applied)
-  void wait();  // until done (MPI_Wait)
-
- private:
-  friend PendingReduce all_reduce_start(const Tensor& t, ReduceOp op);
-  void finish();
-  Tensor t_;
-  ReduceOp op_ = ReduceOp::Sum;
-  int64_t request_ = 0;  // the MPI_Request, held as an integer so this header needs no mpi.h
-  bool active_ = false;
-};
-
-/// Starts the reduction of all_reduce_unchecked without waiting for it (a
-/// checked start would need a round trip first).
-PendingReduce all_reduce_start(const Tensor& t, ReduceOp op = ReduceOp::Sum);
-
 /// In place: every rank's t becomes root's t (MPI_Bcast). Any dtype,
 /// contiguous; the same agreement check as all_reduce (dtype, count, root).
 void broadcast(const Tensor& t, int root = 0);

@@ -7,7 +7,6 @@
 #include <mpi.h>
 
 #include <cstdlib>
-#include <cstring>
 
 #include "dist/backend.h"
 #include "tensor/error.h"
@@ -27,20 +26,6 @@ void check(int code, const char* call) {
 }
 
 MPI_Datatype mpi_type(DType dtype) { return dtype == DType::Float64 ? MPI_DOUBLE : MPI_FLOAT; }
-
-// An MPI_Request is a pointer in Open MPI and an int in MPICH: either fits in
-// the int64 that PendingReduce keeps (so dist.h needs no mpi.h).
-static_assert(sizeof(MPI_Request) <= sizeof(int64_t));
-int64_t to_handle(MPI_Request r) {
-  int64_t h = 0;
-  std::memcpy(&h, &r, sizeof r);
-  return h;
-}
-MPI_Request from_handle(int64_t h) {
-  MPI_Request r;
-  std::memcpy(&r, &h, sizeof r);
-  return r;
-}
 
 }  // namespace
 
@@ -85,27 +70,6 @@ std::vector<int64_t> all_gather(const std::vector<int64_t>& mine) {
 void all_reduce_sum(void* data, int64_t count, DType dtype) {
   check(MPI_Allreduce(MPI_IN_PLACE, data, static_cast<int>(count), mpi_type(dtype), MPI_SUM, MPI_COMM_WORLD),
         "MPI_Allreduce");
-}
-
-int64_t all_reduce_sum_start(void* data, int64_t count, DType dtype) {
-  MPI_Request r;
-  check(MPI_Iallreduce(MPI_IN_PLACE, data, static_cast<int>(count), mpi_type(dtype), MPI_SUM, MPI_COMM_WORLD, &r),
-        "MPI_Iallreduce");
-  return to_handle(r);
-}
-
-bool test(int64_t& request) {
-  MPI_Request r = from_handle(request);
-  int done = 0;
-  check(MPI_Test(&r, &done, MPI_STATUS_IGNORE), "MPI_Test");
-  request = to_handle(r);  // MPI_REQUEST_NULL once done
-  return done != 0;
-}
-
-void wait(int64_t& request) {
-  MPI_Request r = from_handle(request);
-  check(MPI_Wait(&r, MPI_STATUS_IGNORE), "MPI_Wait");
-  request = to_handle(r);
 }
 
 void broadcast(void* data, int64_t bytes, int root) {

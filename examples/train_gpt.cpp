@@ -124,7 +124,6 @@ struct Flags {
   int64_t save_every = 200, sample_every = 0, sample_chars = 300, more_steps = 0, profile_step = 0;
   bool no_tie = false;
   int64_t bucket_kb = dist::DataParallelOptions{}.bucket_bytes >> 10;
-  bool overlap = false;
 };
 
 // With --resume, the model comes from the checkpoint and the training
@@ -201,7 +200,7 @@ int train_main(Flags& f, const CLI::App& app, const std::string& program_name) {
   if (!f.resume.empty()) trainer.resume(f.resume);  // (every rank reads the checkpoint)
   std::optional<dist::DataParallel> ddp;
   if (ranks > 1) {
-    ddp.emplace(model.parameters(), dist::DataParallelOptions{.bucket_bytes = f.bucket_kb << 10, .overlap = f.overlap});
+    ddp.emplace(model.parameters(), dist::DataParallelOptions{.bucket_bytes = f.bucket_kb << 10});
     trainer.set_replicas(*ddp);
   }
   train::Metadata meta = train::gpt_metadata(f.cfg, tok);
@@ -217,8 +216,7 @@ int train_main(Flags& f, const CLI::App& app, const std::string& program_name) {
   if (ddp) {
     std::cout << "processes   " << ranks << " (mpirun), " << f.opt.batch / ranks << " sequences of each batch per process; "
               << "gradients all-reduced in " << ddp->buckets().size() << " buckets of at most " << f.bucket_kb << " KiB ("
-              << static_cast<double>(ddp->stats().bytes) / (1 << 20) << " MiB per step"
-              << (f.overlap ? ", overlapped with backward" : "") << ")\n";
+              << static_cast<double>(ddp->stats().bytes) / (1 << 20) << " MiB per step)\n";
   }
   if (trainer.steps_done() > 0) std::cout << "resumed at step " << trainer.steps_done() << ", writing to " << f.out << "\n";
   if (trainer.steps_done() > 0 && trainer.resumed_world_size() != ranks)
@@ -359,7 +357,6 @@ int main(int argc, char** argv) {
   app.add_option("--loss-plot", f.loss_plot, "y axis of loss.png: linear | log")->check(CLI::IsMember({"linear", "log"}));
   app.add_option("--bucket-kb", f.bucket_kb, "under mpirun: the most KiB of gradients per all-reduce")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
-  app.add_flag("--overlap", f.overlap, "under mpirun: all-reduce each bucket during backward, as soon as it is full");
   CLI11_PARSE(app, argc, argv);
   // Started by mpirun: join the job. A rank that then fails ends them all
   // (dist::abort), since the others would wait for it in their next all-reduce.

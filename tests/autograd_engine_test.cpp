@@ -670,8 +670,8 @@ TEST(AutogradRegression, LeafHookRunsOnceOnTheTotalGradient) {
 }
 
 // A leaf's hooks run as soon as its gradient is complete, while backward
-// still computes the rest (what data-parallel training overlaps its
-// all-reduce with), and .grad is written only at the end.
+// still computes the rest (where an overlapped data-parallel all-reduce
+// would start), and .grad is written only at the end.
 TEST(AutogradHooks, ALeafHookRunsAsSoonAsItsGradientIsComplete) {
   Tensor a = param({1, 2}), b = param({3, 4});
   Tensor u = b * 2.0;  // feeds only b's part of the graph

@@ -200,7 +200,6 @@ StepLog Trainer::step() {
   auto [x, y] = replicas_ ? sampler_.sample(false, sampler_.generator(), shard_) : sampler_.sample();
   Tensor loss = model_.loss(x, y);
   optimizer_->zero_grad();
-  if (replicas_) replicas_->before_backward();
   loss.backward();
   if (replicas_) replicas_->average_gradients();  // every rank: the mean gradient of the whole batch
   std::vector<Tensor> params = model_.parameters();

@@ -60,7 +60,6 @@ class Replicas {
   virtual ~Replicas() = default;
   virtual int rank() const = 0;
   virtual int world_size() const = 0;
-  virtual void before_backward() {}
   virtual void average_gradients() = 0;
   virtual double average(double value) = 0;  // mean over the ranks
   virtual bool any(bool mine) = 0;           // true everywhere if true on some rank

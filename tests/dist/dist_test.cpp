@@ -67,13 +67,14 @@ TEST(DistCollectives, AReductionBumpsTheVersionAndABarrierReturns) {
   EXPECT_EQ(dist::where(), "rank " + std::to_string(me()) + " of " + std::to_string(ranks()));
 }
 
-TEST(DistCollectives, AStartedReductionIsDoneAtWait) {
-  Tensor t = full({1000}, me() + 1, kFloat32);
-  dist::PendingReduce r = dist::all_reduce_start(t, dist::ReduceOp::Mean);
-  EXPECT_TRUE(r.active());
-  r.wait();
-  EXPECT_FALSE(r.active());
-  test::expect_values(t, std::vector<double>(1000, (ranks() + 1) / 2.0), 0);
+// The unchecked reduction (DataParallel's, every step) skips only the
+// agreement round trip: the same bits.
+TEST(DistCollectives, TheUncheckedAllReduceGivesTheSameBits) {
+  Generator g(40 + static_cast<uint64_t>(me()));
+  Tensor a = randn({1000}, g, kFloat32), b = a.clone();
+  dist::all_reduce(a, dist::ReduceOp::Mean);
+  dist::all_reduce_unchecked(b, dist::ReduceOp::Mean);
+  EXPECT_TRUE(equal_bits(a, b));
 }
 
 // ---- bad input: the same ember::Error on every rank, never a hang ----
@@ -119,8 +120,8 @@ TEST(DistErrors, DifferentOpsOrRootsOnTheRanks) {
 TEST(DistErrors, InitTwiceAndAnUndefinedTensor) {
   expect_error([] { dist::init(); }, "dist::init", {"called twice"});
   expect_error([] { dist::all_reduce(Tensor()); }, "dist::all_reduce", {"undefined"});
-  expect_error([] { dist::all_reduce_start(tensor(std::vector<int64_t>{1}), dist::ReduceOp::Sum); },
-               "dist::all_reduce_start", {"int64"});
+  expect_error([] { dist::all_reduce_unchecked(tensor(std::vector<int64_t>{1})); }, "dist::all_reduce_unchecked",
+               {"int64"});
 }
 
 // ---- data parallelism ----
@@ -182,35 +183,31 @@ TEST(DistDataParallel, DifferentModelsOnTheRanksAreAnErrorOnEveryRank) {
   expect_error([&] { dist::DataParallel ddp(shaped.params); }, "DataParallel", {"different models"});
 }
 
-// The bucketed reduction (packed, one all-reduce per bucket, unpacked; after
-// backward or from the hooks during it) gives exactly what one all-reduce
-// per tensor gives. With 2 ranks every element is a0 + a1 whatever way MPI
+// The bucketed reduction (packed, one all-reduce per bucket, unpacked) gives
+// exactly what one all-reduce per tensor gives. With 2 ranks every element is a0 + a1 whatever way MPI
 // cuts the message, so equal means bit for bit (with 3 or more the order of
 // the additions can depend on the message size).
 TEST(DistDataParallel, ABucketedAllReduceEqualsAPerTensorOne) {
-  for (bool overlap : {false, true}) {
-    for (int64_t bucket : {int64_t{1} << 10, int64_t{4096}, int64_t{1} << 20}) {
-      SCOPED_TRACE((overlap ? "overlap, bucket " : "after backward, bucket ") + std::to_string(bucket));
-      ToyParams toy(3);
-      dist::DataParallel ddp(toy.params, {.bucket_bytes = bucket, .overlap = overlap});
-      for (int round = 0; round < 2; ++round) {
-        std::vector<Tensor> c = toy.grads(round);
-        for (const Tensor& p : toy.params) p.set_grad(Tensor());
-        ddp.before_backward();
-        toy.backward(c);
-        ddp.average_gradients();
-        for (size_t i = 0; i < c.size(); ++i) {
-          Tensor expected = c[i].clone();
-          dist::all_reduce(expected, dist::ReduceOp::Mean);
-          if (ranks() == 2) {
-            EXPECT_TRUE(equal_bits(toy.params[i].grad(), expected)) << "parameter " << i << ", round " << round;
-          } else {
-            test::expect_close(toy.params[i].grad(), expected, 1e-6);
-          }
+  for (int64_t bucket : {int64_t{1} << 10, int64_t{4096}, int64_t{1} << 20}) {
+    SCOPED_TRACE("bucket " + std::to_string(bucket));
+    ToyParams toy(3);
+    dist::DataParallel ddp(toy.params, {.bucket_bytes = bucket});
+    for (int round = 0; round < 2; ++round) {
+      std::vector<Tensor> c = toy.grads(round);
+      for (const Tensor& p : toy.params) p.set_grad(Tensor());
+      toy.backward(c);
+      ddp.average_gradients();
+      for (size_t i = 0; i < c.size(); ++i) {
+        Tensor expected = c[i].clone();
+        dist::all_reduce(expected, dist::ReduceOp::Mean);
+        if (ranks() == 2) {
+          EXPECT_TRUE(equal_bits(toy.params[i].grad(), expected)) << "parameter " << i << ", round " << round;
+        } else {
+          test::expect_close(toy.params[i].grad(), expected, 1e-6);
         }
       }
-      EXPECT_EQ(ddp.stats().steps, 2);
     }
+    EXPECT_EQ(ddp.stats().steps, 2);
   }
 }
 
@@ -285,11 +282,13 @@ TEST(DistTraining, AfterEveryStepEveryRankHoldsTheSameParameters) {
   if (16 % ranks() != 0) GTEST_SKIP() << "the batch of 16 does not split into " << ranks() << " shards";
   TinyRun run;
   std::vector<std::vector<double>> curves;
-  for (bool overlap : {false, true}) {
-    SCOPED_TRACE(overlap ? "overlapped" : "after backward");
+  for (int64_t bucket : {int64_t{16} << 10, dist::DataParallelOptions{}.bucket_bytes}) {
+    SCOPED_TRACE("bucket " + std::to_string(bucket));
     nn::GPT model(run.config(/*seed=*/11 + static_cast<uint64_t>(me())));  // different until the broadcast
-    dist::DataParallel ddp(model.parameters(), {.bucket_bytes = 16 << 10, .overlap = overlap});
-    EXPECT_GT(ddp.buckets().size(), 2u);
+    dist::DataParallel ddp(model.parameters(), {.bucket_bytes = bucket});
+    if (bucket == int64_t{16} << 10) {
+      EXPECT_GT(ddp.buckets().size(), 2u);
+    }
     train::Trainer trainer(model, run.tokens(), run.options());
     trainer.set_replicas(ddp);
     EXPECT_EQ(parameters_unlike_rank_zero(model), 0);
@@ -301,9 +300,16 @@ TEST(DistTraining, AfterEveryStepEveryRankHoldsTheSameParameters) {
     // Only rank 0 evaluates.
     EXPECT_EQ(trainer.history().back().val_loss.has_value(), me() == 0);
   }
-  // Overlapping changes when the numbers travel, not what they are.
+  // The bucket size changes how the numbers travel, not what they are (bit
+  // for bit with 2 ranks, see ABucketedAllReduceEqualsAPerTensorOne).
   ASSERT_EQ(curves[0].size(), curves[1].size());
-  for (size_t i = 0; i < curves[0].size(); ++i) EXPECT_EQ(curves[0][i], curves[1][i]) << "step " << i + 1;
+  for (size_t i = 0; i < curves[0].size(); ++i) {
+    if (ranks() == 2) {
+      EXPECT_EQ(curves[0][i], curves[1][i]) << "step " << i + 1;
+    } else {
+      EXPECT_NEAR(curves[0][i], curves[1][i], 1e-6 * curves[1][i]) << "step " << i + 1;
+    }
+  }
 }
 
 // The run is defined by --batch, not by the number of ranks: N ranks with
