@@ -5,7 +5,10 @@
 //   3. pop a node whose gradient is complete (every consumer has contributed),
 //      run its hooks, call apply(), sum each input gradient back to the
 //      input's shape (the one place where broadcasting is undone), then add
-//      it to the next node's (or the leaf's) buffer;
+//      it to the next node's (or the leaf's) buffer; a leaf whose gradient is
+//      now complete has its hooks run at once (so that a hook can act on a
+//      finished gradient while backward computes the others: PyTorch's DDP
+//      starts its all-reduce there);
 //   4. hand each leaf its total gradient: into .grad (backward), or into the
 //      result (grad).
 // Unless retain_graph, each node frees what it saved as soon as its rule has
@@ -124,8 +127,18 @@ void walk(const std::vector<Tensor>& roots, const std::vector<Tensor>& seeds, bo
     return create_graph ? add(a, b) : kernel::binary(kernel::Binary::Add, a, b);
   };
 
-  // 1. Dependencies: how many edges point at each node, from every root.
+  // A leaf's hooks run when backward() writes .grad, or when the leaf is an
+  // input of grad() (as its gradient is returned); a hooked leaf that is
+  // neither is left alone.
+  auto hooks_run = [&](const TensorImpl* leaf) {
+    return !leaf->hooks.empty() && (targets.into_grad || targets.leaves.count(leaf) > 0);
+  };
+
+  // 1. Dependencies: how many edges point at each node, from every root, and
+  // at each leaf whose hooks run (so that they can run as soon as its
+  // gradient is complete).
   std::unordered_map<Node*, int> deps;
+  std::unordered_map<TensorImpl*, int> leaf_deps;
   std::vector<Node*> stack;
   for (const Tensor& r : roots)
     if (r.grad_fn() && deps.try_emplace(r.grad_fn().get(), 0).second) stack.push_back(r.grad_fn().get());
@@ -133,6 +146,7 @@ void walk(const std::vector<Tensor>& roots, const std::vector<Tensor>& seeds, bo
     Node* n = stack.back();
     stack.pop_back();
     for (const Edge& e : n->next) {
+      if (e.leaf && hooks_run(e.leaf.get())) ++leaf_deps[e.leaf.get()];
       if (!e.node) continue;
       auto [it, fresh] = deps.try_emplace(e.node.get(), 0);
       ++it->second;
@@ -177,10 +191,30 @@ void walk(const std::vector<Tensor>& roots, const std::vector<Tensor>& seeds, bo
   std::vector<Node*> ready;
   std::unordered_map<TensorImpl*, size_t> leaf_index;      // leaf -> position in leaf_grads
   std::vector<std::pair<TensorImpl*, Tensor>> leaf_grads;  // in order of first arrival
+  std::vector<char> hooked;                                // per leaf_grads entry: its hooks have run
   auto to_leaf = [&](TensorImpl* leaf, Tensor g) {
     auto [it, fresh] = leaf_index.try_emplace(leaf, leaf_grads.size());
-    if (fresh) leaf_grads.emplace_back(leaf, std::move(g));
-    else leaf_grads[it->second].second = plus(leaf_grads[it->second].second, g);
+    if (fresh) {
+      leaf_grads.emplace_back(leaf, std::move(g));
+      hooked.push_back(0);
+    } else {
+      leaf_grads[it->second].second = plus(leaf_grads[it->second].second, g);
+    }
+  };
+  // Early leaf hooks: an edge into a leaf is done when its node has run (or
+  // passed nothing on); after a leaf's last one, its hooks see the total.
+  std::vector<TensorImpl*> complete;  // leaves whose last edge just ran
+  auto edge_done = [&](TensorImpl* leaf) {
+    if (hooks_run(leaf) && --leaf_deps[leaf] == 0) complete.push_back(leaf);
+  };
+  auto run_complete_hooks = [&] {
+    for (TensorImpl* leaf : complete) {
+      auto it = leaf_index.find(leaf);
+      if (it == leaf_index.end()) continue;  // no gradient reached it
+      leaf_grads[it->second].second = run_hooks(leaf->hooks, std::move(leaf_grads[it->second].second));
+      hooked[it->second] = 1;
+    }
+    complete.clear();
   };
   for (size_t i = 0; i < roots.size(); ++i) {
     Node* n = roots[i].grad_fn().get();
@@ -227,6 +261,7 @@ void walk(const std::vector<Tensor>& roots, const std::vector<Tensor>& seeds, bo
       if (e.leaf) {
         // Summed over all paths first; hooks and .grad see the total once.
         if (gi.defined()) to_leaf(e.leaf.get(), std::move(gi));
+        edge_done(e.leaf.get());
         continue;
       }
       Node* next = e.node.get();
@@ -238,9 +273,12 @@ void walk(const std::vector<Tensor>& roots, const std::vector<Tensor>& seeds, bo
       if (--deps[next] == 0) ready.push_back(next);
     }
   };
-  auto pass_nothing_on = [&](Node* n) {  // so that nodes that also depend on n are not left waiting
-    for (const Edge& e : n->next)
+  auto pass_nothing_on = [&](Node* n) {  // so that nodes (and leaves) that also depend on n are not left waiting
+    for (const Edge& e : n->next) {
+      if (e.leaf) edge_done(e.leaf.get());
       if (e.node && --deps[e.node.get()] == 0) ready.push_back(e.node.get());
+    }
+    run_complete_hooks();
   };
   while (!ready.empty()) {
     Node* n = ready.back();
@@ -273,15 +311,20 @@ void walk(const std::vector<Tensor>& roots, const std::vector<Tensor>& seeds, bo
     }
     if (!retain_graph) n->release_saved();  // its rule will not run again
     if (watcher) watcher->node_end(*n);
+    run_complete_hooks();  // (after the node has freed what it saved)
   }
 
-  // 4. Leaves: run their hooks on the complete gradient, then into .grad
-  // (backward) or into the result (grad). Nothing is written to a leaf
-  // before the whole graph has run, so an error above leaves every .grad as
-  // it was.
-  for (auto& [leaf, g] : leaf_grads) {
+  // 4. Leaves: the complete gradient (through the hooks, for a leaf whose
+  // hooks have not run above: a root itself, say) into .grad (backward) or
+  // into the result (grad). Nothing is written to a leaf before the whole
+  // graph has run, so an error above leaves every .grad as it was (a hook
+  // may have seen its gradient already).
+  for (size_t i = 0; i < leaf_grads.size(); ++i) {
+    auto& [leaf, g] = leaf_grads[i];
+    auto t = targets.leaves.find(leaf);
+    if (!targets.into_grad && t == targets.leaves.end()) continue;  // not an input of grad()
+    Tensor total = hooked[i] ? std::move(g) : run_hooks(leaf->hooks, std::move(g));
     if (targets.into_grad) {
-      Tensor total = run_hooks(leaf->hooks, std::move(g));
       if (!watcher) {  // handed over, so that .grad can take it without a copy
         accumulate(leaf, std::move(total), create_graph);
         continue;
@@ -289,8 +332,8 @@ void walk(const std::vector<Tensor>& roots, const std::vector<Tensor>& seeds, bo
       accumulate(leaf, total, create_graph);
       watcher->leaf_accumulated(*leaf, total);
       watcher->tag_memory(leaf->grad, MemoryKind::Gradients);
-    } else if (auto t = targets.leaves.find(leaf); t != targets.leaves.end()) {
-      targets.result[t->second] = run_hooks(leaf->hooks, std::move(g));
+    } else {
+      targets.result[t->second] = std::move(total);
     }
   }
   end_notice.ok = true;

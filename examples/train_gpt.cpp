@@ -4,13 +4,20 @@
 //   ./build/examples/train_gpt --data my.txt --steps 2000 --dim 128 --layers 4
 //   ./build/examples/train_gpt --resume out/gpt      # continue a saved run exactly, into the same directory
 //   ./build/examples/train_gpt --resume out/gpt --more-steps 500   # train a finished run further
+//   mpirun -np 2 ./build/examples/train_gpt          # two processes share each batch (README:
+//                                                    # "Training on several processes")
 //
 // Writes to --out (default out/gpt; with --resume, the resumed directory):
 // a checkpoint (every --save-every steps, at the end and on Ctrl-C) as
 // checkpoints/step-N/{model,train_state}.safetensors, complete even if the
 // program is killed while saving, with latest -> checkpoints/step-N and
 // model.safetensors -> latest/model.safetensors; then loss.csv and loss.png. The same --seed and
-// --threads reproduce the same loss curve bit for bit.
+// --threads (and number of processes) reproduce the same loss curve bit for bit.
+//
+// Under mpirun every rank runs this program: each takes its shard of every
+// batch (--batch is the whole batch, whatever the number of ranks), the
+// gradients are averaged by dist::DataParallel, and rank 0 alone prints,
+// evaluates and writes files.
 #include <unistd.h>
 
 #include <atomic>
@@ -22,8 +29,10 @@
 #include <fstream>
 #include <iostream>
 #include <optional>
+#include <thread>
 
 #include "common/program.h"
+#include "dist/data_parallel.h"
 #include "ember.h"
 #include "inspect/profiler.h"
 #include "plot/plot.h"
@@ -33,7 +42,9 @@ using namespace ember;
 namespace {
 
 std::atomic<bool> interrupted{false};
-void on_sigint(int) { interrupted = true; }  // the loop finishes its step, saves, exits
+// The loop finishes its step, saves, exits. (mpirun ends every rank on
+// Ctrl-C itself, but passes SIGUSR1 on to them: that stops a job cleanly.)
+void on_sigint(int) { interrupted = true; }
 
 std::string format_duration(double s) {
   char buf[32];
@@ -112,6 +123,7 @@ struct Flags {
   int threads = 2;
   int64_t save_every = 200, sample_every = 0, sample_chars = 300, more_steps = 0, profile_step = 0;
   bool no_tie = false;
+  int64_t bucket_kb = dist::DataParallelOptions{}.bucket_bytes >> 10;
 };
 
 // With --resume, the model comes from the checkpoint and the training
@@ -148,6 +160,16 @@ void apply_resume(Flags& f, const CLI::App& app, const train::TrainOptions& run,
 }
 
 int train_main(Flags& f, const CLI::App& app, const std::string& program_name) {
+  // One process, or rank `rank` of `ranks` under mpirun. Only rank 0 speaks:
+  // the others' standard output is switched off (errors still reach stderr).
+  const int ranks = dist::is_initialized() ? dist::world_size() : 1, rank = ranks > 1 ? dist::rank() : 0;
+  const bool main_rank = rank == 0;
+  if (!main_rank) std::cout.setstate(std::ios::failbit);
+  if (ranks > 1 && !app.count("--threads")) {
+    // The ranks on one machine share its cores.
+    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    f.threads = std::max(1, cores / dist::local_world_size());
+  }
   set_num_threads(f.threads);
   f.opt.min_lr = f.opt.lr / 10;
   f.opt.seed = f.cfg.seed;
@@ -175,7 +197,12 @@ int train_main(Flags& f, const CLI::App& app, const std::string& program_name) {
   }
   nn::GPT model(f.cfg);
   train::Trainer trainer(model, tok.encode(text), f.opt);
-  if (!f.resume.empty()) trainer.resume(f.resume);
+  if (!f.resume.empty()) trainer.resume(f.resume);  // (every rank reads the checkpoint)
+  std::optional<dist::DataParallel> ddp;
+  if (ranks > 1) {
+    ddp.emplace(model.parameters(), dist::DataParallelOptions{.bucket_bytes = f.bucket_kb << 10});
+    trainer.set_replicas(*ddp);
+  }
   train::Metadata meta = train::gpt_metadata(f.cfg, tok);
   meta["ember.data"] = f.data;
 
@@ -184,14 +211,26 @@ int train_main(Flags& f, const CLI::App& app, const std::string& program_name) {
             << "model       " << f.cfg.to_string() << "\n"
             << "parameters  " << model.num_parameters() << "\n"
             << "training    " << f.opt.steps << " steps of " << f.opt.batch << " x " << f.cfg.context_length
-            << " tokens, AdamW lr " << f.opt.lr << ", " << f.threads << " threads\n"
+            << " tokens, AdamW lr " << f.opt.lr << ", " << f.threads << " threads" << (ranks > 1 ? " per process" : "")
+            << "\n"
             << "machine     " << examples::machine_line() << "\n";
+  if (ddp) {
+    std::cout << "processes   " << ranks << " (mpirun), " << f.opt.batch / ranks << " sequences of each batch per process; "
+              << "gradients all-reduced in " << ddp->buckets().size() << " buckets of at most " << f.bucket_kb << " KiB ("
+              << static_cast<double>(ddp->stats().bytes) / (1 << 20) << " MiB per step)\n";
+  }
   if (trainer.steps_done() > 0) std::cout << "resumed at step " << trainer.steps_done() << ", writing to " << f.out << "\n";
+  if (trainer.steps_done() > 0 && trainer.resumed_world_size() != ranks)
+    std::cout << "note        the checkpoint was trained on " << trainer.resumed_world_size() << " process(es), this run has "
+              << ranks << ": it continues the same run within float round-off, not bit for bit\n";
   std::cout << std::flush;
 
-  std::filesystem::create_directories(f.out);
+  if (main_rank) std::filesystem::create_directories(f.out);
   std::signal(SIGINT, on_sigint);
-  const bool tty = isatty(STDOUT_FILENO);
+  std::signal(SIGUSR1, on_sigint);
+  // (mpirun hands each rank a pseudo-terminal even when its own output goes
+  // to a file: under it, plain lines.)
+  const bool tty = isatty(STDOUT_FILENO) && !dist::launched();
   const double tokens_per_step = static_cast<double>(f.opt.batch * f.cfg.context_length);
   const int64_t first_step = trainer.steps_done();
   auto t0 = std::chrono::steady_clock::now();
@@ -199,13 +238,17 @@ int train_main(Flags& f, const CLI::App& app, const std::string& program_name) {
   const std::vector<int64_t> prompt = tok.vocab().find('\n') != std::string::npos ? tok.encode("\n")
                                                                                   : std::vector<int64_t>{0};
   auto sample = [&](int64_t chars) { return tok.decode(model.generate(prompt, chars, 0.8, 0, f.cfg.seed)); };
-  while (!trainer.done() && !interrupted) {
-    const bool profiling = trainer.steps_done() + 1 == f.profile_step;
+  // Every rank stops at the same step: a signal that reached one stops all.
+  auto stop = [&] { return ddp ? ddp->any(interrupted) : interrupted.load(); };
+  while (!trainer.done() && !stop()) {
+    const bool profiling = main_rank && trainer.steps_done() + 1 == f.profile_step;
     std::optional<inspect::Profiler> profiler;
     if (profiling) profiler.emplace();
     train::StepLog s = trainer.step();
     if (!std::isfinite(s.loss)) {
-      // Diverged: stop before a save replaces the last good checkpoint.
+      // Diverged (every rank sees the same mean loss): stop before a save
+      // replaces the last good checkpoint.
+      if (!main_rank) return 1;
       if (tty) std::cout << "\n";
       write_csv(f.out + "/loss.csv", trainer.history());
       write_loss_plot(f.out + "/loss.png", trainer.history(), tok.vocab_size(), f.loss_plot == "log");
@@ -248,20 +291,32 @@ int train_main(Flags& f, const CLI::App& app, const std::string& program_name) {
     if (tty) std::cout << "\r" << line << "\x1b[K" << std::flush;  // clear what a longer line left
     else if (s.step % log_every == 0 || s.val_loss) std::cout << line << std::endl;
     if (s.val_loss) std::cout << (tty ? "\n" : "") << "  validation loss " << *s.val_loss << std::endl;
-    if (s.step % f.save_every == 0 && !trainer.done()) trainer.save(f.out, meta);
-    if (f.sample_every > 0 && s.step % f.sample_every == 0)
+    if (main_rank && s.step % f.save_every == 0 && !trainer.done()) trainer.save(f.out, meta);
+    if (main_rank && f.sample_every > 0 && s.step % f.sample_every == 0)
       std::cout << "--- sample ---" << sample(f.sample_chars) << "\n---" << std::endl;
   }
   if (tty) std::cout << "\n";
+  const bool stopped = !trainer.done();
+  if (!main_rank) return stopped ? 130 : 0;
   trainer.save(f.out, meta);
   write_csv(f.out + "/loss.csv", trainer.history());
   write_loss_plot(f.out + "/loss.png", trainer.history(), tok.vocab_size(), f.loss_plot == "log");
-  if (interrupted) {
+  if (stopped) {
     std::cout << "interrupted: saved step " << trainer.steps_done() << " to " << f.out << "; continue with:\n  "
-              << program_name << " --resume " << f.out << std::endl;
+              << (ranks > 1 ? "mpirun -np " + std::to_string(ranks) + " " : "") << program_name << " --resume " << f.out
+              << std::endl;
     return 130;
   }
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (ddp && ddp->stats().steps > 0) {
+    const dist::SyncStats& st = ddp->stats();
+    const double per_step = st.sync_seconds / static_cast<double>(st.steps);
+    char line[200];
+    std::snprintf(line, sizeof line, "gradient sync: %.2f ms per step (%.2f ms in MPI), %.2f MiB all-reduced per step",
+                  1e3 * per_step, 1e3 * st.mpi_seconds / static_cast<double>(st.steps),
+                  static_cast<double>(st.bytes) / (1 << 20));
+    std::cout << line << " (rank 0)\n";
+  }
   std::cout << "trained " << trainer.steps_done() - first_step << " steps in " << format_duration(secs)
             << "; final validation loss " << trainer.history().back().val_loss.value_or(NAN) << "\n"
             << "wrote " << f.out << "/model.safetensors, train_state.safetensors, loss.csv, loss.png\n"
@@ -307,6 +362,26 @@ int main(int argc, char** argv) {
   app.add_option("--profile", f.profile_step, "profile step N (1-based): print the per-op table, write a Chrome trace")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--loss-plot", f.loss_plot, "y axis of loss.png: linear | log")->check(CLI::IsMember({"linear", "log"}));
+  app.add_option("--bucket-kb", f.bucket_kb, "under mpirun: the most KiB of gradients per all-reduce")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   CLI11_PARSE(app, argc, argv);
-  return examples::run("train_gpt", [&] { return train_main(f, app, argv[0]); });
+  // Started by mpirun: join the job. A rank that then fails ends them all
+  // (dist::abort), since the others would wait for it in their next all-reduce.
+  if (dist::launched() && examples::run("train_gpt", [] {
+        dist::init();
+        return 0;
+      }) != 0)
+    return 1;
+  const int status = examples::run(
+      "train_gpt", dist::where(), [&] { return train_main(f, app, argv[0]); },
+      [] {
+        if (dist::is_initialized() && dist::world_size() > 1) dist::abort(1);
+      });
+  if (dist::is_initialized()) {
+    // Every rank waits here for rank 0's last save: mpirun ends the whole
+    // job as soon as one rank exits with a non-zero status (130 when stopped).
+    dist::barrier();
+    dist::finalize();
+  }
+  return status;
 }

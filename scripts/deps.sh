@@ -10,11 +10,13 @@ set -euo pipefail
 # flags), graphviz (graph pictures, the step-through page's SVG), PLplot with
 # its Cairo driver and a font (every plot), doxygen (the API docs test),
 # chromium (the step-through page tested in a real, headless browser), and
-# clang with its sanitizer runtimes and OpenMP (the libFuzzer phase of CI).
+# clang with its sanitizer runtimes and OpenMP (the libFuzzer phase of CI),
+# SLEEF (float32 exp at the CPU's SIMD width), and
+# Open MPI (dist/: training on several processes, and mpirun for its tests).
 pkgs=(cmake g++ make pkg-config libopenblas-dev libopenblas-openmp-dev libgtest-dev libbenchmark-dev python3
       nlohmann-json3-dev zlib1g-dev libstb-dev libcli11-dev graphviz
       libplplot-dev plplot-driver-cairo fonts-dejavu-core doxygen chromium
-      clang libclang-rt-14-dev libomp-dev libsleef-dev)
+      clang libclang-rt-14-dev libomp-dev libsleef-dev libopenmpi-dev openmpi-bin)
 for arg in "$@"; do
   case $arg in
     --bench) pkgs+=(python3 python3-torch python3-numpy) ;;

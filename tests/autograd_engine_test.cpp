@@ -381,8 +381,8 @@ TEST(AutogradMemory, BackwardFreesSavedTensorsUnlessRetained) {
 }
 
 // Each node frees what it saved right after its rule ran, not at the end of
-// the pass: by the time the leaf's hook runs (after the whole graph), the
-// activation is gone; with retain_graph it stays.
+// the pass: by the time the leaf's hook runs (after the last node that sends
+// to it), the activation is gone; with retain_graph it stays.
 TEST(AutogradMemory, EachNodeFreesItsSavedTensorsAsSoonAsItRan) {
   for (bool retain : {false, true}) {
     Tensor x = param({0.1, 0.2});
@@ -695,6 +695,67 @@ TEST(AutogradRegression, LeafHookRunsOnceOnTheTotalGradient) {
   (a * 2.0 + a * 3.0).sum().backward();
   EXPECT_EQ(calls, 1);
   EXPECT_EQ(seen, (std::vector<double>{5, 5}));
+}
+
+// A leaf's hooks run as soon as its gradient is complete, while backward
+// still computes the rest (where an overlapped data-parallel all-reduce
+// would start), and .grad is written only at the end.
+TEST(AutogradHooks, ALeafHookRunsAsSoonAsItsGradientIsComplete) {
+  Tensor a = param({1, 2}), b = param({3, 4});
+  Tensor u = b * 2.0;  // feeds only b's part of the graph
+  Tensor loss = (u.exp() * a).sum();
+  std::vector<std::string> order;
+  a.register_hook([&](const Tensor&) -> std::optional<Tensor> {
+    order.push_back("a");
+    EXPECT_FALSE(b.grad().defined());
+    return std::nullopt;
+  });
+  u.register_hook([&](const Tensor&) -> std::optional<Tensor> {
+    order.push_back("u");
+    EXPECT_FALSE(a.grad().defined()) << ".grad is written after the whole graph";
+    return std::nullopt;
+  });
+  b.register_hook([&](const Tensor&) -> std::optional<Tensor> {
+    order.push_back("b");
+    return std::nullopt;
+  });
+  loss.backward();
+  // a's gradient is complete after the first multiplication's rule: its hook
+  // runs before the exp and b's scaling are differentiated.
+  EXPECT_EQ(order, (std::vector<std::string>{"a", "u", "b"}));
+  expect_values(a.grad(), {std::exp(6.0), std::exp(8.0)});
+  expect_values(b.grad(), {2 * std::exp(6.0), 4 * std::exp(8.0)}, 1e-9 * std::exp(8.0));
+}
+
+// Under grad() the hooks of its inputs run as early (and on the gradient
+// that is returned); a leaf that is not an input keeps its hooks unrun, as
+// before. With create_graph the hook sees a recorded gradient, and the result
+// can still be differentiated again.
+TEST(AutogradHooks, UnderGradTheInputsHooksRunAsSoonAsTheirGradientIsComplete) {
+  Tensor a = param({1, 2}), b = param({3, 4}), c = param({5});
+  Tensor loss = ((b * 2.0).exp() * a).sum() + (c * c).sum();
+  std::vector<std::string> order;
+  bool recorded = false;
+  a.register_hook([&](const Tensor& g) -> std::optional<Tensor> {
+    order.push_back("a");
+    recorded = g.requires_grad();
+    return std::nullopt;
+  });
+  b.register_hook([&](const Tensor&) -> std::optional<Tensor> {
+    order.push_back("b");
+    return std::nullopt;
+  });
+  c.register_hook([&](const Tensor&) -> std::optional<Tensor> {
+    order.push_back("c");
+    return std::nullopt;
+  });
+  std::vector<Tensor> g = grad({loss}, {a, b}, {}, {.create_graph = true});
+  EXPECT_EQ(order, (std::vector<std::string>{"a", "b"}));
+  EXPECT_TRUE(recorded) << "create_graph: the hook sees the recorded gradient";
+  EXPECT_FALSE(a.grad().defined());
+  expect_values(g[0], {std::exp(6.0), std::exp(8.0)});
+  // d/db sum(dloss/da) = d/db sum(exp(2b)) = 2 exp(2b)
+  expect_values(grad({g[0].sum()}, {b})[0], {2 * std::exp(6.0), 2 * std::exp(8.0)}, 1e-9 * std::exp(8.0));
 }
 
 // MulBackward and MatmulBackward save a factor only when the other input

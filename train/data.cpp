@@ -145,16 +145,24 @@ BatchSampler::BatchSampler(std::vector<int64_t> tokens, int64_t batch, int64_t c
 
 std::pair<Tensor, Tensor> BatchSampler::sample(bool validation) { return sample(validation, gen_); }
 
-std::pair<Tensor, Tensor> BatchSampler::sample(bool validation, Generator& gen) {
+std::pair<Tensor, Tensor> BatchSampler::sample(bool validation, Generator& gen) { return sample(validation, gen, {}); }
+
+std::pair<Tensor, Tensor> BatchSampler::sample(bool validation, Generator& gen, Shard shard) {
   EMBER_CHECK(!validation || val_size() > context_, "BatchSampler", "there is no validation split");
+  EMBER_CHECK(shard.count > 0 && shard.index >= 0 && shard.index < shard.count && batch_ % shard.count == 0,
+              "BatchSampler", "shard " << shard.index << " of " << shard.count << " of a batch of " << batch_
+                                       << ": the batch must split into count equal shards, 0 <= index < count");
   const int64_t lo = validation ? split_ : 0, hi = validation ? static_cast<int64_t>(tokens_.size()) : split_;
-  Tensor x = empty({batch_, context_}, kInt64), y = empty({batch_, context_}, kInt64);
+  const int64_t rows = batch_ / shard.count, first = shard.index * rows;
+  Tensor x = empty({rows, context_}, kInt64), y = empty({rows, context_}, kInt64);
   int64_t *px = x.data_ptr<int64_t>(), *py = y.data_ptr<int64_t>();
   for (int64_t b = 0; b < batch_; ++b) {
     int64_t start = lo + static_cast<int64_t>(gen.next_below(static_cast<uint64_t>(hi - lo - context_)));
+    if (b < first || b >= first + rows) continue;  // another process's row
+    const int64_t r = b - first;
     for (int64_t t = 0; t < context_; ++t) {
-      px[b * context_ + t] = tokens_[start + t];
-      py[b * context_ + t] = tokens_[start + t + 1];
+      px[r * context_ + t] = tokens_[start + t];
+      py[r * context_ + t] = tokens_[start + t + 1];
     }
   }
   return {x, y};

@@ -31,6 +31,12 @@ class CharTokenizer {
   std::vector<char32_t> chars_;
 };
 
+/// Which rows of a batch a process takes when several share it (data
+/// parallelism): rows [index * batch / count, (index + 1) * batch / count).
+struct Shard {
+  int64_t index = 0, count = 1;
+};
+
 /// Splits a token stream into train (first 1 - val_fraction) and validation
 /// parts and draws batches of random windows from either, with its own seeded
 /// generator (whose state can be saved and restored to resume exactly).
@@ -42,6 +48,11 @@ class BatchSampler {
   /// The same with another generator (e.g. a fixed one for validation batches
   /// that are identical at every evaluation).
   std::pair<Tensor, Tensor> sample(bool validation, Generator& gen);
+  /// Only the shard's rows of the batch, (batch / shard.count, context): the
+  /// windows of the whole batch are drawn (the generator advances as for the
+  /// whole batch), so the shards of all processes together are the batch one
+  /// process would draw. batch must be a multiple of shard.count.
+  std::pair<Tensor, Tensor> sample(bool validation, Generator& gen, Shard shard);
   Generator& generator() { return gen_; }
   int64_t train_size() const { return split_; }
   int64_t val_size() const { return static_cast<int64_t>(tokens_.size()) - split_; }

@@ -163,6 +163,19 @@ Trainer::Trainer(nn::GPT& model, std::vector<int64_t> tokens, TrainOptions o)
                        << have / 1e9 << " GB");
 }
 
+void Trainer::set_replicas(Replicas& r) {
+  const int n = r.world_size();
+  EMBER_CHECK(options_.batch % n == 0, "Trainer",
+              "batch " << options_.batch << " does not split into " << n << " equal shards, one per rank; give a multiple of "
+                       << n);
+  EMBER_CHECK(n == 1 || model_.config().dropout == 0, "Trainer",
+              "dropout " << model_.config().dropout << " with " << n
+                         << " ranks: every rank would draw the same dropout masks for different rows; train on one "
+                            "process or without dropout");
+  replicas_ = &r;
+  shard_ = {r.rank(), n};
+}
+
 double Trainer::evaluate() {
   NoGradGuard no_grad;
   const bool was_training = model_.is_training();
@@ -179,19 +192,23 @@ double Trainer::evaluate() {
 
 StepLog Trainer::step() {
   EMBER_CHECK(!done(), "Trainer", "all " << options_.steps << " steps are done");
-  if (history_.empty()) history_.push_back({0, NAN, NAN, NAN, evaluate()});  // the untrained model
+  const bool evaluates = replicas_ == nullptr || replicas_->rank() == 0;
+  if (history_.empty())  // the untrained model
+    history_.push_back({0, NAN, NAN, NAN, evaluates ? std::optional<double>(evaluate()) : std::nullopt});
   const double lr = schedule_.lr(steps_done_);
   optimizer_->set_lr(lr);
-  auto [x, y] = sampler_.sample();
+  auto [x, y] = replicas_ ? sampler_.sample(false, sampler_.generator(), shard_) : sampler_.sample();
   Tensor loss = model_.loss(x, y);
   optimizer_->zero_grad();
   loss.backward();
+  if (replicas_) replicas_->average_gradients();  // every rank: the mean gradient of the whole batch
   std::vector<Tensor> params = model_.parameters();
   double norm = options_.grad_clip > 0 ? optim::clip_grad_norm_(params, options_.grad_clip) : 0.0;
   optimizer_->step();
   ++steps_done_;
-  StepLog log{steps_done_, loss.item<double>(), lr, norm, std::nullopt};
-  if (steps_done_ % options_.eval_every == 0 || done()) log.val_loss = evaluate();
+  const double loss_value = replicas_ ? replicas_->average(loss.item<double>()) : loss.item<double>();
+  StepLog log{steps_done_, loss_value, lr, norm, std::nullopt};
+  if (evaluates && (steps_done_ % options_.eval_every == 0 || done())) log.val_loss = evaluate();
   history_.push_back(log);
   return log;
 }
@@ -259,6 +276,9 @@ Checkpoint latest_checkpoint(const std::string& run_dir) {
 }
 
 void Trainer::save(const std::string& dir, const Metadata& metadata) const {
+  EMBER_CHECK(replicas_ == nullptr || replicas_->rank() == 0, "save",
+              "rank " << replicas_->rank() << " of " << replicas_->world_size()
+                      << " called save; only rank 0 saves (it alone has the validation losses)");
   const fs::path run(dir), checkpoints = run / "checkpoints";
   std::error_code ec;
   fs::create_directories(checkpoints, ec);
@@ -330,10 +350,12 @@ void Trainer::write_pair(const std::string& dir, const Metadata& metadata) const
     row[4] = h.val_loss ? *h.val_loss : NAN;
   }
   state.emplace_back("history", hist);
-  write_safetensors(dir + "/train_state.safetensors", state,
-                    {{"ember.step", std::to_string(steps_done_)},
-                     {"ember.optimizer.steps", std::to_string(optimizer_->steps())},
-                     {"ember.train", options_.to_string()}});
+  Metadata state_meta = {{"ember.step", std::to_string(steps_done_)},
+                         {"ember.optimizer.steps", std::to_string(optimizer_->steps())},
+                         {"ember.train", options_.to_string()}};
+  // (absent for one process, so that its files stay as they were)
+  if (replicas_ && replicas_->world_size() > 1) state_meta["ember.world_size"] = std::to_string(replicas_->world_size());
+  write_safetensors(dir + "/train_state.safetensors", state, state_meta);
   train::save(model_, dir + "/model.safetensors", meta);
 }
 
@@ -341,7 +363,7 @@ namespace {
 // What train_state.safetensors holds, read and checked for form (not yet
 // against a trainer).
 struct TrainState {
-  int64_t step = 0, optimizer_steps = 0;
+  int64_t step = 0, optimizer_steps = 0, world_size = 1;
   NamedTensors optimizer;  // "<group>.<index>.<slot>"
   Tensor generators;       // (2 * number of generators) int64: state, inc pairs
   Tensor history;          // (steps, 5) float64: step, loss, lr, grad_norm, val_loss (NaN: none)
@@ -355,6 +377,7 @@ TrainState read_train_state(const std::string& path) {
   out.optimizer_steps =
       st.metadata.count("ember.optimizer.steps") ? metadata_count(st.metadata, "ember.optimizer.steps", path) : 0;
   if (auto it = st.metadata.find("ember.train"); it != st.metadata.end()) out.options = it->second;
+  if (st.metadata.count("ember.world_size")) out.world_size = metadata_count(st.metadata, "ember.world_size", path);
   for (auto& [name, t] : st.tensors) {
     if (name.rfind("optim.", 0) == 0) out.optimizer.emplace_back(name.substr(6), t);
     else if (name == "generators") out.generators = t;
@@ -420,6 +443,7 @@ void Trainer::resume(const std::string& dir) {
                         std::isnan(row[4]) ? std::nullopt : std::optional<double>(row[4])});
   }
   steps_done_ = st.step;
+  resumed_world_size_ = st.world_size;
 }
 
 }  // namespace ember::train

@@ -50,9 +50,34 @@ struct StepLog {
   std::optional<double> val_loss;
 };
 
+/// What a Trainer needs to be one of several processes that train one model
+/// together (data parallelism; dist::DataParallel implements it over MPI).
+/// Each process (rank) computes the gradient of its shard of every batch;
+/// average_gradients() then gives every rank the mean over the ranks, so all
+/// of them take the same optimizer step.
+class Replicas {
+ public:
+  virtual ~Replicas() = default;
+  virtual int rank() const = 0;
+  virtual int world_size() const = 0;
+  virtual void average_gradients() = 0;
+  virtual double average(double value) = 0;  // mean over the ranks
+  virtual bool any(bool mine) = 0;           // true everywhere if true on some rank
+};
+
 class Trainer {
  public:
   Trainer(nn::GPT& model, std::vector<int64_t> tokens, TrainOptions options);
+
+  /// Trains as one of replicas.world_size() processes: each step takes this
+  /// rank's shard of the batch (options.batch stays the whole batch, so the
+  /// run is the same whatever the number of ranks, up to float round-off),
+  /// the gradients are averaged before clipping, and the logged loss is the
+  /// mean over the ranks. Only rank 0 evaluates (the others' history has no
+  /// validation loss) and saves. Refused when the batch does not split into
+  /// equal shards, and with dropout (each rank would draw the same masks for
+  /// different rows). The replicas must outlive the trainer.
+  void set_replicas(Replicas& replicas);
 
   /// One update. The first call also evaluates the untrained model: the
   /// history starts with a step-0 row holding only its validation loss.
@@ -86,6 +111,10 @@ class Trainer {
   /// The training options and the model metadata a checkpoint directory was
   /// saved with (to continue it without repeating every flag).
   static TrainOptions saved_options(const std::string& dir);
+  /// How many processes trained the checkpoint that resume() read (1 for a
+  /// run of one process). The same number continues bit for bit; another
+  /// continues the same run within float round-off.
+  int64_t resumed_world_size() const { return resumed_world_size_; }
 
  private:
   void write_checkpoint(const std::string& checkpoints_dir, const std::string& name, const Metadata& metadata) const;
@@ -98,6 +127,9 @@ class Trainer {
   optim::WarmupCosineLR schedule_;
   int64_t steps_done_ = 0;
   std::vector<StepLog> history_;
+  Replicas* replicas_ = nullptr;  // null: one process
+  Shard shard_;
+  int64_t resumed_world_size_ = 1;
 };
 
 /// A complete checkpoint of a run directory that Trainer::save wrote.

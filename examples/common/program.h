@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <new>
 #include <string>
+#include <utility>
 
 #include "tensor/blas.h"
 #include "tensor/error.h"
@@ -38,25 +39,38 @@ inline std::string machine_line() {
 // Runs body() and returns its exit status. Anything thrown ends the program
 // with "name: message" on stderr and status 1: an ember::Error (a user
 // mistake), a file system error, running out of memory, or any other
-// exception. Never std::terminate.
-template <typename F>
-int run(const char* name, F&& body) {
+// exception. Never std::terminate. For one process of several, `where` names
+// it ("name (rank 1 of 2): message") and after_error() runs once the message
+// is out (train_gpt ends the job there, so that the other ranks do not wait
+// for this one forever).
+template <typename F, typename G>
+int run(const char* name, const std::string& where, F&& body, G&& after_error) {
+  const std::string label = where.empty() ? std::string(name) : std::string(name) + " (" + where + ")";
   try {
     return body();
   } catch (const ember::Error& e) {
     // An ember::Error already starts with the op that raised it.
     const std::string what = e.what(), prefix = std::string(name) + ": ";
-    std::fprintf(stderr, "%s%s\n", what.rfind(prefix, 0) == 0 ? "" : prefix.c_str(), what.c_str());
+    const std::string rest = what.rfind(prefix, 0) == 0 ? what.substr(prefix.size()) : what;
+    std::fprintf(stderr, "%s: %s\n", label.c_str(), rest.c_str());
   } catch (const std::filesystem::filesystem_error& e) {
-    std::fprintf(stderr, "%s: file system error: %s\n", name, e.what());
+    std::fprintf(stderr, "%s: file system error: %s\n", label.c_str(), e.what());
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "%s: out of memory (try smaller sizes)\n", name);
+    std::fprintf(stderr, "%s: out of memory (try smaller sizes)\n", label.c_str());
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: unexpected error: %s\n", name, e.what());
+    std::fprintf(stderr, "%s: unexpected error: %s\n", label.c_str(), e.what());
   } catch (...) {
-    std::fprintf(stderr, "%s: unexpected error\n", name);
+    std::fprintf(stderr, "%s: unexpected error\n", label.c_str());
   }
+  std::fflush(stderr);
+  after_error();
   return 1;
+}
+
+// The same for a program of one process.
+template <typename F>
+int run(const char* name, F&& body) {
+  return run(name, "", std::forward<F>(body), [] {});
 }
 
 }  // namespace ember::examples

@@ -1,0 +1,183 @@
+// The collectives of dist/dist.h: argument checks (collective ones, so that
+// every rank throws the same error), then one call into the transport
+// (dist/backend.h: MPI in dist/mpi.cpp, one process in dist/single.cpp).
+#include "dist/dist.h"
+
+#include <climits>
+#include <cstdlib>
+#include <sstream>
+
+#include "dist/backend.h"
+
+namespace ember::dist {
+
+namespace {
+
+enum class State { Fresh, Running, Finished };
+State state = State::Fresh;
+
+void require_running(const char* op) {
+  EMBER_CHECK(state == State::Running, op,
+              (state == State::Fresh ? "called before dist::init()" : "called after dist::finalize()"));
+}
+
+// The part of a collective call every rank can compare: what it passes.
+constexpr int kFields = 5;  // defined, dtype, numel, contiguous, the op or the root
+std::vector<int64_t> describe(const Tensor& t, int64_t arg) {
+  if (!t.defined()) return {0, -1, 0, 0, arg};
+  return {1, static_cast<int64_t>(t.dtype()), t.numel(), t.is_contiguous() ? 1 : 0, arg};
+}
+
+std::string who(int r) {
+  std::ostringstream os;
+  os << "rank " << r << (r == backend::rank() ? " (this rank)" : "");
+  return os.str();
+}
+
+// Every rank's arguments are gathered (one small MPI_Allgather) and judged
+// alike on every rank: a tensor refused on any rank, or ranks that pass
+// different sizes, is an ember::Error on all of them. A check made on one
+// rank only would let that rank throw while the others wait in the
+// collective for it, forever.
+void check_collective(const char* op, const Tensor& t, int64_t arg, bool floats_only, const char* arg_name,
+                      std::string (*arg_text)(int64_t)) {
+  const std::vector<int64_t> all = backend::all_gather(describe(t, arg));
+  const int n = backend::size();
+  auto field = [&](int r, int k) { return all[static_cast<size_t>(r * kFields + k)]; };
+  for (int r = 0; r < n; ++r) {
+    EMBER_CHECK(field(r, 0) == 1, op, "the tensor of " << who(r) << " is undefined");
+    const DType dt = static_cast<DType>(field(r, 1));
+    EMBER_CHECK(!floats_only || is_floating(dt), op,
+                "the tensor of " << who(r) << " is " << dtype_name(dt) << "; only float32 and float64 tensors are reduced");
+    if (field(r, 3) == 0) {
+      std::ostringstream detail;
+      if (r == backend::rank()) detail << " (shape " << shape_str(t.shape()) << ", strides " << shape_str(t.stride()) << ")";
+      EMBER_FAIL(op, "the tensor of " << who(r) << " is not contiguous" << detail.str()
+                                      << "; pass t.contiguous() and copy the result back");
+    }
+    EMBER_CHECK(field(r, 2) <= INT_MAX, op,
+                "the tensor of " << who(r) << " has " << field(r, 2) << " elements; MPI counts stop at " << INT_MAX);
+    const std::string bad = arg_text(field(r, 4));
+    EMBER_CHECK(!bad.empty(), op, who(r) << " passed " << arg_name << " " << field(r, 4) << ", outside the job's ranks 0.."
+                                         << n - 1);
+  }
+  bool same = true;
+  for (int r = 1; r < n; ++r)
+    for (int k = 1; k < kFields; ++k) same = same && field(r, k) == field(0, k);
+  if (same) return;
+  std::ostringstream os;
+  for (int r = 0; r < n; ++r)
+    os << (r ? "; " : "") << who(r) << ": " << dtype_name(static_cast<DType>(field(r, 1))) << ", " << field(r, 2)
+       << " elements, " << arg_name << " " << arg_text(field(r, 4));
+  EMBER_FAIL(op, "the ranks' calls differ (" << os.str() << "); every rank must pass the same dtype, size and " << arg_name);
+}
+
+std::string op_text(int64_t op) {
+  if (op == static_cast<int64_t>(ReduceOp::Sum)) return "sum";
+  if (op == static_cast<int64_t>(ReduceOp::Mean)) return "mean";
+  return "";
+}
+std::string root_text(int64_t root) { return root >= 0 && root < backend::size() ? std::to_string(root) : ""; }
+
+// The sum is what MPI computes; the mean divides it by the number of ranks
+// here, on every rank alike (division, not a multiplication by 1/N: the same
+// bits as sum / N computed by hand).
+void finish_reduce(const Tensor& t, ReduceOp op) {
+  const int n = backend::size();
+  if (op == ReduceOp::Mean && n > 1) {
+    EMBER_DISPATCH_FLOAT(t.dtype(), "dist::all_reduce", [&]<typename T>() {
+      T* p = t.data_ptr<T>();
+      const T div = static_cast<T>(n);
+      for (int64_t i = 0, e = t.numel(); i < e; ++i) p[i] /= div;
+    });
+  }
+  t.storage()->bump_version();  // an in-place write, like any other
+}
+
+// Local checks of the unchecked reduction (a caller's own mistake).
+void check_local(const char* op, const Tensor& t) {
+  EMBER_CHECK(t.defined(), op, "the tensor is undefined");
+  EMBER_CHECK(is_floating(t.dtype()), op,
+              "the tensor is " << dtype_name(t.dtype()) << "; only float32 and float64 tensors are reduced");
+  EMBER_CHECK(t.is_contiguous(), op, "the tensor of shape " << shape_str(t.shape()) << " is not contiguous");
+  EMBER_CHECK(t.numel() <= INT_MAX, op, t.numel() << " elements; MPI counts stop at " << INT_MAX);
+}
+
+}  // namespace
+
+bool available() { return backend::available(); }
+bool launched() { return backend::launched(); }
+
+void init() {
+  EMBER_CHECK(state == State::Fresh, "dist::init",
+              (state == State::Running ? "called twice" : "called after dist::finalize(): MPI cannot be joined again"));
+  EMBER_CHECK(backend::available() || !backend::launched(), "dist::init",
+              "this program was started by mpirun, but ember was built without MPI (EMBER_WITH_MPI=OFF): every "
+              "process would train alone; install libopenmpi-dev and rebuild");
+  backend::init();
+  state = State::Running;
+}
+
+void finalize() {
+  require_running("dist::finalize");
+  state = State::Finished;
+  backend::finalize();
+}
+
+bool is_initialized() { return state == State::Running; }
+
+int rank() {
+  require_running("dist::rank");
+  return backend::rank();
+}
+int world_size() {
+  require_running("dist::world_size");
+  return backend::size();
+}
+int local_world_size() {
+  require_running("dist::local_world_size");
+  return backend::local_size();
+}
+
+const char* reduce_op_name(ReduceOp op) { return op == ReduceOp::Sum ? "sum" : "mean"; }
+
+void all_reduce(const Tensor& t, ReduceOp op) {
+  require_running("dist::all_reduce");
+  check_collective("dist::all_reduce", t, static_cast<int64_t>(op), /*floats_only=*/true, "op", op_text);
+  backend::all_reduce_sum(t.raw_data(), t.numel(), t.dtype());
+  finish_reduce(t, op);
+}
+
+void all_reduce_unchecked(const Tensor& t, ReduceOp op) {
+  require_running("dist::all_reduce_unchecked");
+  check_local("dist::all_reduce_unchecked", t);
+  backend::all_reduce_sum(t.raw_data(), t.numel(), t.dtype());
+  finish_reduce(t, op);
+}
+
+void broadcast(const Tensor& t, int root) {
+  require_running("dist::broadcast");
+  check_collective("dist::broadcast", t, root, /*floats_only=*/false, "root", root_text);
+  // (the same on every rank now that they agree on dtype and size)
+  const int64_t bytes = t.numel() * static_cast<int64_t>(dtype_size(t.dtype()));
+  EMBER_CHECK(bytes <= INT_MAX, "dist::broadcast", "the tensor has " << bytes << " bytes; MPI counts stop at " << INT_MAX);
+  backend::broadcast(t.raw_data(), bytes, root);
+  t.storage()->bump_version();
+}
+
+void barrier() {
+  require_running("dist::barrier");
+  backend::barrier();
+}
+
+void abort(int code) {
+  if (state == State::Running) backend::abort(code);
+  std::exit(code);
+}
+
+std::string where() {
+  if (state != State::Running || backend::size() == 1) return "";
+  return "rank " + std::to_string(backend::rank()) + " of " + std::to_string(backend::size());
+}
+
+}  // namespace ember::dist

@@ -1,0 +1,79 @@
+/// @file
+/// Several processes, one job: the few collective operations data-parallel
+/// training needs, each a thin wrapper over one MPI call (Open MPI, Debian
+/// libopenmpi-dev; the library ember::dist, built with EMBER_WITH_MPI).
+///
+/// A job is N copies of the same program started by a launcher:
+///   mpirun -np 2 ./build/examples/train_gpt
+/// Each copy is a *rank* (0 .. N-1) with its own memory; they share numbers
+/// only through these calls. A collective must be called by every rank, in
+/// the same order, with the same sizes: a rank that skips one leaves the
+/// others waiting inside it. So the checks here are collective too (every
+/// rank learns that the sizes differ and throws the same ember::Error), and a
+/// rank that fails on its own must end the job with abort().
+///
+/// Built without MPI, the same functions describe a job of one process:
+/// rank 0 of 1, every collective leaves its tensor as it is.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "tensor/tensor.h"
+
+namespace ember::dist {
+
+/// True when ember was built with MPI (EMBER_WITH_MPI).
+bool available();
+/// True when this process was started by a launcher such as mpirun (which
+/// tells each rank its place through environment variables), i.e. when
+/// init() would join a job of several processes.
+bool launched();
+
+/// Joins the job (MPI_Init_thread; ember calls MPI from the thread that
+/// called init() only: MPI_THREAD_FUNNELED). MPI errors then come back as
+/// ember::Error instead of ending the job. Error if called twice.
+void init();
+/// Leaves the job (MPI_Finalize): every rank must call it, after its last
+/// collective. Nothing in dist/ works after it.
+void finalize();
+bool is_initialized();  // init() was called and finalize() not yet
+
+/// This process's place in the job, 0 .. world_size() - 1; error before init().
+int rank();
+int world_size();
+/// How many ranks run on this machine (they share its cores).
+int local_world_size();
+
+enum class ReduceOp { Sum, Mean };  // Mean: the sum divided by world_size(), on every rank
+const char* reduce_op_name(ReduceOp op);
+
+/// In place: every rank's t becomes the elementwise sum (or mean) of all
+/// ranks' t (MPI_Allreduce). float32 or float64, contiguous. Before the
+/// reduction, one small collective checks that every rank passes the same
+/// dtype, element count and op: a mismatch is an ember::Error on every rank
+/// (naming this rank's values and the range across ranks), not a hang or a
+/// half-filled buffer.
+void all_reduce(const Tensor& t, ReduceOp op = ReduceOp::Sum);
+/// The same without the agreement check, for callers whose layout is checked
+/// once (DataParallel's buckets, every step): the local checks remain, but
+/// ranks that pass different sizes get what MPI gives them (an MPI error, or
+/// a hang).
+void all_reduce_unchecked(const Tensor& t, ReduceOp op = ReduceOp::Sum);
+
+/// In place: every rank's t becomes root's t (MPI_Bcast). Any dtype,
+/// contiguous; the same agreement check as all_reduce (dtype, count, root).
+void broadcast(const Tensor& t, int root = 0);
+
+/// Returns when every rank has called it (MPI_Barrier).
+void barrier();
+
+/// Ends every rank of the job with exit status `code` (MPI_Abort): for a rank
+/// that cannot go on while the others may be waiting for it in a collective.
+/// Print the reason first. In a job of one process: std::exit(code).
+[[noreturn]] void abort(int code);
+
+/// "rank 1 of 2" (empty in a job of one process): for messages.
+std::string where();
+
+}  // namespace ember::dist
