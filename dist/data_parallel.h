@@ -15,7 +15,7 @@
 /// parameters' gradient hooks as soon as its last gradient is complete,
 /// while backward goes on with the earlier layers. ember had that too
 /// (MPI_Iallreduce started from the engine's leaf hooks) and measured it on
-/// its 2-core machine: 2-4% slower than all-reducing after backward, since
+/// its 2-core machine: 1-4% slower than all-reducing after backward, since
 /// there the transfer is a memory copy done by the same cores that compute.
 /// README, "Training on several processes", has the numbers; the reverse
 /// order of the buckets is the one an overlapped version would start them in.
