@@ -216,7 +216,8 @@ int train_main(Flags& f, const CLI::App& app, const std::string& program_name) {
             << "machine     " << examples::machine_line() << "\n";
   if (ddp) {
     std::cout << "processes   " << ranks << " (mpirun), " << f.opt.batch / ranks << " sequences of each batch per process; "
-              << "gradients all-reduced in " << ddp->buckets().size() << " buckets of at most " << f.bucket_kb << " KiB ("
+              << "gradients all-reduced in " << ddp->buckets().size()
+              << (ddp->buckets().size() == 1 ? " bucket" : " buckets") << " of at most " << f.bucket_kb << " KiB ("
               << static_cast<double>(ddp->stats().bytes) / (1 << 20) << " MiB per step)\n";
   }
   if (trainer.steps_done() > 0) std::cout << "resumed at step " << trainer.steps_done() << ", writing to " << f.out << "\n";
