@@ -333,20 +333,25 @@ Report write_png(const Heatmap& p, const std::string& path) {
   plvpor(0.12, right, 0.13, 0.9);
   plwind(0, static_cast<double>(p.cols), static_cast<double>(p.rows), 0);
   Report report;
-  std::vector<PLFLT> cells(static_cast<size_t>(p.rows * p.cols));
-  std::vector<PLFLT*> columns(static_cast<size_t>(p.cols));  // PLplot indexes [x][y]
-  for (int64_t c = 0; c < p.cols; ++c) {
-    columns[c] = &cells[static_cast<size_t>(c * p.rows)];
-    for (int64_t r = 0; r < p.rows; ++r) {
-      double v = p.values[static_cast<size_t>(r * p.cols + c)];
+  // plimage treats its nx x ny values as the corners of (nx-1) x (ny-1)
+  // cells, each coloured by its lower corner: given only rows x cols values
+  // it would stretch them and drop the last row and column. So it gets one
+  // more of each (copies of the last), and cell (r, c) covers [c, c+1] x [r, r+1].
+  const int64_t nx = p.cols + 1, ny = p.rows + 1;
+  std::vector<PLFLT> cells(static_cast<size_t>(nx * ny));
+  std::vector<PLFLT*> columns(static_cast<size_t>(nx));  // PLplot indexes [x][y]
+  for (int64_t c = 0; c < nx; ++c) {
+    columns[c] = &cells[static_cast<size_t>(c * ny)];
+    for (int64_t r = 0; r < ny; ++r) {
+      double v = p.values[static_cast<size_t>(std::min(r, p.rows - 1) * p.cols + std::min(c, p.cols - 1))];
       if (!std::isfinite(v)) {
-        ++report.skipped;
+        if (r < p.rows && c < p.cols) ++report.skipped;
         v = (p.min + p.max) / 2;  // drawn as the middle of the scale
       }
       columns[c][r] = std::clamp(v, p.min, p.max);
     }
   }
-  plimage(columns.data(), static_cast<PLINT>(p.cols), static_cast<PLINT>(p.rows), 0, static_cast<double>(p.cols), 0,
+  plimage(columns.data(), static_cast<PLINT>(nx), static_cast<PLINT>(ny), 0, static_cast<double>(p.cols), 0,
           static_cast<double>(p.rows), p.min, p.max, 0, static_cast<double>(p.cols), 0, static_cast<double>(p.rows));
   plcol0(kInk);
   plwidth(1);
