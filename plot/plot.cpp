@@ -136,8 +136,17 @@ Range axis_range(const Axis& axis, const std::vector<const std::vector<double>*>
 // Tick values for a log axis over [10^lo, 10^hi]: 1, 2, 5 times powers of
 // ten, or every digit when the range is narrower than that gives three ticks.
 // (PLplot labels only whole decades, so a loss between 1.8 and 4.2 would get
-// no numbers at all.)
+// no numbers at all.) Over more than four decades 1, 2, 5 would crowd the
+// numbers on top of each other: whole decades then, every n-th of them so
+// that at most about ten are labelled.
 std::vector<double> log_ticks(double lo, double hi) {
+  if (hi - lo > 4) {
+    const int every = std::max(1, static_cast<int>(std::ceil((hi - lo) / 10)));
+    std::vector<double> decades;
+    for (int e = static_cast<int>(std::ceil(lo)); e <= static_cast<int>(std::floor(hi)); ++e)
+      if (e % every == 0) decades.push_back(e);
+    return decades;
+  }
   const std::vector<std::vector<double>> choices = {{1, 2, 5}, {1, 2, 3, 4, 5, 6, 7, 8, 9},
                                                     {1, 1.2, 1.5, 2, 2.5, 3, 3.5, 4, 4.5, 5, 6, 7, 8, 9}};
   std::vector<double> ticks;
