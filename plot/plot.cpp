@@ -4,6 +4,7 @@
 #include <stb_image_write.h>
 
 #include <algorithm>
+#include <cstring>
 #include <cmath>
 #include <limits>
 #include <mutex>
@@ -162,35 +163,47 @@ std::vector<double> log_ticks(double lo, double hi) {
   return ticks;
 }
 
-// Ticks, grid lines and numbers of a log y axis, drawn by hand.
-void log_y_axis(Range ry) {
-  for (double v : log_ticks(ry.lo, ry.hi)) {
-    const double at = (v - ry.lo) / (ry.hi - ry.lo);  // fraction of the axis
+// Ticks, grid lines and numbers of a log axis, drawn by hand (PLplot's own
+// show only whole decades, as 10^k); returns the widest number's length in
+// characters.
+size_t log_axis(Range r, bool horizontal) {
+  size_t widest = 0;
+  for (double v : log_ticks(r.lo, r.hi)) {
+    const double at = (v - r.lo) / (r.hi - r.lo);  // fraction of the axis
     plcol0(kGrid);
     plwidth(1);
     PLFLT wx0, wx1, wy0, wy1;
     plgvpw(&wx0, &wx1, &wy0, &wy1);
     PLFLT x[2] = {wx0, wx1}, y[2] = {v, v};
+    if (horizontal) x[0] = x[1] = v, y[0] = wy0, y[1] = wy1;
     plline(2, x, y);
     plcol0(kInk);
     char text[32];
     std::snprintf(text, sizeof text, "%g", std::pow(10.0, v));
-    plmtex("lv", 0.6, at, 1.0, text);
+    widest = std::max(widest, std::strlen(text));
+    if (horizontal)
+      plmtex("b", 1.5, at, 0.5, text);
+    else
+      plmtex("lv", 0.6, at, 1.0, text);
   }
+  return widest;
 }
 
 // The frame: viewport, window, grid, box with tick values, labels and title.
 void frame(const std::string& title, const Axis& x, const Axis& y, Range rx, Range ry, double right = 0.95) {
   plvpor(0.1, right, 0.13, 0.9);
   plwind(rx.lo, rx.hi, ry.lo, ry.hi);
-  const std::string xo = std::string("bcnst") + (x.log ? "l" : "");
   plcol0(kGrid);
   plwidth(1);
-  plbox(x.log ? "gl" : "g", 0, 0, y.log ? "" : "g", 0, 0);
-  if (y.log) log_y_axis(ry);
+  plbox(x.log ? "" : "g", 0, 0, y.log ? "" : "g", 0, 0);
+  if (x.log) log_axis(rx, true);
+  const size_t y_numbers = y.log ? log_axis(ry, false) : 0;
   plcol0(kInk);
-  plbox(xo.c_str(), 0, 0, y.log ? "bc" : "bcnstv", 0, 0);
-  pllab(x.label.c_str(), y.label.c_str(), "");
+  plbox(x.log ? "bc" : "bcnst", 0, 0, y.log ? "bc" : "bcnstv", 0, 0);
+  pllab(x.label.c_str(), "", "");
+  // pllab's place for the y label (5 character heights out) would run into
+  // numbers as wide as 0.0001: it moves out with the widest one.
+  plmtex("l", std::max(5.0, 1.8 + 0.7 * static_cast<double>(y_numbers)), 0.5, 0.5, y.label.c_str());
   plschr(0, 1.05);
   plmtex("t", 1.6, 0.5, 0.5, title.c_str());
   plschr(0, 0.85);
@@ -464,7 +477,7 @@ Report write_png(const BarChart& p, const std::string& path) {
   plvpor(0.1, 0.95, 0.13, 0.9);
   plwind(0, n, ry.lo, ry.hi);
   plcol0(kGrid);
-  if (p.y.log) log_y_axis(ry);
+  if (p.y.log) log_axis(ry, false);
   else plbox("", 0, 0, "g", 0, 0);
   const PLINT c = canvas.color(p.color.value_or(palette(0)));
   for (size_t i = 0; i < p.values.size(); ++i) {
