@@ -4,6 +4,7 @@
 #include <stb_image_write.h>
 
 #include <algorithm>
+#include <cstring>
 #include <cmath>
 #include <limits>
 #include <mutex>
@@ -136,8 +137,17 @@ Range axis_range(const Axis& axis, const std::vector<const std::vector<double>*>
 // Tick values for a log axis over [10^lo, 10^hi]: 1, 2, 5 times powers of
 // ten, or every digit when the range is narrower than that gives three ticks.
 // (PLplot labels only whole decades, so a loss between 1.8 and 4.2 would get
-// no numbers at all.)
+// no numbers at all.) Over more than four decades 1, 2, 5 would crowd the
+// numbers on top of each other: whole decades then, every n-th of them so
+// that at most about ten are labelled.
 std::vector<double> log_ticks(double lo, double hi) {
+  if (hi - lo > 4) {
+    const int every = std::max(1, static_cast<int>(std::ceil((hi - lo) / 10)));
+    std::vector<double> decades;
+    for (int e = static_cast<int>(std::ceil(lo)); e <= static_cast<int>(std::floor(hi)); ++e)
+      if (e % every == 0) decades.push_back(e);
+    return decades;
+  }
   const std::vector<std::vector<double>> choices = {{1, 2, 5}, {1, 2, 3, 4, 5, 6, 7, 8, 9},
                                                     {1, 1.2, 1.5, 2, 2.5, 3, 3.5, 4, 4.5, 5, 6, 7, 8, 9}};
   std::vector<double> ticks;
@@ -153,35 +163,47 @@ std::vector<double> log_ticks(double lo, double hi) {
   return ticks;
 }
 
-// Ticks, grid lines and numbers of a log y axis, drawn by hand.
-void log_y_axis(Range ry) {
-  for (double v : log_ticks(ry.lo, ry.hi)) {
-    const double at = (v - ry.lo) / (ry.hi - ry.lo);  // fraction of the axis
+// Ticks, grid lines and numbers of a log axis, drawn by hand (PLplot's own
+// show only whole decades, as 10^k); returns the widest number's length in
+// characters.
+size_t log_axis(Range r, bool horizontal) {
+  size_t widest = 0;
+  for (double v : log_ticks(r.lo, r.hi)) {
+    const double at = (v - r.lo) / (r.hi - r.lo);  // fraction of the axis
     plcol0(kGrid);
     plwidth(1);
     PLFLT wx0, wx1, wy0, wy1;
     plgvpw(&wx0, &wx1, &wy0, &wy1);
     PLFLT x[2] = {wx0, wx1}, y[2] = {v, v};
+    if (horizontal) x[0] = x[1] = v, y[0] = wy0, y[1] = wy1;
     plline(2, x, y);
     plcol0(kInk);
     char text[32];
     std::snprintf(text, sizeof text, "%g", std::pow(10.0, v));
-    plmtex("lv", 0.6, at, 1.0, text);
+    widest = std::max(widest, std::strlen(text));
+    if (horizontal)
+      plmtex("b", 1.5, at, 0.5, text);
+    else
+      plmtex("lv", 0.6, at, 1.0, text);
   }
+  return widest;
 }
 
 // The frame: viewport, window, grid, box with tick values, labels and title.
 void frame(const std::string& title, const Axis& x, const Axis& y, Range rx, Range ry, double right = 0.95) {
   plvpor(0.1, right, 0.13, 0.9);
   plwind(rx.lo, rx.hi, ry.lo, ry.hi);
-  const std::string xo = std::string("bcnst") + (x.log ? "l" : "");
   plcol0(kGrid);
   plwidth(1);
-  plbox(x.log ? "gl" : "g", 0, 0, y.log ? "" : "g", 0, 0);
-  if (y.log) log_y_axis(ry);
+  plbox(x.log ? "" : "g", 0, 0, y.log ? "" : "g", 0, 0);
+  if (x.log) log_axis(rx, true);
+  const size_t y_numbers = y.log ? log_axis(ry, false) : 0;
   plcol0(kInk);
-  plbox(xo.c_str(), 0, 0, y.log ? "bc" : "bcnstv", 0, 0);
-  pllab(x.label.c_str(), y.label.c_str(), "");
+  plbox(x.log ? "bc" : "bcnst", 0, 0, y.log ? "bc" : "bcnstv", 0, 0);
+  pllab(x.label.c_str(), "", "");
+  // pllab's place for the y label (5 character heights out) would run into
+  // numbers as wide as 0.0001: it moves out with the widest one.
+  plmtex("l", std::max(5.0, 1.8 + 0.7 * static_cast<double>(y_numbers)), 0.5, 0.5, y.label.c_str());
   plschr(0, 1.05);
   plmtex("t", 1.6, 0.5, 0.5, title.c_str());
   plschr(0, 0.85);
@@ -333,20 +355,25 @@ Report write_png(const Heatmap& p, const std::string& path) {
   plvpor(0.12, right, 0.13, 0.9);
   plwind(0, static_cast<double>(p.cols), static_cast<double>(p.rows), 0);
   Report report;
-  std::vector<PLFLT> cells(static_cast<size_t>(p.rows * p.cols));
-  std::vector<PLFLT*> columns(static_cast<size_t>(p.cols));  // PLplot indexes [x][y]
-  for (int64_t c = 0; c < p.cols; ++c) {
-    columns[c] = &cells[static_cast<size_t>(c * p.rows)];
-    for (int64_t r = 0; r < p.rows; ++r) {
-      double v = p.values[static_cast<size_t>(r * p.cols + c)];
+  // plimage treats its nx x ny values as the corners of (nx-1) x (ny-1)
+  // cells, each coloured by its lower corner: given only rows x cols values
+  // it would stretch them and drop the last row and column. So it gets one
+  // more of each (copies of the last), and cell (r, c) covers [c, c+1] x [r, r+1].
+  const int64_t nx = p.cols + 1, ny = p.rows + 1;
+  std::vector<PLFLT> cells(static_cast<size_t>(nx * ny));
+  std::vector<PLFLT*> columns(static_cast<size_t>(nx));  // PLplot indexes [x][y]
+  for (int64_t c = 0; c < nx; ++c) {
+    columns[c] = &cells[static_cast<size_t>(c * ny)];
+    for (int64_t r = 0; r < ny; ++r) {
+      double v = p.values[static_cast<size_t>(std::min(r, p.rows - 1) * p.cols + std::min(c, p.cols - 1))];
       if (!std::isfinite(v)) {
-        ++report.skipped;
+        if (r < p.rows && c < p.cols) ++report.skipped;
         v = (p.min + p.max) / 2;  // drawn as the middle of the scale
       }
       columns[c][r] = std::clamp(v, p.min, p.max);
     }
   }
-  plimage(columns.data(), static_cast<PLINT>(p.cols), static_cast<PLINT>(p.rows), 0, static_cast<double>(p.cols), 0,
+  plimage(columns.data(), static_cast<PLINT>(nx), static_cast<PLINT>(ny), 0, static_cast<double>(p.cols), 0,
           static_cast<double>(p.rows), p.min, p.max, 0, static_cast<double>(p.cols), 0, static_cast<double>(p.rows));
   plcol0(kInk);
   plwidth(1);
@@ -450,7 +477,7 @@ Report write_png(const BarChart& p, const std::string& path) {
   plvpor(0.1, 0.95, 0.13, 0.9);
   plwind(0, n, ry.lo, ry.hi);
   plcol0(kGrid);
-  if (p.y.log) log_y_axis(ry);
+  if (p.y.log) log_axis(ry, false);
   else plbox("", 0, 0, "g", 0, 0);
   const PLINT c = canvas.color(p.color.value_or(palette(0)));
   for (size_t i = 0; i < p.values.size(); ++i) {

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <utility>
 
 #include "plot/plot.h"
 #include "png_decode.h"
@@ -64,6 +65,36 @@ TEST(Plot, LinePlotDecodesWithTheAskedSize) {
   p.y.log = true;
   plot::write_png(p, dir.file("log.png"));
   expect_picture(dir.file("log.png"), 640, 400);
+}
+
+// Every cell is drawn where its row and column are, the last ones included
+// (plimage colours the cells between its grid points: given only rows x cols
+// values it used to drop the last row and column and stretch the rest).
+TEST(Plot, HeatmapCellsSitOnTheirRowAndColumn) {
+  TempDir dir;
+  plot::Heatmap h{.title = "cells", .x_label = "c", .y_label = "r", .value_label = "v"};
+  h.rows = 4;
+  h.cols = 3;
+  h.min = 0;
+  h.max = 1;
+  h.diverging = false;  // 0 white, 1 dark blue
+  h.values.assign(12, 0.0);
+  for (auto [r, c] : {std::pair{0, 1}, {2, 0}, {3, 2}}) h.values[r * 3 + c] = 1.0;
+  h.width = h.height = 400;
+  plot::write_png(h, dir.file("cells.png"));
+  test::Png png = test::decode_png(dir.file("cells.png"));
+  ASSERT_TRUE(png.ok) << png.error;
+  // the map's viewport: x 0.12 .. 0.84 of the width, y 0.10 .. 0.87 from the top
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 3; ++c) {
+      const int x = static_cast<int>(400 * (0.12 + 0.72 * (c + 0.5) / 3));
+      const int y = static_cast<int>(400 * (0.10 + 0.77 * (r + 0.5) / 4));
+      const int red = png.rgb[(static_cast<size_t>(y) * 400 + x) * 3];
+      if (h.values[r * 3 + c] == 1.0)
+        EXPECT_LT(red, 100) << "cell (" << r << ", " << c << ") should be dark";
+      else
+        EXPECT_GT(red, 200) << "cell (" << r << ", " << c << ") should be white";
+    }
 }
 
 TEST(Plot, HeatmapStackedAreaAndBars) {

@@ -3,9 +3,9 @@
 # status (1, or CLI11's code for a flag it rejects) and a message on stderr
 # that names the offending value: never a crash (a signal), a hang (timeout)
 # or an uncaught exception.
-#   bad_cli_input.sh TRAIN_GPT SAMPLE_GPT WORKDIR
+#   bad_cli_input.sh TRAIN_GPT SAMPLE_GPT LESSON_C_RACE WORKDIR
 set -u
-train=$1 sample=$2 work=$3
+train=$1 sample=$2 race=$3 work=$4
 rm -rf "$work" && mkdir -p "$work/empty"
 mkfifo "$work/fifo"
 mkdir -p "$work/dir_model/model.safetensors"
@@ -36,6 +36,21 @@ expect "training diverged" -- "$train" --lr 1000000 --steps 40 --dim 16 --heads 
 expect "temperature" -- "$sample" --model "$work/run" --temperature nan
 expect "model.safetensors" -- "$sample" --model "$work/empty"
 expect "not a regular file (a directory)" -- "$sample" --model "$work/dir_model"
+# lesson_c_race fails before it trains: flags out of range, a text it cannot
+# read or race on, a directory it cannot make.
+race_out=(--out "$work/race")
+expect "--threads: Value 0" -- "$race" --threads 0 "${race_out[@]}"
+expect "--max-distance: Value 100000" -- "$race" --max-distance 100000 "${race_out[@]}"
+expect "--reverse-length: Value 1" -- "$race" --reverse-length 1 "${race_out[@]}"
+expect "--text-steps: Value 0" -- "$race" --quick --text-steps 0 "${race_out[@]}"
+expect "a seed is a non-negative integer, got -1" -- "$race" --seed -1 "${race_out[@]}"
+expect "not a regular file (a FIFO)" -- "$race" --data "$work/fifo" "${race_out[@]}"
+: >"$work/empty.txt"
+expect "the text is empty" -- "$race" --data "$work/empty.txt" "${race_out[@]}"
+printf 'to be or not to be\n' >"$work/short.txt"
+expect "short.txt has 19 characters; race 3 needs at least 1300" -- "$race" --data "$work/short.txt" "${race_out[@]}"
+printf 'x' >"$work/a_file"
+expect "$work/a_file/out" -- "$race" --quick --out "$work/a_file/out"
 # Not bad, only extreme: a one-character text (loss 0 throughout, no newline
 # to start a sample from) trains, plots and samples.
 head -c 2000 /dev/zero | tr '\0' 'a' >"$work/a.txt"
