@@ -262,7 +262,14 @@ struct FakeLoad {
   }
 };
 
-// The OpenMP threads that ran the pieces of one parallel_for.
+// The OpenMP threads that ran the pieces of one parallel_for (the
+// ThreadSanitizer build compiles without OpenMP: one thread runs them all,
+// and the tests that count OS threads skip there).
+#if defined(_OPENMP)
+constexpr bool kOpenMP = true;
+#else
+constexpr bool kOpenMP = false;
+#endif
 int threads_that_ran(int64_t n) {
   std::mutex m;
   std::set<int> ids;
@@ -283,7 +290,7 @@ TEST(AdaptiveThreads, OneThreadRunsThePiecesWhileACoreIsTaken) {
   detail::set_load_sensor(idle_machine);
   FakeLoad::settle();
   EXPECT_EQ(threads_in_use(), 2);
-  EXPECT_EQ(threads_that_ran(1000), 2);
+  if (kOpenMP) EXPECT_EQ(threads_that_ran(1000), 2);
 }
 
 TEST(AdaptiveThreads, TheSameBitsWhicheverNumberOfThreadsRuns) {
@@ -317,7 +324,7 @@ TEST(AdaptiveThreads, OffMeansTheConfiguredCount) {
   set_adaptive_threads(false);
   FakeLoad::settle();
   EXPECT_EQ(threads_in_use(), 2);
-  EXPECT_EQ(threads_that_ran(1000), 2);
+  if (kOpenMP) EXPECT_EQ(threads_that_ran(1000), 2);
 }
 
 TEST(AdaptiveThreads, TheRealSensorReadsThisMachine) {
