@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The matmul, thread and training tests once per OpenBLAS core that ember's
-# chooser can pick on this CPU, forced with OPENBLAS_CORETYPE (which always
-# wins over the chooser); then the vector-math tests and the ops on them at
+# The BLAS, matmul, thread and training tests under ember's own choice of
+# OpenBLAS core (OPENBLAS_CORETYPE unset, whatever the caller's environment
+# says), then once per core this CPU can run, forced with OPENBLAS_CORETYPE
+# as a user would (it always wins over the chooser), and once with a name
+# OpenBLAS does not know; then the vector-math tests and the ops on them at
 # each narrower SIMD width (EMBER_SIMD). Uses the Release build of
 # scripts/test.sh.
 #   bash scripts/test_blas_cores.sh [BUILD_DIR]
@@ -15,6 +17,24 @@ if ((${#cores[@]} == 0)); then
   exit 0
 fi
 tests='Blas|Matmul|TensorThreads|AdaptiveThreads|NnGpt|Trainer|Optim|Attention|Registry'
+echo "--- OPENBLAS_CORETYPE unset (ember chooses)"
+log=$build/blas_core_ember.log
+if env -u OPENBLAS_CORETYPE ctest --test-dir "$build" --output-on-failure -j2 -R "$tests" >"$log" 2>&1; then
+  grep -E "tests passed" "$log"
+else
+  cat "$log"
+  echo "test_blas_cores.sh: tests failed with ember's own choice of core"
+  exit 1
+fi
+echo "--- OPENBLAS_CORETYPE=NoSuchCore (OpenBLAS picks its own; ember says so)"
+log=$build/blas_core_unknown.log
+if OPENBLAS_CORETYPE=NoSuchCore ctest --test-dir "$build" --output-on-failure -j2 -R 'Blas|Matmul' >"$log" 2>&1; then
+  grep -E "tests passed" "$log"
+else
+  cat "$log"
+  echo "test_blas_cores.sh: tests failed with an unknown OPENBLAS_CORETYPE"
+  exit 1
+fi
 for core in "${cores[@]}"; do
   echo "--- OPENBLAS_CORETYPE=$core"
   log=$build/blas_core_$core.log

@@ -14,6 +14,8 @@
 #include <dlfcn.h>
 
 #include <atomic>
+#include <cctype>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -56,7 +58,12 @@ std::vector<std::string> cores_for_cpu() {
     if (__builtin_cpu_supports("avx512bf16")) out.push_back("CooperLake");
     out.push_back("SkylakeX");
   }
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) out.push_back(amd ? "Zen" : "Haswell");
+  // Zen's kernels are Haswell's AVX2 code tuned for AMD's caches: both run on
+  // either vendor's AVX2 CPUs; the vendor's own comes first.
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    out.push_back(amd ? "Zen" : "Haswell");
+    out.push_back(amd ? "Haswell" : "Zen");
+  }
   if (__builtin_cpu_supports("avx")) out.push_back("Sandybridge");
 #endif
   return out;
@@ -77,7 +84,15 @@ struct Library {
   std::string path;
   bool chosen_by_ember = false;
   std::string cpu_best;
+  std::string user_core;  // OPENBLAS_CORETYPE as the user set it ("" if not)
 };
+
+bool same_core(const std::string& a, const std::string& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
+  return true;
+}
 
 template <typename F>
 F symbol(void* handle, const char* name, const std::string& path) {
@@ -92,7 +107,8 @@ const Library& library() {
     const std::vector<std::string> cores = cores_for_cpu();
     l.cpu_best = cores.empty() ? "" : cores.front();
     const char* user = std::getenv("OPENBLAS_CORETYPE");
-    if ((!user || !*user) && !l.cpu_best.empty()) {
+    if (user && *user) l.user_core = user;
+    if (l.user_core.empty() && !l.cpu_best.empty()) {
       ::setenv("OPENBLAS_CORETYPE", l.cpu_best.c_str(), 1);  // read by OpenBLAS as it loads, just below
       l.chosen_by_ember = true;
     }
@@ -118,6 +134,11 @@ const Library& library() {
     const int omp_default = omp_get_max_threads();
     l.set_num_threads(1);
     omp_set_num_threads(omp_default);
+    // A core OpenBLAS does not know is ignored by it without a word (it then
+    // picks its own): say once which kernels run instead.
+    if (!l.user_core.empty() && !same_core(l.user_core, l.get_corename()))
+      std::fprintf(stderr, "ember: OPENBLAS_CORETYPE=%s is not a core this OpenBLAS knows; it runs its %s kernels\n",
+                   l.user_core.c_str(), l.get_corename());
     return l;
   }();
   return lib;
@@ -141,7 +162,10 @@ std::string cpu_model() {
 std::string BlasInfo::summary() const {
   std::string version = config;
   if (size_t sp = version.find(' ', version.find(' ') + 1); sp != std::string::npos) version = version.substr(0, sp);
-  return version + ", " + core + " kernels" + (chosen_by_ember ? " (chosen by ember for this CPU)" : "") +
+  std::string why;
+  if (chosen_by_ember) why = " (chosen by ember for this CPU)";
+  else if (!user_core.empty()) why = " (OPENBLAS_CORETYPE=" + user_core + ", set by the user)";
+  return version + ", " + core + " kernels" + why +
          ", each product split over " + std::to_string(threads) + (threads == 1 ? " thread" : " threads");
 }
 
@@ -157,6 +181,8 @@ BlasInfo blas_info() {
   i.blas_threads = l.get_num_threads();
   i.chosen_by_ember = l.chosen_by_ember;
   i.cpu_best = l.cpu_best;
+  i.user_core = l.user_core;
+  i.user_core_honoured = !l.user_core.empty() && same_core(l.user_core, i.core);
   return i;
 }
 

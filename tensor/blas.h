@@ -8,7 +8,8 @@
 /// kernels several times slower. So when OPENBLAS_CORETYPE is not set, ember
 /// sets it from what this CPU supports (CPUID): AVX-512 F/BW/DQ/VL ->
 /// SkylakeX (CooperLake with AVX-512 BF16), AVX2 and FMA -> Haswell (Zen on
-/// AMD), AVX -> Sandybridge. A user's own OPENBLAS_CORETYPE always wins.
+/// AMD), AVX -> Sandybridge. A user's own OPENBLAS_CORETYPE always wins; one
+/// that OpenBLAS does not know (it then picks its own) is reported on stderr.
 ///
 /// OpenBLAS itself runs single-threaded: ember splits each product over its
 /// own threads (tensor/parallel.h), so the bits do not depend on how many
@@ -30,6 +31,8 @@ struct BlasInfo {
   int blas_threads = 0; // OpenBLAS's own count: 1 (ember does the splitting)
   bool chosen_by_ember = false;  // ember set OPENBLAS_CORETYPE (the user had not)
   std::string cpu_best;          // the best core this CPU supports, by CPUID ("" if none better than the default)
+  std::string user_core;         // OPENBLAS_CORETYPE as the user set it ("" if ember chose)
+  bool user_core_honoured = false;  // the user's core is the one running (false: OpenBLAS did not know it)
   /// "OpenBLAS 0.3.21, SkylakeX kernels (chosen by ember for this CPU), each product split over 2 threads"
   std::string summary() const;
 };
@@ -38,7 +41,7 @@ struct BlasInfo {
 BlasInfo blas_info();
 
 /// The cores this CPU can run, best first, from the chooser's list
-/// (e.g. {"SkylakeX", "Haswell", "Sandybridge"} on an AVX-512 CPU). The tests
+/// (e.g. {"SkylakeX", "Haswell", "Zen", "Sandybridge"} on an Intel AVX-512 CPU). The tests
 /// run under each of them (scripts/test_blas_cores.sh).
 std::vector<std::string> blas_cores_for_this_cpu();
 
