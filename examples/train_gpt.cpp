@@ -16,7 +16,7 @@
 //
 // Under mpirun every rank runs this program: each takes its shard of every
 // batch (--batch is the whole batch, whatever the number of ranks), the
-// gradients are averaged by dist::DataParallel, and rank 0 alone prints,
+// gradients are averaged by distributed::DataParallel, and rank 0 alone prints,
 // evaluates and writes files.
 #include <unistd.h>
 
@@ -32,7 +32,7 @@
 #include <thread>
 
 #include "common/program.h"
-#include "dist/data_parallel.h"
+#include "distributed/data_parallel.h"
 #include "ember.h"
 #include "inspect/profiler.h"
 #include "plot/plot.h"
@@ -123,7 +123,7 @@ struct Flags {
   int threads = 2;
   int64_t save_every = 200, sample_every = 0, sample_chars = 300, more_steps = 0, profile_step = 0;
   bool no_tie = false;
-  int64_t bucket_kb = dist::DataParallelOptions{}.bucket_bytes >> 10;
+  int64_t bucket_kb = distributed::DataParallelOptions{}.bucket_bytes >> 10;
 };
 
 // With --resume, the model comes from the checkpoint and the training
@@ -162,13 +162,13 @@ void apply_resume(Flags& f, const CLI::App& app, const train::TrainOptions& run,
 int train_main(Flags& f, const CLI::App& app, const std::string& program_name) {
   // One process, or rank `rank` of `ranks` under mpirun. Only rank 0 speaks:
   // the others' standard output is switched off (errors still reach stderr).
-  const int ranks = dist::is_initialized() ? dist::world_size() : 1, rank = ranks > 1 ? dist::rank() : 0;
+  const int ranks = distributed::is_initialized() ? distributed::world_size() : 1, rank = ranks > 1 ? distributed::rank() : 0;
   const bool main_rank = rank == 0;
   if (!main_rank) std::cout.setstate(std::ios::failbit);
   if (ranks > 1 && !app.count("--threads")) {
     // The ranks on one machine share its cores.
     const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    f.threads = std::max(1, cores / dist::local_world_size());
+    f.threads = std::max(1, cores / distributed::local_world_size());
   }
   set_num_threads(f.threads);
   f.opt.min_lr = f.opt.lr / 10;
@@ -198,9 +198,9 @@ int train_main(Flags& f, const CLI::App& app, const std::string& program_name) {
   nn::GPT model(f.cfg);
   train::Trainer trainer(model, tok.encode(text), f.opt);
   if (!f.resume.empty()) trainer.resume(f.resume);  // (every rank reads the checkpoint)
-  std::optional<dist::DataParallel> ddp;
+  std::optional<distributed::DataParallel> ddp;
   if (ranks > 1) {
-    ddp.emplace(model.parameters(), dist::DataParallelOptions{.bucket_bytes = f.bucket_kb << 10});
+    ddp.emplace(model.parameters(), distributed::DataParallelOptions{.bucket_bytes = f.bucket_kb << 10});
     trainer.set_replicas(*ddp);
   }
   train::Metadata meta = train::gpt_metadata(f.cfg, tok);
@@ -231,7 +231,7 @@ int train_main(Flags& f, const CLI::App& app, const std::string& program_name) {
   std::signal(SIGUSR1, on_sigint);
   // (mpirun hands each rank a pseudo-terminal even when its own output goes
   // to a file: under it, plain lines.)
-  const bool tty = isatty(STDOUT_FILENO) && !dist::launched();
+  const bool tty = isatty(STDOUT_FILENO) && !distributed::launched();
   const double tokens_per_step = static_cast<double>(f.opt.batch * f.cfg.context_length);
   const int64_t first_step = trainer.steps_done();
   auto t0 = std::chrono::steady_clock::now();
@@ -310,7 +310,7 @@ int train_main(Flags& f, const CLI::App& app, const std::string& program_name) {
   }
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (ddp && ddp->stats().steps > 0) {
-    const dist::SyncStats& st = ddp->stats();
+    const distributed::SyncStats& st = ddp->stats();
     const double per_step = st.sync_seconds / static_cast<double>(st.steps);
     char line[200];
     std::snprintf(line, sizeof line, "gradient sync: %.2f ms per step (%.2f ms in MPI), %.2f MiB all-reduced per step",
@@ -367,22 +367,22 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   CLI11_PARSE(app, argc, argv);
   // Started by mpirun: join the job. A rank that then fails ends them all
-  // (dist::abort), since the others would wait for it in their next all-reduce.
-  if (dist::launched() && examples::run("train_gpt", [] {
-        dist::init();
+  // (distributed::abort), since the others would wait for it in their next all-reduce.
+  if (distributed::launched() && examples::run("train_gpt", [] {
+        distributed::init();
         return 0;
       }) != 0)
     return 1;
   const int status = examples::run(
-      "train_gpt", dist::where(), [&] { return train_main(f, app, argv[0]); },
+      "train_gpt", distributed::where(), [&] { return train_main(f, app, argv[0]); },
       [] {
-        if (dist::is_initialized() && dist::world_size() > 1) dist::abort(1);
+        if (distributed::is_initialized() && distributed::world_size() > 1) distributed::abort(1);
       });
-  if (dist::is_initialized()) {
+  if (distributed::is_initialized()) {
     // Every rank waits here for rank 0's last save: mpirun ends the whole
     // job as soon as one rank exits with a non-zero status (130 when stopped).
-    dist::barrier();
-    dist::finalize();
+    distributed::barrier();
+    distributed::finalize();
   }
   return status;
 }

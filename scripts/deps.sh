@@ -12,7 +12,7 @@ set -euo pipefail
 # chromium (the step-through page tested in a real, headless browser), and
 # clang with its sanitizer runtimes and OpenMP (the libFuzzer phase of CI),
 # SLEEF (float32 exp at the CPU's SIMD width), and
-# Open MPI (dist/: training on several processes, and mpirun for its tests).
+# Open MPI (distributed/: training on several processes, and mpirun for its tests).
 pkgs=(cmake g++ make pkg-config libopenblas-dev libopenblas-openmp-dev libgtest-dev libbenchmark-dev python3
       nlohmann-json3-dev zlib1g-dev libstb-dev libcli11-dev graphviz
       libplplot-dev plplot-driver-cairo fonts-dejavu-core doxygen chromium

@@ -51,7 +51,7 @@ struct StepLog {
 };
 
 /// What a Trainer needs to be one of several processes that train one model
-/// together (data parallelism; dist::DataParallel implements it over MPI).
+/// together (data parallelism; distributed::DataParallel implements it over MPI).
 /// Each process (rank) computes the gradient of its shard of every batch;
 /// average_gradients() then gives every rank the mean over the ranks, so all
 /// of them take the same optimizer step.

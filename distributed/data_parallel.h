@@ -22,7 +22,7 @@
 ///
 /// DataParallel is the train::Replicas that a train::Trainer uses
 /// (Trainer::set_replicas); it can also be driven by hand:
-///   dist::DataParallel ddp(model.parameters());
+///   distributed::DataParallel ddp(model.parameters());
 ///   loss.backward(); ddp.average_gradients(); opt.step();
 #pragma once
 
@@ -30,10 +30,10 @@
 #include <utility>
 #include <vector>
 
-#include "dist/dist.h"
+#include "distributed/distributed.h"
 #include "train/trainer.h"
 
-namespace ember::dist {
+namespace ember::distributed {
 
 struct DataParallelOptions {
   /// The most bytes of gradients in one all-reduce (a parameter larger than
@@ -73,7 +73,7 @@ class DataParallel final : public train::Replicas {
  public:
   /// params: the model's parameters in registration order (model.parameters()).
   /// Collective: every rank must construct it, with the same parameter shapes
-  /// (checked: an ember::Error on every rank otherwise), after dist::init().
+  /// (checked: an ember::Error on every rank otherwise), after distributed::init().
   /// Broadcasts rank 0's parameters to every rank.
   explicit DataParallel(std::vector<Tensor> params, DataParallelOptions options = {});
 
@@ -107,4 +107,4 @@ class DataParallel final : public train::Replicas {
   SyncStats stats_;
 };
 
-}  // namespace ember::dist
+}  // namespace ember::distributed

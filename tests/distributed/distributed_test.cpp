@@ -1,6 +1,6 @@
-// dist/ under MPI: this program is every rank of the job. ctest starts it as
-//   mpirun --oversubscribe -np 2 dist_tests
-// (tests/dist/CMakeLists.txt). Every rank runs every test, so a test is a
+// distributed/ under MPI: this program is every rank of the job. ctest starts it as
+//   mpirun --oversubscribe -np 2 distributed_tests
+// (tests/distributed/CMakeLists.txt). Every rank runs every test, so a test is a
 // collective: each rank makes the same calls in the same order and checks
 // its own values; the job passes when every rank passed (main, below).
 #include <gtest/gtest.h>
@@ -12,15 +12,15 @@
 #include <filesystem>
 
 #include "../test_util.h"
-#include "dist/data_parallel.h"
+#include "distributed/data_parallel.h"
 
 using namespace ember;
 using ember::test::expect_error;
 
 namespace {
 
-int me() { return dist::rank(); }
-int ranks() { return dist::world_size(); }
+int me() { return distributed::rank(); }
+int ranks() { return distributed::world_size(); }
 
 // ---- the collectives, against closed forms ----
 
@@ -29,20 +29,20 @@ TEST(DistCollectives, AllReduceSumsRankPlusOneOverTheRanks) {
   for (DType dt : {kFloat32, kFloat64}) {
     SCOPED_TRACE(dtype_name(dt));
     Tensor t = full({7}, me() + 1, dt);  // (rank + 1) * ones
-    dist::all_reduce(t, dist::ReduceOp::Sum);
+    distributed::all_reduce(t, distributed::ReduceOp::Sum);
     test::expect_values(t, std::vector<double>(7, n * (n + 1) / 2), 0);  // 1 + 2 + ... + N, exactly
     Tensor m = full({7}, me() + 1, dt);
-    dist::all_reduce(m, dist::ReduceOp::Mean);
+    distributed::all_reduce(m, distributed::ReduceOp::Mean);
     test::expect_values(m, std::vector<double>(7, (n + 1) / 2), 0);
   }
 }
 
 TEST(DistCollectives, AllReduceOfAnEmptyTensorAndOfAScalar) {
   Tensor e = zeros({0}, kFloat32);
-  dist::all_reduce(e);
+  distributed::all_reduce(e);
   EXPECT_EQ(e.numel(), 0);
   Tensor s = full({}, 2.5 * (me() + 1), kFloat64);
-  dist::all_reduce(s);
+  distributed::all_reduce(s);
   EXPECT_EQ(s.item<double>(), 2.5 * ranks() * (ranks() + 1) / 2);
 }
 
@@ -50,10 +50,10 @@ TEST(DistCollectives, BroadcastFromEveryRoot) {
   for (int root = 0; root < ranks(); ++root) {
     SCOPED_TRACE("root " + std::to_string(root));
     Tensor f = tensor(std::vector<double>{10.0 * me(), 10.0 * me() + 1}).to(kFloat32);
-    dist::broadcast(f, root);
+    distributed::broadcast(f, root);
     test::expect_values(f, {10.0 * root, 10.0 * root + 1}, 0);
     Tensor i = tensor(std::vector<int64_t>{me(), -me()});  // any dtype is broadcast
-    dist::broadcast(i, root);
+    distributed::broadcast(i, root);
     EXPECT_EQ(i.to_vector<int64_t>(), (std::vector<int64_t>{root, -root}));
   }
 }
@@ -61,10 +61,10 @@ TEST(DistCollectives, BroadcastFromEveryRoot) {
 TEST(DistCollectives, AReductionBumpsTheVersionAndABarrierReturns) {
   Tensor t = ones({3});
   const uint64_t v = t.version();
-  dist::all_reduce(t);
+  distributed::all_reduce(t);
   EXPECT_GT(t.version(), v);
-  dist::barrier();
-  EXPECT_EQ(dist::where(), "rank " + std::to_string(me()) + " of " + std::to_string(ranks()));
+  distributed::barrier();
+  EXPECT_EQ(distributed::where(), "rank " + std::to_string(me()) + " of " + std::to_string(ranks()));
 }
 
 // The unchecked reduction (DataParallel's, every step) skips only the
@@ -72,15 +72,15 @@ TEST(DistCollectives, AReductionBumpsTheVersionAndABarrierReturns) {
 TEST(DistCollectives, TheUncheckedAllReduceGivesTheSameBits) {
   Generator g(40 + static_cast<uint64_t>(me()));
   Tensor a = randn({1000}, g, kFloat32), b = a.clone();
-  dist::all_reduce(a, dist::ReduceOp::Mean);
-  dist::all_reduce_unchecked(b, dist::ReduceOp::Mean);
+  distributed::all_reduce(a, distributed::ReduceOp::Mean);
+  distributed::all_reduce_unchecked(b, distributed::ReduceOp::Mean);
   EXPECT_TRUE(equal_bits(a, b));
 }
 
 // ---- bad input: the same ember::Error on every rank, never a hang ----
 
 TEST(DistErrors, AnInt64AllReduceIsRefused) {
-  expect_error([] { dist::all_reduce(tensor(std::vector<int64_t>{1, 2})); }, "dist::all_reduce",
+  expect_error([] { distributed::all_reduce(tensor(std::vector<int64_t>{1, 2})); }, "distributed::all_reduce",
                {"int64", "only float32 and float64"});
 }
 
@@ -88,10 +88,10 @@ TEST(DistErrors, AnInt64AllReduceIsRefused) {
 // another did not, and throw too, instead of waiting for it in the reduction.
 TEST(DistErrors, ARefusalOnOneRankIsAnErrorOnEveryRank) {
   Tensor t = me() == 1 ? tensor(std::vector<int64_t>{1, 2}) : ones({2});
-  expect_error([&] { dist::all_reduce(t); }, "dist::all_reduce", {"rank 1", "int64"});
+  expect_error([&] { distributed::all_reduce(t); }, "distributed::all_reduce", {"rank 1", "int64"});
   Tensor nc = zeros({3, 2}, kFloat32);
   Tensor u = me() == 0 ? nc.t() : zeros({2, 3}, kFloat32);
-  const std::string msg = expect_error([&] { dist::all_reduce(u); }, "dist::all_reduce", {"rank 0", "not contiguous"});
+  const std::string msg = expect_error([&] { distributed::all_reduce(u); }, "distributed::all_reduce", {"rank 0", "not contiguous"});
   if (me() == 0) {
     EXPECT_NE(msg.find("strides (1, 2)"), std::string::npos) << msg;
   }
@@ -99,28 +99,28 @@ TEST(DistErrors, ARefusalOnOneRankIsAnErrorOnEveryRank) {
 
 TEST(DistErrors, DifferentSizesOnTheRanksNameEveryRanksSize) {
   Tensor t = zeros({3 + me()}, kFloat32);  // rank 0: 3 elements, rank 1: 4
-  expect_error([&] { dist::all_reduce(t); }, "dist::all_reduce",
+  expect_error([&] { distributed::all_reduce(t); }, "distributed::all_reduce",
                {"the ranks' calls differ", "rank 0", "3 elements", "rank 1", "4 elements"});
   Tensor d = zeros({3}, me() == 0 ? kFloat32 : kFloat64);
-  expect_error([&] { dist::all_reduce(d); }, "dist::all_reduce", {"float32", "float64"});
+  expect_error([&] { distributed::all_reduce(d); }, "distributed::all_reduce", {"float32", "float64"});
   Tensor b = zeros({3 + me()}, kInt64);
-  expect_error([&] { dist::broadcast(b, 0); }, "dist::broadcast", {"3 elements", "4 elements"});
+  expect_error([&] { distributed::broadcast(b, 0); }, "distributed::broadcast", {"3 elements", "4 elements"});
 }
 
 TEST(DistErrors, DifferentOpsOrRootsOnTheRanks) {
   Tensor t = ones({2});
-  expect_error([&] { dist::all_reduce(t, me() == 0 ? dist::ReduceOp::Sum : dist::ReduceOp::Mean); }, "dist::all_reduce",
+  expect_error([&] { distributed::all_reduce(t, me() == 0 ? distributed::ReduceOp::Sum : distributed::ReduceOp::Mean); }, "distributed::all_reduce",
                {"op sum", "op mean"});
-  expect_error([&] { dist::broadcast(t, me()); }, "dist::broadcast", {"root 0", "root 1"});
-  expect_error([&] { dist::broadcast(t, ranks()); }, "dist::broadcast",
+  expect_error([&] { distributed::broadcast(t, me()); }, "distributed::broadcast", {"root 0", "root 1"});
+  expect_error([&] { distributed::broadcast(t, ranks()); }, "distributed::broadcast",
                {"root " + std::to_string(ranks()), "outside the job's ranks"});
   test::expect_values(t, {1, 1}, 0);  // a refused call changed nothing
 }
 
 TEST(DistErrors, InitTwiceAndAnUndefinedTensor) {
-  expect_error([] { dist::init(); }, "dist::init", {"called twice"});
-  expect_error([] { dist::all_reduce(Tensor()); }, "dist::all_reduce", {"undefined"});
-  expect_error([] { dist::all_reduce_unchecked(tensor(std::vector<int64_t>{1})); }, "dist::all_reduce_unchecked",
+  expect_error([] { distributed::init(); }, "distributed::init", {"called twice"});
+  expect_error([] { distributed::all_reduce(Tensor()); }, "distributed::all_reduce", {"undefined"});
+  expect_error([] { distributed::all_reduce_unchecked(tensor(std::vector<int64_t>{1})); }, "distributed::all_reduce_unchecked",
                {"int64"});
 }
 
@@ -156,7 +156,7 @@ struct ToyParams {
 
 TEST(DistDataParallel, BucketsFollowReverseRegistrationOrderAndTheByteLimit) {
   ToyParams toy(1);
-  dist::DataParallel ddp(toy.params, {.bucket_bytes = 4096});
+  distributed::DataParallel ddp(toy.params, {.bucket_bytes = 4096});
   // float32: 1000*4 = 4000 bytes fills a bucket; 64*9*4 = 2304, then 4*4;
   // 17*5*4 = 340 and 300*4 = 1200 share one; the float64 one is alone.
   std::vector<std::vector<size_t>> expected = {{5}, {4, 3}, {2}, {1, 0}};
@@ -170,17 +170,17 @@ TEST(DistDataParallel, BucketsFollowReverseRegistrationOrderAndTheByteLimit) {
 // The parameters of every rank start as rank 0's.
 TEST(DistDataParallel, RankZerosParametersAreBroadcastAtTheStart) {
   ToyParams mine(7 + static_cast<uint64_t>(me())), rank0(7);
-  dist::DataParallel ddp(mine.params);
+  distributed::DataParallel ddp(mine.params);
   for (size_t i = 0; i < mine.params.size(); ++i) EXPECT_TRUE(equal_bits(mine.params[i], rank0.params[i])) << i;
 }
 
 TEST(DistDataParallel, DifferentModelsOnTheRanksAreAnErrorOnEveryRank) {
   ToyParams toy(1);
   if (me() == 1) toy.params.pop_back();
-  expect_error([&] { dist::DataParallel ddp(toy.params); }, "DataParallel", {"different models", "rank 0 has 6"});
+  expect_error([&] { distributed::DataParallel ddp(toy.params); }, "DataParallel", {"different models", "rank 0 has 6"});
   ToyParams shaped(1);
   if (me() == 1) shaped.params[1] = randn({5, 17}).requires_grad_();  // same count and size, other shape
-  expect_error([&] { dist::DataParallel ddp(shaped.params); }, "DataParallel", {"different models"});
+  expect_error([&] { distributed::DataParallel ddp(shaped.params); }, "DataParallel", {"different models"});
 }
 
 // The bucketed reduction (packed, one all-reduce per bucket, unpacked) gives
@@ -191,7 +191,7 @@ TEST(DistDataParallel, ABucketedAllReduceEqualsAPerTensorOne) {
   for (int64_t bucket : {int64_t{1} << 10, int64_t{4096}, int64_t{1} << 20}) {
     SCOPED_TRACE("bucket " + std::to_string(bucket));
     ToyParams toy(3);
-    dist::DataParallel ddp(toy.params, {.bucket_bytes = bucket});
+    distributed::DataParallel ddp(toy.params, {.bucket_bytes = bucket});
     for (int round = 0; round < 2; ++round) {
       std::vector<Tensor> c = toy.grads(round);
       for (const Tensor& p : toy.params) p.set_grad(Tensor());
@@ -199,7 +199,7 @@ TEST(DistDataParallel, ABucketedAllReduceEqualsAPerTensorOne) {
       ddp.average_gradients();
       for (size_t i = 0; i < c.size(); ++i) {
         Tensor expected = c[i].clone();
-        dist::all_reduce(expected, dist::ReduceOp::Mean);
+        distributed::all_reduce(expected, distributed::ReduceOp::Mean);
         if (ranks() == 2) {
           EXPECT_TRUE(equal_bits(toy.params[i].grad(), expected)) << "parameter " << i << ", round " << round;
         } else {
@@ -213,12 +213,12 @@ TEST(DistDataParallel, ABucketedAllReduceEqualsAPerTensorOne) {
 
 TEST(DistDataParallel, AParameterWithoutAGradientCountsAsZeros) {
   ToyParams toy(3);
-  dist::DataParallel ddp(toy.params, {.bucket_bytes = 4096});
+  distributed::DataParallel ddp(toy.params, {.bucket_bytes = 4096});
   std::vector<Tensor> c = toy.grads(0);
   for (size_t i = 0; i < c.size(); ++i) toy.params[i].set_grad(i == 1 && me() == 1 ? Tensor() : c[i].clone());
   ddp.average_gradients();
   Tensor expected = me() == 1 ? zeros(c[1].shape()) : c[1].clone();
-  dist::all_reduce(expected, dist::ReduceOp::Mean);
+  distributed::all_reduce(expected, distributed::ReduceOp::Mean);
   ASSERT_TRUE(toy.params[1].grad().defined());
   EXPECT_TRUE(equal_bits(toy.params[1].grad(), expected));
 }
@@ -262,12 +262,12 @@ int64_t parameters_unlike_rank_zero(const nn::Module& m) {
   std::vector<Tensor> flat;
   for (const Tensor& p : m.parameters()) flat.push_back(p.detach().reshape({-1}));
   Tensor mine = cat(flat, 0), root = mine.clone();  // one broadcast for the whole model
-  dist::broadcast(root, 0);
+  distributed::broadcast(root, 0);
   const float *a = mine.data_ptr<float>(), *b = root.data_ptr<float>();
   double differ = 0;
   for (int64_t i = 0; i < mine.numel(); ++i) differ += std::memcmp(a + i, b + i, sizeof(float)) != 0;
   Tensor t = full({}, differ, kFloat64);
-  dist::all_reduce(t);
+  distributed::all_reduce(t);
   return static_cast<int64_t>(t.item<double>());
 }
 
@@ -282,10 +282,10 @@ TEST(DistTraining, AfterEveryStepEveryRankHoldsTheSameParameters) {
   if (16 % ranks() != 0) GTEST_SKIP() << "the batch of 16 does not split into " << ranks() << " shards";
   TinyRun run;
   std::vector<std::vector<double>> curves;
-  for (int64_t bucket : {int64_t{16} << 10, dist::DataParallelOptions{}.bucket_bytes}) {
+  for (int64_t bucket : {int64_t{16} << 10, distributed::DataParallelOptions{}.bucket_bytes}) {
     SCOPED_TRACE("bucket " + std::to_string(bucket));
     nn::GPT model(run.config(/*seed=*/11 + static_cast<uint64_t>(me())));  // different until the broadcast
-    dist::DataParallel ddp(model.parameters(), {.bucket_bytes = bucket});
+    distributed::DataParallel ddp(model.parameters(), {.bucket_bytes = bucket});
     if (bucket == int64_t{16} << 10) {
       EXPECT_GT(ddp.buckets().size(), 2u);
     }
@@ -334,7 +334,7 @@ TEST(DistTraining, NRanksOfAShardFollowOneProcessWithTheWholeBatch) {
   if (16 % ranks() != 0) GTEST_SKIP() << "the batch of 16 does not split into " << ranks() << " shards";
   TinyRun run;
   nn::GPT shared_model(run.config());
-  dist::DataParallel ddp(shared_model.parameters());
+  distributed::DataParallel ddp(shared_model.parameters());
   train::Trainer shared(shared_model, run.tokens(), run.options(16));
   shared.set_replicas(ddp);
   nn::GPT alone_model(run.config());  // on every rank: one process, the whole batch
@@ -366,52 +366,52 @@ TEST(DistTraining, ResumingWithTheSameRanksContinuesBitForBit) {
     dir = tmpl;
   }
   Tensor len = full({}, static_cast<double>(dir.size()), kFloat64);
-  dist::broadcast(len, 0);
+  distributed::broadcast(len, 0);
   Tensor bytes = zeros({static_cast<int64_t>(len.item<double>())}, kInt64);
   for (size_t i = 0; i < dir.size(); ++i) bytes.data_ptr<int64_t>()[i] = dir[i];
-  dist::broadcast(bytes, 0);
+  distributed::broadcast(bytes, 0);
   dir.clear();
   for (int64_t c : bytes.to_vector<int64_t>()) dir += static_cast<char>(c);
 
   nn::GPT straight(run.config());
-  dist::DataParallel ddp_a(straight.parameters());
+  distributed::DataParallel ddp_a(straight.parameters());
   train::Trainer a(straight, run.tokens(), run.options());
   a.set_replicas(ddp_a);
   while (!a.done()) a.step();
   {
     nn::GPT first(run.config());
-    dist::DataParallel ddp_b(first.parameters());
+    distributed::DataParallel ddp_b(first.parameters());
     train::Trainer b(first, run.tokens(), run.options());
     b.set_replicas(ddp_b);
     for (int i = 0; i < 5; ++i) b.step();
     if (me() == 0) b.save(dir, {{"config", run.config().to_string()}});
     else expect_error([&] { b.save(dir, {}); }, "save", {"only rank 0 saves"});
-    dist::barrier();  // the files are complete before any rank reads them
+    distributed::barrier();  // the files are complete before any rank reads them
   }
   nn::GPT second(run.config(/*seed=*/99));
   train::Trainer c(second, run.tokens(), run.options());
   c.resume(dir);
   EXPECT_EQ(c.resumed_world_size(), ranks());
-  dist::DataParallel ddp_c(second.parameters());
+  distributed::DataParallel ddp_c(second.parameters());
   c.set_replicas(ddp_c);
   while (!c.done()) c.step();
   std::vector<Tensor> pa = straight.parameters(), pc = second.parameters();
   for (size_t i = 0; i < pa.size(); ++i) EXPECT_TRUE(equal_bits(pa[i], pc[i])) << "parameter " << i;
   EXPECT_EQ(losses(a), losses(c));
-  dist::barrier();
+  distributed::barrier();
   if (me() == 0) std::filesystem::remove_all(dir);
 }
 
 TEST(DistTraining, TheTrainerRefusesABatchThatDoesNotSplitAndDropout) {
   TinyRun run;
   nn::GPT model(run.config());
-  dist::DataParallel ddp(model.parameters());
+  distributed::DataParallel ddp(model.parameters());
   train::Trainer odd(model, run.tokens(), run.options(/*batch=*/2 * ranks() + 1));
   expect_error([&] { odd.set_replicas(ddp); }, "Trainer", {"does not split into " + std::to_string(ranks())});
   nn::GPTConfig c = run.config();
   c.dropout = 0.1;
   nn::GPT dropped(c);
-  dist::DataParallel ddp2(dropped.parameters());
+  distributed::DataParallel ddp2(dropped.parameters());
   train::Trainer t(dropped, run.tokens(), run.options(/*batch=*/4 * ranks()));
   expect_error([&] { t.set_replicas(ddp2); }, "Trainer", {"dropout 0.1", "same dropout masks"});
 }
@@ -422,14 +422,14 @@ TEST(DistTraining, TheTrainerRefusesABatchThatDoesNotSplitAndDropout) {
 // print their failures. The exit status is 1 on every rank if any rank failed.
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
-  dist::init();
-  if (dist::rank() != 0) {
+  distributed::init();
+  if (distributed::rank() != 0) {
     ::testing::TestEventListeners& listeners = ::testing::UnitTest::GetInstance()->listeners();
     delete listeners.Release(listeners.default_result_printer());
     struct Failures : ::testing::EmptyTestEventListener {
       void OnTestPartResult(const ::testing::TestPartResult& r) override {
         if (r.failed())
-          std::fprintf(stderr, "[ rank %d ] %s:%d: %s\n", dist::rank(), r.file_name() ? r.file_name() : "?",
+          std::fprintf(stderr, "[ rank %d ] %s:%d: %s\n", distributed::rank(), r.file_name() ? r.file_name() : "?",
                        r.line_number(), r.message());
       }
     };
@@ -437,9 +437,9 @@ int main(int argc, char** argv) {
   }
   const int status = RUN_ALL_TESTS();
   Tensor failed = full({}, status != 0 ? 1.0 : 0.0, kFloat64);
-  dist::all_reduce(failed);
-  if (dist::rank() == 0 && failed.item<double>() > 0 && status == 0)
-    std::fprintf(stderr, "dist_tests: another rank failed (see its messages above)\n");
-  dist::finalize();
+  distributed::all_reduce(failed);
+  if (distributed::rank() == 0 && failed.item<double>() > 0 && status == 0)
+    std::fprintf(stderr, "distributed_tests: another rank failed (see its messages above)\n");
+  distributed::finalize();
   return failed.item<double>() > 0 ? 1 : 0;
 }

@@ -1,9 +1,9 @@
-// dist/ in one process, without mpirun: what needs no other rank (the bucket
+// distributed/ in one process, without mpirun: what needs no other rank (the bucket
 // plan, the batch shards, the checks before init). The collectives under
-// MPI are tested by tests/dist/dist_test.cpp, started by mpirun.
+// MPI are tested by tests/distributed/distributed_test.cpp, started by mpirun.
 #include <gtest/gtest.h>
 
-#include "dist/data_parallel.h"
+#include "distributed/data_parallel.h"
 #include "test_util.h"
 
 using namespace ember;
@@ -12,16 +12,16 @@ using ember::test::expect_error;
 namespace {
 
 TEST(DistWithoutInit, EveryCallNamesItselfAndInit) {
-  ASSERT_FALSE(dist::is_initialized());
-  expect_error([] { dist::rank(); }, "dist::rank", {"before dist::init()"});
-  expect_error([] { dist::world_size(); }, "dist::world_size", {"before dist::init()"});
-  expect_error([] { dist::all_reduce(ones({2})); }, "dist::all_reduce", {"before dist::init()"});
-  expect_error([] { dist::broadcast(ones({2})); }, "dist::broadcast", {"before dist::init()"});
-  expect_error([] { dist::barrier(); }, "dist::barrier", {"before dist::init()"});
-  expect_error([] { dist::finalize(); }, "dist::finalize", {"before dist::init()"});
-  expect_error([] { dist::DataParallel ddp({ones({2}).requires_grad_()}); }, "dist::rank", {"before dist::init()"});
-  EXPECT_EQ(dist::where(), "");
-  EXPECT_STREQ(dist::reduce_op_name(dist::ReduceOp::Mean), "mean");
+  ASSERT_FALSE(distributed::is_initialized());
+  expect_error([] { distributed::rank(); }, "distributed::rank", {"before distributed::init()"});
+  expect_error([] { distributed::world_size(); }, "distributed::world_size", {"before distributed::init()"});
+  expect_error([] { distributed::all_reduce(ones({2})); }, "distributed::all_reduce", {"before distributed::init()"});
+  expect_error([] { distributed::broadcast(ones({2})); }, "distributed::broadcast", {"before distributed::init()"});
+  expect_error([] { distributed::barrier(); }, "distributed::barrier", {"before distributed::init()"});
+  expect_error([] { distributed::finalize(); }, "distributed::finalize", {"before distributed::init()"});
+  expect_error([] { distributed::DataParallel ddp({ones({2}).requires_grad_()}); }, "distributed::rank", {"before distributed::init()"});
+  EXPECT_EQ(distributed::where(), "");
+  EXPECT_STREQ(distributed::reduce_op_name(distributed::ReduceOp::Mean), "mean");
 }
 
 std::vector<Tensor> params(const std::vector<std::pair<int64_t, DType>>& sizes) {
@@ -33,7 +33,7 @@ std::vector<Tensor> params(const std::vector<std::pair<int64_t, DType>>& sizes) 
 TEST(DistBuckets, ReverseRegistrationOrderAtMostTheByteLimit) {
   // 4-byte floats: 100 + 200 + 50 + 300 elements, limit 1600 bytes = 400 elements.
   auto p = params({{100, kFloat32}, {200, kFloat32}, {50, kFloat32}, {300, kFloat32}});
-  std::vector<dist::Bucket> b = dist::plan_buckets(p, 1600);
+  std::vector<distributed::Bucket> b = distributed::plan_buckets(p, 1600);
   ASSERT_EQ(b.size(), 2u);
   EXPECT_EQ(b[0].params, (std::vector<size_t>{3, 2}));  // 300 + 50; 200 more would not fit
   EXPECT_EQ(b[0].offsets, (std::vector<int64_t>{0, 300}));
@@ -44,7 +44,7 @@ TEST(DistBuckets, ReverseRegistrationOrderAtMostTheByteLimit) {
 
 TEST(DistBuckets, ALargeParameterGetsABucketOfItsOwnAndDtypesDoNotMix) {
   auto p = params({{10, kFloat32}, {1000, kFloat32}, {10, kFloat64}, {10, kFloat32}});
-  std::vector<dist::Bucket> b = dist::plan_buckets(p, 400);
+  std::vector<distributed::Bucket> b = distributed::plan_buckets(p, 400);
   ASSERT_EQ(b.size(), 4u);
   EXPECT_EQ(b[0].params, (std::vector<size_t>{3}));  // float32, 40 bytes
   EXPECT_EQ(b[1].params, (std::vector<size_t>{2}));  // float64: a bucket of its dtype
@@ -55,8 +55,8 @@ TEST(DistBuckets, ALargeParameterGetsABucketOfItsOwnAndDtypesDoNotMix) {
 }
 
 TEST(DistBuckets, BadSizesAndDtypesAreErrors) {
-  expect_error([] { dist::plan_buckets(params({{3, kFloat32}}), 0); }, "plan_buckets", {"bucket_bytes", "0"});
-  expect_error([] { dist::plan_buckets(params({{3, kFloat32}, {2, kInt64}}), 1024); }, "plan_buckets",
+  expect_error([] { distributed::plan_buckets(params({{3, kFloat32}}), 0); }, "plan_buckets", {"bucket_bytes", "0"});
+  expect_error([] { distributed::plan_buckets(params({{3, kFloat32}, {2, kInt64}}), 1024); }, "plan_buckets",
                {"parameter 1", "int64"});
 }
 

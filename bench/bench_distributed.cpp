@@ -1,9 +1,9 @@
-// bench_dist: data-parallel training on this machine, measured (the numbers
+// bench_distributed: data-parallel training on this machine, measured (the numbers
 // of README "Training on several processes").
 //
-//   bench_dist [--threads N] [--steps S] [--rounds R]       one process: the baseline
-//   mpirun -np 2 bench_dist [--steps S] [--rounds R]         2 ranks (1 thread each)
-//   mpirun -np 2 bench_dist --allreduce                      all-reduce time by message size
+//   bench_distributed [--threads N] [--steps S] [--rounds R]       one process: the baseline
+//   mpirun -np 2 bench_distributed [--steps S] [--rounds R]         2 ranks (1 thread each)
+//   mpirun -np 2 bench_distributed --allreduce                      all-reduce time by message size
 //
 // The workload is train_gpt's default: GPT dim 128, 3 layers, 4 heads,
 // context 64, a (global) batch of 16, AdamW, gradient clipping, through
@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "dist/data_parallel.h"
+#include "distributed/data_parallel.h"
 #include "ember.h"
 
 using namespace ember;
@@ -59,13 +59,13 @@ Result run(const Config& c, const std::string& text, int64_t steps) {
   o.eval_every = 1 << 30;  // no evaluation but the step-0 one (untimed)
   o.eval_batches = 1;
   train::Trainer trainer(model, tok.encode(text), o);
-  std::optional<dist::DataParallel> ddp;
+  std::optional<distributed::DataParallel> ddp;
   if (c.bucket_bytes > 0) {
-    ddp.emplace(model.parameters(), dist::DataParallelOptions{.bucket_bytes = c.bucket_bytes});
+    ddp.emplace(model.parameters(), distributed::DataParallelOptions{.bucket_bytes = c.bucket_bytes});
     trainer.set_replicas(*ddp);
   }
   for (int i = 0; i < 3; ++i) trainer.step();  // warm: caches, allocator, the step-0 evaluation
-  const dist::SyncStats before = ddp ? ddp->stats() : dist::SyncStats{};
+  const distributed::SyncStats before = ddp ? ddp->stats() : distributed::SyncStats{};
   std::vector<double> ms;
   for (int64_t i = 0; i < steps; ++i) {
     auto t0 = std::chrono::steady_clock::now();
@@ -75,7 +75,7 @@ Result run(const Config& c, const std::string& text, int64_t steps) {
   std::sort(ms.begin(), ms.end());
   Result r{ms[ms.size() / 2], 0, 0, 0, 0};
   if (ddp) {
-    const dist::SyncStats& s = ddp->stats();
+    const distributed::SyncStats& s = ddp->stats();
     const double n = static_cast<double>(s.steps - before.steps);
     r.sync_ms = 1e3 * (s.sync_seconds - before.sync_seconds) / n;
     r.mpi_ms = 1e3 * (s.mpi_seconds - before.mpi_seconds) / n;
@@ -93,19 +93,19 @@ double median(std::vector<double> v) {
 // MPI_Allreduce of float32 messages from 4 KiB to 4 MiB: the cost of one
 // call against its size (the latency that buckets amortize).
 void allreduce_table() {
-  if (dist::rank() == 0) std::printf("%10s %10s %10s\n", "bytes", "us", "GB/s");
+  if (distributed::rank() == 0) std::printf("%10s %10s %10s\n", "bytes", "us", "GB/s");
   for (int64_t bytes = 4 << 10; bytes <= (4 << 20); bytes *= 4) {
     Tensor t = ones({bytes / 4});
-    for (int i = 0; i < 5; ++i) dist::all_reduce_unchecked(t);
+    for (int i = 0; i < 5; ++i) distributed::all_reduce_unchecked(t);
     std::vector<double> us;
     for (int i = 0; i < 50; ++i) {
-      dist::barrier();
+      distributed::barrier();
       auto t0 = std::chrono::steady_clock::now();
-      dist::all_reduce_unchecked(t);
+      distributed::all_reduce_unchecked(t);
       us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
     }
     const double m = median(us);
-    if (dist::rank() == 0) std::printf("%10lld %10.1f %10.2f\n", static_cast<long long>(bytes), m, bytes / m / 1e3);
+    if (distributed::rank() == 0) std::printf("%10lld %10.1f %10.2f\n", static_cast<long long>(bytes), m, bytes / m / 1e3);
   }
 }
 
@@ -126,14 +126,14 @@ int main(int argc, char** argv) {
       return arg == "-h" || arg == "--help" ? 0 : 2;
     }
   }
-  if (dist::launched()) dist::init();
-  const int ranks = dist::is_initialized() ? dist::world_size() : 1;
-  const bool main_rank = ranks == 1 || dist::rank() == 0;
+  if (distributed::launched()) distributed::init();
+  const int ranks = distributed::is_initialized() ? distributed::world_size() : 1;
+  const bool main_rank = ranks == 1 || distributed::rank() == 0;
   if (threads <= 0) threads = ranks > 1 ? 1 : 2;
   set_num_threads(threads);
   if (allreduce) {
     if (ranks > 1) allreduce_table();
-    if (dist::is_initialized()) dist::finalize();
+    if (distributed::is_initialized()) distributed::finalize();
     return 0;
   }
 
@@ -167,6 +167,6 @@ int main(int argc, char** argv) {
                   static_cast<double>(results[c][0].bytes) / (1 << 20));
     }
   }
-  if (dist::is_initialized()) dist::finalize();
+  if (distributed::is_initialized()) distributed::finalize();
   return 0;
 }

@@ -1,11 +1,11 @@
-// dist/backend.h without MPI (EMBER_WITH_MPI off): a job of one process.
+// distributed/backend.h without MPI (EMBER_WITH_MPI off): a job of one process.
 // Rank 0 of 1; the sum over one rank is the tensor itself, a broadcast from
 // rank 0 to rank 0 changes nothing.
 #include <cstdlib>
 
-#include "dist/backend.h"
+#include "distributed/backend.h"
 
-namespace ember::dist::backend {
+namespace ember::distributed::backend {
 
 bool available() { return false; }
 bool launched() {
@@ -23,4 +23,4 @@ void broadcast(void*, int64_t, int) {}
 void barrier() {}
 void abort(int code) { std::exit(code); }
 
-}  // namespace ember::dist::backend
+}  // namespace ember::distributed::backend

@@ -1,4 +1,4 @@
-// dist/backend.h over MPI: each function is one MPI call (and its error check).
+// distributed/backend.h over MPI: each function is one MPI call (and its error check).
 //
 // Errors: MPI's default on MPI_COMM_WORLD is to end the job on any error
 // (MPI_ERRORS_ARE_FATAL). init() asks for MPI_ERRORS_RETURN instead, so that a
@@ -8,10 +8,10 @@
 
 #include <cstdlib>
 
-#include "dist/backend.h"
+#include "distributed/backend.h"
 #include "tensor/error.h"
 
-namespace ember::dist::backend {
+namespace ember::distributed::backend {
 
 namespace {
 
@@ -22,7 +22,7 @@ void check(int code, const char* call) {
   char text[MPI_MAX_ERROR_STRING];
   int len = 0;
   MPI_Error_string(code, text, &len);
-  EMBER_FAIL("dist", call << " failed: " << std::string(text, static_cast<size_t>(len)));
+  EMBER_FAIL("distributed", call << " failed: " << std::string(text, static_cast<size_t>(len)));
 }
 
 MPI_Datatype mpi_type(DType dtype) { return dtype == DType::Float64 ? MPI_DOUBLE : MPI_FLOAT; }
@@ -42,7 +42,7 @@ void init() {
   int provided = 0;
   check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
   check(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
-  EMBER_CHECK(provided >= MPI_THREAD_FUNNELED, "dist::init",
+  EMBER_CHECK(provided >= MPI_THREAD_FUNNELED, "distributed::init",
               "this MPI offers thread level " << provided << "; ember needs MPI_THREAD_FUNNELED (" << MPI_THREAD_FUNNELED
                                               << "): OpenMP threads compute while the main thread calls MPI");
   check(MPI_Comm_rank(MPI_COMM_WORLD, &rank_), "MPI_Comm_rank");
@@ -83,4 +83,4 @@ void abort(int code) {
   std::_Exit(code);  // MPI_Abort does not return; this is for the compiler
 }
 
-}  // namespace ember::dist::backend
+}  // namespace ember::distributed::backend

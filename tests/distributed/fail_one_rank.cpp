@@ -1,20 +1,20 @@
 // A job in which one rank fails: rank 1 throws before step 3 while rank 0
 // goes on into the step's all-reduce, where it would wait for rank 1
 // forever. The way train_gpt handles it (examples::run prints the error with
-// the rank, then dist::abort ends the whole job) must end both ranks with a
-// clear message; tests/dist/CMakeLists.txt runs this under a timeout.
+// the rank, then distributed::abort ends the whole job) must end both ranks with a
+// clear message; tests/distributed/CMakeLists.txt runs this under a timeout.
 #include <cstdio>
 
 #include "common/program.h"
-#include "dist/data_parallel.h"
+#include "distributed/data_parallel.h"
 #include "ember.h"
 
 using namespace ember;
 
 int main() {
-  dist::init();
+  distributed::init();
   const int status = examples::run(
-      "fail_one_rank", dist::where(),
+      "fail_one_rank", distributed::where(),
       [] {
         std::string text;
         for (int i = 0; i < 40; ++i) text += "the quick brown fox jumps over the lazy dog; ";
@@ -29,18 +29,18 @@ int main() {
         train::TrainOptions o;
         o.steps = 10;
         o.batch = 4;
-        dist::DataParallel ddp(model.parameters());
+        distributed::DataParallel ddp(model.parameters());
         train::Trainer trainer(model, tok.encode(text), o);
         trainer.set_replicas(ddp);
         while (!trainer.done()) {
-          if (dist::rank() == 1 && trainer.steps_done() == 2)
+          if (distributed::rank() == 1 && trainer.steps_done() == 2)
             throw Error("injected failure: rank 1 stops before step 3 while rank 0 waits for it");
           trainer.step();
         }
-        std::printf("fail_one_rank: rank %d finished all steps (it should not have)\n", dist::rank());
+        std::printf("fail_one_rank: rank %d finished all steps (it should not have)\n", distributed::rank());
         return 0;
       },
-      [] { dist::abort(1); });
-  dist::finalize();
+      [] { distributed::abort(1); });
+  distributed::finalize();
   return status;
 }

@@ -1,6 +1,6 @@
 // DataParallel: broadcast, buckets, the all-reduce of gradients. Only
-// dist/dist.h's collectives talk to the other ranks.
-#include "dist/data_parallel.h"
+// distributed/distributed.h's collectives talk to the other ranks.
+#include "distributed/data_parallel.h"
 
 #include <chrono>
 #include <sstream>
@@ -9,7 +9,7 @@
 #include "tensor/factory.h"
 #include "tensor/kernels.h"
 
-namespace ember::dist {
+namespace ember::distributed {
 
 std::vector<Bucket> plan_buckets(const std::vector<Tensor>& params, int64_t bucket_bytes) {
   EMBER_CHECK(bucket_bytes > 0, "plan_buckets", "bucket_bytes must be positive, got " << bucket_bytes);
@@ -62,8 +62,8 @@ std::vector<int64_t> fingerprint(const std::vector<Tensor>& params) {
 
 DataParallel::DataParallel(std::vector<Tensor> params, DataParallelOptions options)
     : params_(std::move(params)), options_(options) {
-  rank_ = dist::rank();
-  world_ = dist::world_size();
+  rank_ = distributed::rank();
+  world_ = distributed::world_size();
   EMBER_CHECK(options_.bucket_bytes > 0, "DataParallel", "bucket_bytes must be positive, got " << options_.bucket_bytes);
   // Every rank must hold the same model: compare with rank 0's fingerprint,
   // then tell every rank whether any differs (so all of them throw).
@@ -142,4 +142,4 @@ bool DataParallel::any(bool mine) {
   return t.item<double>() > 0;
 }
 
-}  // namespace ember::dist
+}  // namespace ember::distributed

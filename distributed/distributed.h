@@ -1,7 +1,7 @@
 /// @file
 /// Several processes, one job: the few collective operations data-parallel
 /// training needs, each a thin wrapper over one MPI call (Open MPI, Debian
-/// libopenmpi-dev; the library ember::dist, built with EMBER_WITH_MPI).
+/// libopenmpi-dev; the library ember::distributed, built with EMBER_WITH_MPI).
 ///
 /// A job is N copies of the same program started by a launcher:
 ///   mpirun -np 2 ./build/examples/train_gpt
@@ -21,7 +21,7 @@
 
 #include "tensor/tensor.h"
 
-namespace ember::dist {
+namespace ember::distributed {
 
 /// True when ember was built with MPI (EMBER_WITH_MPI).
 bool available();
@@ -35,7 +35,7 @@ bool launched();
 /// ember::Error instead of ending the job. Error if called twice.
 void init();
 /// Leaves the job (MPI_Finalize): every rank must call it, after its last
-/// collective. Nothing in dist/ works after it.
+/// collective. Nothing in distributed/ works after it.
 void finalize();
 bool is_initialized();  // init() was called and finalize() not yet
 
@@ -76,4 +76,4 @@ void barrier();
 /// "rank 1 of 2" (empty in a job of one process): for messages.
 std::string where();
 
-}  // namespace ember::dist
+}  // namespace ember::distributed

@@ -1,6 +1,6 @@
-// The transport under dist/dist.cpp: the only functions that talk to MPI.
-// dist/mpi.cpp implements them with Open MPI (EMBER_WITH_MPI); dist/single.cpp
-// for a job of one process, when ember is built without MPI. dist.cpp does
+// The transport under distributed/distributed.cpp: the only functions that talk to MPI.
+// distributed/mpi.cpp implements them with Open MPI (EMBER_WITH_MPI); distributed/single.cpp
+// for a job of one process, when ember is built without MPI. distributed.cpp does
 // every check before calling them, so they assume valid arguments: contiguous
 // buffers of float32/float64 (reductions) or any bytes (broadcast), the same
 // counts on every rank.
@@ -11,7 +11,7 @@
 
 #include "tensor/dtype.h"
 
-namespace ember::dist::backend {
+namespace ember::distributed::backend {
 
 bool available();
 bool launched();
@@ -29,4 +29,4 @@ void broadcast(void* data, int64_t bytes, int root);  // MPI_Bcast of bytes
 void barrier();
 [[noreturn]] void abort(int code);
 
-}  // namespace ember::dist::backend
+}  // namespace ember::distributed::backend

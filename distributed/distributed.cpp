@@ -1,15 +1,15 @@
-// The collectives of dist/dist.h: argument checks (collective ones, so that
+// The collectives of distributed/distributed.h: argument checks (collective ones, so that
 // every rank throws the same error), then one call into the transport
-// (dist/backend.h: MPI in dist/mpi.cpp, one process in dist/single.cpp).
-#include "dist/dist.h"
+// (distributed/backend.h: MPI in distributed/mpi.cpp, one process in distributed/single.cpp).
+#include "distributed/distributed.h"
 
 #include <climits>
 #include <cstdlib>
 #include <sstream>
 
-#include "dist/backend.h"
+#include "distributed/backend.h"
 
-namespace ember::dist {
+namespace ember::distributed {
 
 namespace {
 
@@ -18,7 +18,7 @@ State state = State::Fresh;
 
 void require_running(const char* op) {
   EMBER_CHECK(state == State::Running, op,
-              (state == State::Fresh ? "called before dist::init()" : "called after dist::finalize()"));
+              (state == State::Fresh ? "called before distributed::init()" : "called after distributed::finalize()"));
 }
 
 // The part of a collective call every rank can compare: what it passes.
@@ -85,7 +85,7 @@ std::string root_text(int64_t root) { return root >= 0 && root < backend::size()
 void finish_reduce(const Tensor& t, ReduceOp op) {
   const int n = backend::size();
   if (op == ReduceOp::Mean && n > 1) {
-    EMBER_DISPATCH_FLOAT(t.dtype(), "dist::all_reduce", [&]<typename T>() {
+    EMBER_DISPATCH_FLOAT(t.dtype(), "distributed::all_reduce", [&]<typename T>() {
       T* p = t.data_ptr<T>();
       const T div = static_cast<T>(n);
       for (int64_t i = 0, e = t.numel(); i < e; ++i) p[i] /= div;
@@ -109,9 +109,9 @@ bool available() { return backend::available(); }
 bool launched() { return backend::launched(); }
 
 void init() {
-  EMBER_CHECK(state == State::Fresh, "dist::init",
-              (state == State::Running ? "called twice" : "called after dist::finalize(): MPI cannot be joined again"));
-  EMBER_CHECK(backend::available() || !backend::launched(), "dist::init",
+  EMBER_CHECK(state == State::Fresh, "distributed::init",
+              (state == State::Running ? "called twice" : "called after distributed::finalize(): MPI cannot be joined again"));
+  EMBER_CHECK(backend::available() || !backend::launched(), "distributed::init",
               "this program was started by mpirun, but ember was built without MPI (EMBER_WITH_MPI=OFF): every "
               "process would train alone; install libopenmpi-dev and rebuild");
   backend::init();
@@ -119,7 +119,7 @@ void init() {
 }
 
 void finalize() {
-  require_running("dist::finalize");
+  require_running("distributed::finalize");
   state = State::Finished;
   backend::finalize();
 }
@@ -127,46 +127,46 @@ void finalize() {
 bool is_initialized() { return state == State::Running; }
 
 int rank() {
-  require_running("dist::rank");
+  require_running("distributed::rank");
   return backend::rank();
 }
 int world_size() {
-  require_running("dist::world_size");
+  require_running("distributed::world_size");
   return backend::size();
 }
 int local_world_size() {
-  require_running("dist::local_world_size");
+  require_running("distributed::local_world_size");
   return backend::local_size();
 }
 
 const char* reduce_op_name(ReduceOp op) { return op == ReduceOp::Sum ? "sum" : "mean"; }
 
 void all_reduce(const Tensor& t, ReduceOp op) {
-  require_running("dist::all_reduce");
-  check_collective("dist::all_reduce", t, static_cast<int64_t>(op), /*floats_only=*/true, "op", op_text);
+  require_running("distributed::all_reduce");
+  check_collective("distributed::all_reduce", t, static_cast<int64_t>(op), /*floats_only=*/true, "op", op_text);
   backend::all_reduce_sum(t.raw_data(), t.numel(), t.dtype());
   finish_reduce(t, op);
 }
 
 void all_reduce_unchecked(const Tensor& t, ReduceOp op) {
-  require_running("dist::all_reduce_unchecked");
-  check_local("dist::all_reduce_unchecked", t);
+  require_running("distributed::all_reduce_unchecked");
+  check_local("distributed::all_reduce_unchecked", t);
   backend::all_reduce_sum(t.raw_data(), t.numel(), t.dtype());
   finish_reduce(t, op);
 }
 
 void broadcast(const Tensor& t, int root) {
-  require_running("dist::broadcast");
-  check_collective("dist::broadcast", t, root, /*floats_only=*/false, "root", root_text);
+  require_running("distributed::broadcast");
+  check_collective("distributed::broadcast", t, root, /*floats_only=*/false, "root", root_text);
   // (the same on every rank now that they agree on dtype and size)
   const int64_t bytes = t.numel() * static_cast<int64_t>(dtype_size(t.dtype()));
-  EMBER_CHECK(bytes <= INT_MAX, "dist::broadcast", "the tensor has " << bytes << " bytes; MPI counts stop at " << INT_MAX);
+  EMBER_CHECK(bytes <= INT_MAX, "distributed::broadcast", "the tensor has " << bytes << " bytes; MPI counts stop at " << INT_MAX);
   backend::broadcast(t.raw_data(), bytes, root);
   t.storage()->bump_version();
 }
 
 void barrier() {
-  require_running("dist::barrier");
+  require_running("distributed::barrier");
   backend::barrier();
 }
 
@@ -180,4 +180,4 @@ std::string where() {
   return "rank " + std::to_string(backend::rank()) + " of " + std::to_string(backend::size());
 }
 
-}  // namespace ember::dist
+}  // namespace ember::distributed
