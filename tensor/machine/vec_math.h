@@ -6,9 +6,9 @@
 /// of a Transformer step. exp goes to SLEEF (Debian's libsleef, the vector
 /// math library PyTorch uses; its 1.0-ULP version), in 16-, 8- or 4-float
 /// vectors: AVX-512, AVX2 or SSE2, chosen once at run time from what the CPU
-/// supports (tensor/simd/*.cpp, each compiled for its instruction set; the
+/// supports (tensor/machine/simd/*.cpp, each compiled for its instruction set; the
 /// build itself stays baseline x86-64). erf is a short rational form on that
-/// exp (|error| < 3e-7, relative near 0; tensor/simd/vec_math_impl.h says
+/// exp (|error| < 3e-7, relative near 0; tensor/machine/simd/vec_math_impl.h says
 /// why not SLEEF's).
 ///
 /// float64 keeps the C library's exp and erf: gradcheck, which runs in

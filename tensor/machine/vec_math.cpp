@@ -1,6 +1,6 @@
 // Which width runs: decided once, from CPUID. SSE2 is part of x86-64, so the
 // 4-float versions are compiled here, in the baseline build.
-#include "tensor/vec_math.h"
+#include "tensor/machine/vec_math.h"
 
 #include <immintrin.h>
 #include <sleef.h>
@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "tensor/simd/vec_math_impl.h"
+#include "tensor/machine/simd/vec_math_impl.h"
 
 namespace ember::detail {
 
