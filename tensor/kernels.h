@@ -95,7 +95,7 @@ Tensor softmax_backward(const Tensor& y, const Tensor& g, int64_t d, bool log, d
 /// Sums a broadcast gradient back to `shape` (the inverse of broadcasting).
 Tensor sum_to(const Tensor& x, const Shape& shape);
 
-// ---- linear algebra (tensor/blas.cpp, the only file that talks to OpenBLAS) ----
+// ---- linear algebra (tensor/matmul.cpp, the only file that talks to OpenBLAS) ----
 Tensor matmul(const Tensor& a, const Tensor& b);
 
 // ---- indexing ----

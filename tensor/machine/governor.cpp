@@ -19,11 +19,18 @@
 namespace ember {
 
 namespace {
+// EMBER_ADAPTIVE_THREADS: unset, empty or 1: on; 0: off; anything else is a
+// mistake worth saying (a value ignored would leave the user guessing).
+bool adaptive_from_environment() {
+  const char* e = std::getenv("EMBER_ADAPTIVE_THREADS");
+  if (!e || !*e || std::strcmp(e, "1") == 0) return true;
+  EMBER_CHECK(std::strcmp(e, "0") == 0, "EMBER_ADAPTIVE_THREADS",
+              "\"" << e << "\" is not a value it takes: 0 (a fixed thread count) or 1 (follow the machine's load)");
+  return false;
+}
+
 std::atomic<bool>& adaptive() {
-  static std::atomic<bool> on{[] {
-    const char* e = std::getenv("EMBER_ADAPTIVE_THREADS");
-    return !(e && std::strcmp(e, "0") == 0);
-  }()};
+  static std::atomic<bool> on{adaptive_from_environment()};
   return on;
 }
 
