@@ -83,19 +83,24 @@ LayerNormForward layer_norm_forward(const Tensor& x, const Tensor& weight, const
 LayerNormGrads layer_norm_backward(const Tensor& x, const Tensor& weight, const Tensor& mean, const Tensor& rstd,
                                    const Tensor& grad_out) {
   const int64_t D = x.dim() ? x.size(-1) : 0, N = D ? x.numel() / D : 0;
-  EMBER_CHECK(grad_out.shape() == x.shape() && grad_out.dtype() == x.dtype() && weight.shape() == Shape{D} &&
-                  mean.shape() == Shape{N} && rstd.shape() == Shape{N},
-              "layer_norm backward",
-              "input " << shape_str(x.shape()) << " needs a gradient of its shape, weight (" << D << ") and mean, rstd ("
-                       << N << "), got " << shape_str(grad_out.shape()) << ", " << shape_str(weight.shape()) << ", "
-                       << shape_str(mean.shape()) << ", " << shape_str(rstd.shape()));
+  const char* op = "layer_norm backward";
+  EMBER_CHECK(grad_out.shape() == x.shape() && weight.shape() == Shape{D} && mean.shape() == Shape{N} &&
+                  rstd.shape() == Shape{N},
+              op, "input " << shape_str(x.shape()) << " needs a gradient of its shape, weight (" << D << ") and mean, rstd ("
+                           << N << "), got gradient " << shape_str(grad_out.shape()) << ", weight "
+                           << shape_str(weight.shape()) << ", mean " << shape_str(mean.shape()) << ", rstd "
+                           << shape_str(rstd.shape()));
+  for (const Tensor* t : {&grad_out, &weight, &mean, &rstd})
+    EMBER_CHECK(t->dtype() == x.dtype(), op,
+                "every tensor must be " << dtype_name(x.dtype()) << " like the input " << shape_str(x.shape()) << ", got "
+                                        << dtype_name(t->dtype()) << " " << shape_str(t->shape()));
   const Tensor xc = contiguous(x), g = contiguous(grad_out), wc = contiguous(weight);
   const Tensor mc = contiguous(mean), rc = contiguous(rstd);
   LayerNormGrads grads{empty(x.shape(), x.dtype()), empty({D}, x.dtype()), empty({D}, x.dtype())};
   constexpr int64_t kRowBlock = 64;
   const int64_t blocks = (N + kRowBlock - 1) / kRowBlock;
   std::vector<double> part_w(static_cast<size_t>(blocks * D), 0.0), part_b(part_w.size(), 0.0);
-  EMBER_DISPATCH_FLOAT(x.dtype(), "layer_norm backward", [&]<typename T>() {
+  EMBER_DISPATCH_FLOAT(x.dtype(), op, [&]<typename T>() {
     const T *px = xc.data_ptr<T>(), *pm = mc.data_ptr<T>(), *pr = rc.data_ptr<T>(), *pg = g.data_ptr<T>(),
             *pw = wc.data_ptr<T>();
     T* pdx = grads.x.data_ptr<T>();
@@ -196,16 +201,20 @@ CrossEntropyForward cross_entropy_forward(const Tensor& logits, const Tensor& ta
 Tensor cross_entropy_backward(const Tensor& logits, const Tensor& targets, const Tensor& lse, const Tensor& grad_losses,
                               double scale, int64_t ignore_index) {
   const int64_t C = logits.dim() ? logits.size(-1) : 0, N = lse.numel();
-  EMBER_CHECK(logits.dim() >= 2 && logits.numel() == N * C && targets.numel() == N && targets.dtype() == kInt64 && lse.shape() == Shape{N} &&
-                  (grad_losses.numel() == N || grad_losses.numel() == 1) && grad_losses.dtype() == logits.dtype(),
-              "cross_entropy backward",
-              "logits " << shape_str(logits.shape()) << " need " << N << " int64 targets, lse (" << N
-                        << ") and a gradient of 1 or " << N << " values, got targets " << shape_str(targets.shape())
-                        << ", lse " << shape_str(lse.shape()) << ", gradient " << shape_str(grad_losses.shape()));
+  const char* op = "cross_entropy backward";
+  EMBER_CHECK(logits.dim() >= 2 && logits.numel() == N * C && targets.numel() == N && lse.shape() == Shape{N} &&
+                  (grad_losses.numel() == N || grad_losses.numel() == 1),
+              op, "logits " << shape_str(logits.shape()) << " need " << N << " targets, lse (" << N
+                            << ") and a gradient of 1 or " << N << " values, got targets " << shape_str(targets.shape())
+                            << ", lse " << shape_str(lse.shape()) << ", gradient " << shape_str(grad_losses.shape()));
+  EMBER_CHECK(targets.dtype() == kInt64 && lse.dtype() == logits.dtype() && grad_losses.dtype() == logits.dtype(), op,
+              "targets must be int64 and lse and the gradient " << dtype_name(logits.dtype()) << " like the logits, got "
+                                                                << dtype_name(targets.dtype()) << ", " << dtype_name(lse.dtype())
+                                                                << " and " << dtype_name(grad_losses.dtype()));
   const Tensor x = contiguous(logits), tc = contiguous(targets), lc = contiguous(lse), g = contiguous(grad_losses);
   const bool shared = grad_losses.numel() == 1;
   Tensor grad = empty(logits.shape(), logits.dtype());
-  EMBER_DISPATCH_FLOAT(logits.dtype(), "cross_entropy backward", [&]<typename T>() {
+  EMBER_DISPATCH_FLOAT(logits.dtype(), op, [&]<typename T>() {
     const T *px = x.data_ptr<T>(), *pl = lc.data_ptr<T>(), *pg = g.data_ptr<T>();
     const int64_t* tgt = tc.data_ptr<int64_t>();
     T* out = grad.data_ptr<T>();
