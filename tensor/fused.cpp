@@ -37,6 +37,20 @@ void note_per_element(DType dt, int64_t n, double flops, double reads, double wr
   const double item = static_cast<double>(dtype_size(dt)), count = static_cast<double>(n);
   note_work(flops * count, reads * count * item, writes * count * item);
 }
+
+// How many targets are not ignore_index; each of those must be a class in [0, C).
+int64_t count_targets(const Tensor& targets, int64_t C, int64_t ignore_index, const Tensor& logits, const char* op) {
+  const std::vector<int64_t> tgt = targets.to_vector<int64_t>();
+  int64_t counted = 0;
+  for (size_t n = 0; n < tgt.size(); ++n) {
+    if (tgt[n] == ignore_index) continue;
+    ++counted;
+    EMBER_CHECK(tgt[n] >= 0 && tgt[n] < C, op,
+                "target " << tgt[n] << " at " << index_str(static_cast<int64_t>(n), targets.shape())
+                          << " is outside the classes [0, " << C << ") (logits " << shape_str(logits.shape()) << ")");
+  }
+  return counted;
+}
 }  // namespace
 
 // ---- layer_norm ----
@@ -157,20 +171,12 @@ CrossEntropyForward cross_entropy_forward(const Tensor& logits, const Tensor& ta
   EMBER_CHECK(targets.dtype() == kInt64, "cross_entropy",
               "targets must be int64, got " << dtype_name(targets.dtype()) << " of shape " << shape_str(targets.shape()));
   const int64_t C = logits.size(-1), N = numel_of(lead);
-  const Tensor tc = contiguous(targets);
-  const int64_t* tgt = tc.data_ptr<int64_t>();
-  int64_t counted = 0;
-  for (int64_t n = 0; n < N; ++n) {
-    if (tgt[n] == ignore_index) continue;
-    ++counted;
-    EMBER_CHECK(tgt[n] >= 0 && tgt[n] < C, "cross_entropy",
-                "target " << tgt[n] << " at " << index_str(n, lead) << " is outside the classes [0, " << C
-                          << ") (logits " << shape_str(logits.shape()) << ")");
-  }
-  const Tensor x = contiguous(logits);
+  const int64_t counted = count_targets(targets, C, ignore_index, logits, "cross_entropy");
+  const Tensor x = contiguous(logits), tc = contiguous(targets);
   CrossEntropyForward f{empty({N}, logits.dtype()), empty({N}, logits.dtype()), counted};
   EMBER_DISPATCH_FLOAT(logits.dtype(), "cross_entropy", [&]<typename T>() {
     const T* px = x.data_ptr<T>();
+    const int64_t* tgt = tc.data_ptr<int64_t>();
     T *pl = f.losses.data_ptr<T>(), *pe = f.lse.data_ptr<T>();
     detail::parallel_for(N, grain_rows(C), [&](int64_t n0, int64_t n1) {
       std::vector<T> e(static_cast<size_t>(C));
@@ -211,6 +217,7 @@ Tensor cross_entropy_backward(const Tensor& logits, const Tensor& targets, const
               "targets must be int64 and lse and the gradient " << dtype_name(logits.dtype()) << " like the logits, got "
                                                                 << dtype_name(targets.dtype()) << ", " << dtype_name(lse.dtype())
                                                                 << " and " << dtype_name(grad_losses.dtype()));
+  count_targets(targets, C, ignore_index, logits, op);  // each one is written to: checked again
   const Tensor x = contiguous(logits), tc = contiguous(targets), lc = contiguous(lse), g = contiguous(grad_losses);
   const bool shared = grad_losses.numel() == 1;
   Tensor grad = empty(logits.shape(), logits.dtype());

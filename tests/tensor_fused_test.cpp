@@ -328,6 +328,8 @@ TEST(TensorFused, CrossEntropyErrors) {
                "cross_entropy backward", {"float32", "float64"});
   expect_error([&] { kernel::cross_entropy_backward(x, zeros({2, 3}), f.lse, zeros({6}), 1.0, -100); },
                "cross_entropy backward", {"int64", "float32"});
+  expect_error([&] { kernel::cross_entropy_backward(x, i64({0, 1, 2, 3, 0, 9}, {2, 3}), f.lse, zeros({6}), 1.0, -100); },
+               "cross_entropy backward", {"target 9", "[1, 2]", "[0, 4)"});
 }
 
 }  // namespace
