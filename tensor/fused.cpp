@@ -61,6 +61,8 @@ LayerNormForward layer_norm_forward(const Tensor& x, const Tensor& weight, const
   EMBER_CHECK(x.dim() >= 1 && weight.shape() == Shape{D} && bias.shape() == Shape{D}, "layer_norm",
               "input " << shape_str(x.shape()) << " needs weight and bias of shape (" << D << "), got "
                        << shape_str(weight.shape()) << " and " << shape_str(bias.shape()));
+  EMBER_CHECK(eps >= 0 && std::isfinite(eps), "layer_norm",
+              "eps must be a finite number >= 0, got " << eps << " (input " << shape_str(x.shape()) << ")");
   EMBER_CHECK(x.dtype() == weight.dtype() && x.dtype() == bias.dtype() && x.is_floating_point(), "layer_norm",
               "dtypes must be one floating type: input " << dtype_name(x.dtype()) << ", weight "
                                                          << dtype_name(weight.dtype()) << ", bias " << dtype_name(bias.dtype()));

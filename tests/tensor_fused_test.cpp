@@ -210,6 +210,9 @@ TEST(TensorFused, LayerNormErrors) {
   expect_error([&] { kernel::layer_norm_forward(x, ones({4}, kFloat64), b, 1e-5); }, "layer_norm", {"float32", "float64"});
   expect_error([&] { kernel::layer_norm_forward(zeros({2, 4}, kInt64), ones({4}, kInt64), zeros({4}, kInt64), 1e-5); },
                "layer_norm", {"floating", "int64"});
+  // A negative eps gives NaN on a constant row (var + eps < 0): refused, as is a non-finite one.
+  expect_error([&] { kernel::layer_norm_forward(x, w, b, -1e-5); }, "layer_norm", {"eps", "-1e-05", "(2, 4)"});
+  expect_error([&] { layer_norm(x, w, b, std::nan("")); }, "layer_norm", {"eps", "nan"});
   kernel::LayerNormForward f = kernel::layer_norm_forward(x, w, b, 1e-5);
   expect_error([&] { kernel::layer_norm_backward(x, w, f.mean, f.rstd, zeros({4, 2})); }, "layer_norm backward",
                {"(2, 4)", "(4, 2)"});
