@@ -18,7 +18,8 @@
 /// apply() with grad mode on, so the ember ops inside a rule record nodes of
 /// their own. A rule written with ember ops (g * b.get(*this)) is
 /// differentiable as it stands; a rule with a fused kernel of its own checks
-/// recording_backward() and takes its composed formulation instead. The
+/// is_grad_enabled() (autograd/grad_mode.h: inside apply() it is on exactly
+/// when the backward records) and takes its composed formulation instead. The
 /// saved tensors keep their place in the graph for this (an input's own
 /// handle; the op's output comes back with this node as its grad_fn).
 #pragma once
@@ -27,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "autograd/grad_mode.h"
 #include "tensor/tensor.h"
 
 namespace ember {
@@ -102,11 +104,6 @@ struct Node {
 #define EMBER_NODE_NAME(N)                   \
   static constexpr const char* kName = #N;   \
   const char* name() const override { return kName; }
-
-/// Inside apply(): true when backward records the gradient computation
-/// (create_graph). A rule with a fused kernel then uses its composed,
-/// differentiable formulation.
-bool recording_backward();
 
 /// RAII, used by the engine for a create_graph walk: every node recorded in
 /// its scope is marked in_gradient_graph.

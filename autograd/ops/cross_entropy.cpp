@@ -36,7 +36,7 @@ struct CrossEntropyBackward final : Node {
   std::vector<SavedTensor*> saved() override { return {&logits, &lse, &targets}; }
   std::vector<Tensor> apply(const Tensor& g_in) override {
     const Tensor X = logits.get(*this), L = lse.get(*this), Tg = targets.get(*this);
-    if (!recording_backward()) return {kernel::cross_entropy_backward(X, Tg, L, g_in, scale, ignore_index)};
+    if (!is_grad_enabled()) return {kernel::cross_entropy_backward(X, Tg, L, g_in, scale, ignore_index)};
     const int64_t C = X.size(-1), N = L.numel();
     Tensor flat = reshape(X, {N, C});
     Tensor keep = kernel::to(kernel::compare_scalar(kernel::Compare::Ne, Tg, static_cast<double>(ignore_index)), X.dtype());

@@ -26,7 +26,7 @@ struct IndexSelectBackward final : Node {
     const Tensor i = ids.get(*this);
     Shape selected = in_shape;
     selected[dim] = i.numel();
-    if (recording_backward()) {  // the same scatter as a differentiable op (its own gradient: index_select)
+    if (is_grad_enabled()) {  // the same scatter as a differentiable op (its own gradient: index_select)
       Tensor grad_x = index_add(zeros(in_shape, g.dtype()), dim, i, reshape(g, selected));
       if (!padding_idx) return {grad_x};
       Shape row(in_shape.size(), 1);
@@ -83,7 +83,7 @@ struct GatherBackward final : Node {
   GatherBackward(Shape s, int64_t d, const Tensor& i) : in_shape(std::move(s)), dim(d), ids(i) {}
   std::vector<SavedTensor*> saved() override { return {&ids}; }
   std::vector<Tensor> apply(const Tensor& g) override {
-    if (recording_backward()) return {scatter_add(zeros(in_shape, g.dtype()), dim, ids.get(*this), g)};
+    if (is_grad_enabled()) return {scatter_add(zeros(in_shape, g.dtype()), dim, ids.get(*this), g)};
     return {kernel::scatter_add(in_shape, dim, ids.get(*this), g)};
   }
 };

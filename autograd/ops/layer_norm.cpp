@@ -31,7 +31,7 @@ struct LayerNormBackward final : Node {
   std::vector<SavedTensor*> saved() override { return {&x, &mean, &rstd, &weight}; }
   std::vector<Tensor> apply(const Tensor& g_in) override {
     const Tensor X = x.get(*this), W = weight.get(*this);
-    if (!recording_backward()) {
+    if (!is_grad_enabled()) {
       kernel::LayerNormGrads d = kernel::layer_norm_backward(X, W, mean.get(*this), rstd.get(*this), g_in);
       return {d.x, d.weight, d.bias};
     }

@@ -150,9 +150,9 @@ struct MaxBackward final : Node {
     Tensor idx = indices.get(*this), gk = g;
     if (!keepdim) {
       idx = kernel::unsqueeze(idx, dim);
-      gk = recording_backward() ? unsqueeze(gk, dim) : kernel::unsqueeze(gk, dim);
+      gk = is_grad_enabled() ? unsqueeze(gk, dim) : kernel::unsqueeze(gk, dim);
     }
-    if (recording_backward()) {
+    if (is_grad_enabled()) {
       // The same scatter as g times a constant one-hot mask of the winners.
       Tensor ones_at = kernel::scatter_add(in_shape, dim, idx, ones(idx.shape(), g.dtype()));
       return {expand(gk, in_shape) * ones_at};
@@ -207,7 +207,7 @@ struct SoftmaxBackward final : Node {
   std::vector<SavedTensor*> saved() override { return {&out}; }
   std::vector<Tensor> apply(const Tensor& g) override {
     const Tensor y = out.get(*this);
-    if (recording_backward()) {  // the formulas above, in ember ops
+    if (is_grad_enabled()) {  // the formulas above, in ember ops
       if (log) return {g - exp(y) * sum(g, {dim}, true)};
       Tensor dx = y * (g - sum(g * y, {dim}, true));  // masked keys: y = 0, so 0
       return {scale == 1.0 ? dx : dx * scale};
