@@ -4,14 +4,14 @@
 /// complete checkpoint or the new one, never a mix of the two, and the newest
 /// complete one is found without reading a byte of it.
 ///
-///   run/checkpoints/step-00000200/<file>...   a checkpoint: every one of its files
+///   run/checkpoints/step-00000200/FILE...   a checkpoint: every one of its files
 ///   run/latest -> checkpoints/step-00000200   the newest (replaced in one rename)
-///   run/<file> -> latest/<file>               a stable name for each file
+///   run/FILE -> latest/FILE               a stable name for each file
 ///
 /// save(step) goes in five steps:
 ///   1. remove what killed saves left behind (remove_leftovers)
 ///   2. write every file into a hidden staging directory,
-///      checkpoints/.step-00000200.<pid>, and flush it
+///      checkpoints/.step-00000200.PID, and flush it
 ///   3. rename it to checkpoints/step-00000200: the checkpoint appears
 ///      complete, in one atomic step
 ///   4. point `latest` at it (one rename), and each stable name through `latest`
@@ -61,7 +61,7 @@ class RunDir {
 
   /// Removes what killed saves leave: staging directories (".step-*") under
   /// checkpoints/, and the temporaries of atomic writes and links
-  /// (".<name>.tmp.*") in the run directory. Best effort: what cannot be
+  /// (".NAME.tmp.*") in the run directory. Best effort: what cannot be
   /// removed now is tried again at the next save.
   void remove_leftovers() const;
 

@@ -2,7 +2,7 @@
 /// What a checkpoint's train_state.safetensors holds beside the model: all
 /// that a resumed run needs to go on bit for bit where the saved one stopped.
 ///
-///   optim.<group>.<index>.<slot>  the optimizer's state (AdamW: exp_avg, exp_avg_sq, step)
+///   optim.GROUP.INDEX.SLOT  the optimizer's state (AdamW: exp_avg, exp_avg_sq, step)
 ///   generators  (2 n) int64       each generator's (state, inc), in the trainer's order
 ///   history     (steps + 1, 5) float64   step, loss, lr, grad_norm, val_loss (NaN: none)
 ///   metadata    ember.step, ember.optimizer.steps, ember.train (the training
