@@ -5,8 +5,8 @@
 /// complete one is found without reading a byte of it.
 ///
 ///   run/checkpoints/step-00000200/FILE...   a checkpoint: every one of its files
-///   run/latest -> checkpoints/step-00000200   the newest (replaced in one rename)
-///   run/FILE -> latest/FILE               a stable name for each file
+///   run/latest -> checkpoints/step-00000200  the newest (replaced in one rename)
+///   run/FILE -> latest/FILE                  a stable name for each file
 ///
 /// save(step) goes in five steps:
 ///   1. remove what killed saves left behind (remove_leftovers)
@@ -17,8 +17,9 @@
 ///   4. point `latest` at it (one rename), and each stable name through `latest`
 ///   5. remove every other step directory
 /// Killed before 3, the run has the previous checkpoint (and a staging
-/// directory, which the next save removes); killed after it, the new one
-/// (with the previous one beside it until 5).
+/// directory, which the next save removes). Killed after it, latest() finds
+/// the new one; `latest` and the stable names still show the previous one
+/// until 4, which is there beside it until 5. Each is complete either way.
 ///
 /// The protocol deals in plain files: it knows the names of a checkpoint's
 /// files, not what they hold (train/trainer.h saves a GPT run through it).
