@@ -11,11 +11,11 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 build=${EMBER_BUILD_DIR:-build}
 
-title_of() { sed -n '1s|^// Exercise [0-9.]*: *||p' "$1"; }
+title_of() { sed -n '1s|^// Exercise [0-9.]*: *||; 1s| (chapter [0-9]*, \(.*\))$|   (\1)|p' "$1"; }
 
 if [ $# -eq 0 ]; then
   echo "The exercises (bash scripts/exercise.sh ID checks one; 'started' = you have a copy in exercises/mine/):"
-  for f in exercises/start/*.cpp; do
+  for f in $(printf '%s\n' exercises/start/*.cpp | sort -V); do
     name=$(basename "$f")
     id=${name%%_*}
     mark=""
