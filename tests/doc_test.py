@@ -35,9 +35,16 @@ number may differ by half a unit of its last written digit (the doc rounds
 the program's value). The run's tol applies to every check of that KEY.
 
 Every other number in prose or tables that looks like a program's figure (a
-decimal fraction, an integer of 100 or more, a number with a unit) must carry
-one of these comments. Numbers in inline code and in sh/cpp/cmake blocks are
-inputs, not figures; other fenced blocks with such numbers must be checked.
+decimal fraction, an integer of 100 or more, a number with a unit of time,
+size or rate) must carry one of these comments. Numbers in inline code and in
+sh/cpp/cmake/formula/diagram blocks are inputs, not figures; other fenced
+blocks with such numbers must be checked (or marked prose). Headings and the
+numbers of chapters, lessons, exercises and versions are not figures.
+
+  <!-- packages: SCRIPT -->        before the README's install block: the
+                                   packages must be SCRIPT's pkgs=(...) list
+
+The README has at most 250 lines, and its test command is what .ci/run runs.
 
 Paths: every `dir/file.ext`, `dir/`, `file.cpp:function` and
 `file.h:Class::member` in inline code, every link and image target, and every
@@ -46,7 +53,7 @@ checked); for `file:name`, the name must be defined or declared in the file.
 Exercises: every `scripts/exercise.sh ID` names an exercise, and every
 exercise is named in its chapter.
 
-  doc_test.py --source DIR --build DIR [--jobs N] [--keep DIR [--reuse]] [--only FILE]
+  doc_test.py --source DIR --build DIR [--jobs N] [--keep DIR [--reuse]] [--only FILE | --files F...]
 """
 
 import argparse
@@ -265,31 +272,50 @@ def line_matches(doc_line, out_line, tol):
     return True
 
 
-def compare_block(block_lines, out_text, tol):
-    """None when every line appears in order, else the first line that does not."""
+def match_block(block_lines, out_text, same):
+    """Matches a block's lines to the output, in order: (None, [the output line
+    each block line matched, or None for "..." and blank lines]) or, on the
+    first line that does not match, (that line, the nearest output line)."""
     out = [l.rstrip() for l in out_text.splitlines()]
-    lines = [l.rstrip() for l in block_lines]
+    matched = []
     pos = 0
     anchored = False  # after the first line, lines must follow one another unless "..." intervenes
-    for line in lines:
+    for line in (l.rstrip() for l in block_lines):
         if line.strip() in ("...", "…"):
             anchored = False
+            matched.append(None)
             continue
         if not line.strip():
+            matched.append(None)
             continue
         if anchored:
             while pos < len(out) and not out[pos].strip():
                 pos += 1
-            if pos < len(out) and line_matches(line, out[pos], tol):
+            if pos < len(out) and same(line, out[pos]):
+                matched.append(out[pos])
                 pos += 1
                 continue
-            return line, (out[pos] if pos < len(out) else "(end of output)")
-        found = next((j for j in range(pos, len(out)) if line_matches(line, out[j], tol)), None)
+            return (line, out[pos] if pos < len(out) else "(end of output)"), None
+        found = next((j for j in range(pos, len(out)) if same(line, out[j])), None)
         if found is None:
             near = next((o for o in out if tokens(o)[0] == tokens(line)[0]), None)
-            return line, near or "(no line with these words)"
+            return (line, near or "(no line with these words)"), None
+        matched.append(out[found])
         pos, anchored = found + 1, True
-    return None
+    return None, matched
+
+
+def compare_block(block_lines, out_text, tol):
+    """None when every line appears in order, else the first line that does not."""
+    bad, _ = match_block(block_lines, out_text, lambda d, o: line_matches(d, o, tol))
+    return bad
+
+
+def same_words(doc_line, out_line):
+    """The same line but for its numbers (what --refresh replaces)."""
+    dw, dn = tokens(doc_line)
+    ow, on = tokens(out_line)
+    return dw == ow and len(dn) == len(on)
 
 
 def find_number(text, parts, index):
@@ -310,7 +336,10 @@ def find_number(text, parts, index):
 
 # ---- the checks ----
 
-def figure_like(text, before):
+TIME_OR_SIZE = re.compile(r"^\s?(ms|µs|ns|s|min|MB|MiB|KiB|GB|GiB|GB/s|GFLOP/s|MFLOP|tok/s|tokens/s)\b")
+
+
+def figure_like(text, before, after=""):
     """Does a number in prose look like a program's figure?"""
     t = text.replace("−", "-")
     if re.search(r"(?i)(exercise|exercises|chapter|chapters|§|lesson|version|C\+\+|OpenBLAS|PyTorch|Debian|CMake)\s*$",
@@ -318,7 +347,7 @@ def figure_like(text, before):
         return False
     if re.search(r"[A-Za-z]-$", before):  # a name: AVX-512, UTF-8
         return False
-    if "." in t or "e" in t or "·" in t:
+    if "." in t or "e" in t or "·" in t or TIME_OR_SIZE.match(after):
         return True
     return abs(float(t)) >= 100
 
@@ -361,7 +390,7 @@ def check_prose(md, prose, runner, source, problems, inline_checks):
         text = mask(text, r"\]\([^)]*\)")  # link targets
         text = mask(text, r"https?://\S+")
         for m in DOC_NUMBER.finditer(text):
-            if m.start() in covered or not figure_like(m.group(0), text[:m.start()]):
+            if m.start() in covered or not figure_like(m.group(0), text[:m.start()], text[m.end():]):
                 continue
             problems.add(where, f"the number {m.group(0)} looks like a program's figure but has no check "
                                 f"(<!-- = KEY \"line\" N -->) and is not marked <!-- prose -->")
@@ -383,14 +412,14 @@ def check_blocks(md, blocks, runner, source, problems, block_checks):
             if "needs" in options(words[1:]):
                 runner.needs[words[0]] = options(words[1:])["needs"]
         elif kind in ("output", "measured"):
-            block_checks.append((kind, where, words[0], options(words[1:]).get("tol"), b.lines))
+            block_checks.append((kind, where, words[0], options(words[1:]).get("tol"), b.lines, (md, b.line)))
         elif kind == "packages":
             check_packages(source, where, words[0], b.lines, problems)
         elif kind.strip() == "prose":
             continue  # a lesson's hand-worked numbers, checked by the example that prints them
         elif b.lang not in CODE_LANGS:
             nums = [m.group(0) for line in b.lines for m in DOC_NUMBER.finditer(line)
-                    if figure_like(m.group(0), line[:m.start()])]
+                    if figure_like(m.group(0), line[:m.start()], line[m.end():])]
             if nums:
                 problems.add(where, f"this ```{b.lang} block has figures ({', '.join(nums[:4])}, ...) but no "
                                     "<!-- output: KEY --> or <!-- measured: NAME --> above it")
@@ -502,6 +531,49 @@ def check_exercises(source, book_files, problems):
                                                      f"in its chapter docs/book/{chapter}*.md")
 
 
+def refresh(source, block_checks, inline_checks):
+    """Rewrites what the docs quote from docs/book/measured/ with the files'
+    current numbers (the words must still match)."""
+    edits = {}  # md -> its lines
+    changed = 0
+
+    def lines_of(md):
+        return edits.setdefault(md, (source / md).read_text().split("\n"))
+
+    for kind, where, key, tol, block, (md, start) in block_checks:
+        text = measured_file(source, key) if kind == "measured" else None
+        if text is None:
+            continue
+        bad, matched = match_block(block, text, same_words)
+        if bad:
+            print(f"{where}: not refreshed, no line in {MEASURED}/{key}.txt has the words of\n    {bad[0].strip()}")
+            continue
+        lines = lines_of(md)
+        for k, new in enumerate(matched):
+            if new is not None and lines[start + k].rstrip() != new:
+                lines[start + k] = new
+                changed += 1
+    for kind, where, spec, number in inline_checks:
+        if kind != "num" or not spec.startswith("@"):
+            continue
+        key = spec.split()[0]
+        parts, index, _ = quoted(spec[len(key):])
+        text = measured_file(source, key[1:])
+        found = find_number(text, parts, index)[0] if text else None
+        if found is None or found == number:
+            continue
+        md, lineno = where.rsplit(":", 1)
+        lines = lines_of(md)
+        i = int(lineno) - 1
+        lines[i] = re.sub(rf"(?<![\w.]){re.escape(number)}(?={UNIT}?`?<!--\s*=\s*{re.escape(key)})", found, lines[i], 1)
+        changed += 1
+        print(f"{where}: {number} -> {found}")
+    for md, lines in edits.items():
+        (source / md).write_text("\n".join(lines))
+    print(f"refresh: {changed} quoted measurement(s) rewritten; read the prose around them again")
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--source", required=True)
@@ -510,12 +582,17 @@ def main():
     ap.add_argument("--keep", help="run the programs in DIR/KEY and keep what they write and print")
     ap.add_argument("--reuse", action="store_true", help="with --keep: reuse what an earlier run printed")
     ap.add_argument("--only", help="check only this markdown file (its paths and numbers)")
+    ap.add_argument("--refresh", action="store_true",
+                    help="after scripts/measure_book.sh: rewrite the quoted measurements (measured blocks and "
+                         "@NAME numbers) from docs/book/measured/, and say what changed")
+    ap.add_argument("--files", nargs="+", help="check these markdown files (relative to --source) and nothing "
+                                               "else of the tree (the doc-test's own test)")
     args = ap.parse_args()
     source, build = pathlib.Path(args.source).resolve(), pathlib.Path(args.build).resolve()
     problems = Problems()
 
     book = sorted(str(p.relative_to(source)) for p in (source / BOOK).glob("*.md"))
-    files = [f for f in DOCS + book if (source / f).exists()]
+    files = args.files or [f for f in DOCS + book if (source / f).exists()]
     if args.only:
         files = [f for f in files if f == args.only or f.endswith("/" + args.only)]
     runner = Runner(source, build, args.jobs, args.keep, args.reuse)
@@ -526,7 +603,7 @@ def main():
         check_blocks(md, blocks, runner, source, problems, block_checks)
         check_prose(md, prose, runner, source, problems, inline_checks)
         check_paths(source, md, text, blocks, problems)
-    if not args.only:
+    if not args.only and not args.files:
         check_exercises(source, book, problems)
         readme = (source / "README.md").read_text().splitlines()
         if len(readme) > README_MAX_LINES:
@@ -536,15 +613,19 @@ def main():
             problems.add("README.md", "the README's test command (bash scripts/test.sh) must be what .ci/run calls")
 
     # Which programs must run.
-    for kind, where, key, tol, lines in block_checks:
+    for kind, where, key, tol, lines, _ in block_checks:
         if kind == "output":
             runner.wanted.add(key)
     for kind, where, spec, number in inline_checks:
         if kind == "num" and not spec.startswith("@"):
             runner.wanted.add(spec.split()[0])
-    runner.run_wanted(problems)
+    if not args.refresh:
+        runner.run_wanted(problems)
 
-    for kind, where, key, tol, lines in block_checks:
+    if args.refresh:
+        return refresh(source, block_checks, inline_checks)
+
+    for kind, where, key, tol, lines, _ in block_checks:
         if kind == "output":
             if key not in runner.outputs or runner.outputs[key][0] != 0:
                 continue
