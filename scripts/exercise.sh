@@ -60,12 +60,22 @@ fi
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 echo "(building the checker for $id ...)"
-if ! cmake --build "$build" --target "$target" -j"$(nproc)" > "$log" 2>&1; then
-  echo
-  if grep -q "No rule to make target '$target'\|unknown target '$target'" "$log"; then
-    echo "The build tree $build/ does not know exercise $id yet: run 'cmake -S . -B $build' once, then this again."
+build_it() { cmake --build "$build" --target "$target" -j"$(nproc)" > "$log" 2>&1; }
+no_target() { grep -q "No rule to make target '$target'\|unknown target '$target'" "$log"; }
+built=yes
+build_it || built=no
+if [ $built = no ] && no_target; then
+  # A build tree configured before this exercise existed: configure it again.
+  cmake -S . -B "$build" > "$log" 2>&1 || { cat "$log"; exit 2; }
+  built=yes
+  build_it || built=no
+  if [ $built = no ] && no_target; then
+    echo "exercise.sh: $build/ has no target $target (configured with EMBER_BUILD_TESTS=OFF or EMBER_SANITIZE=ON?)" >&2
     exit 2
   fi
+fi
+if [ $built = no ]; then
+  echo
   if grep -q "mine/$name:[0-9]*:[0-9]*: error" "$log"; then
     echo "Your file does not compile yet. What the compiler says about it (the first errors):"
     grep -A3 "mine/$name:[0-9]*:[0-9]*: error" "$log" | grep -v '^g\?make\|^--$' |
