@@ -205,6 +205,13 @@ class Runner:
         shell = re.sub(r"(?<![\w/.])(scripts|bench|data)/", str(self.source) + r"/\1/", shell)
         scratch = pathlib.Path(self.keep) / key if self.keep else pathlib.Path(tempfile.mkdtemp(prefix="doc_test_"))
         scratch.mkdir(parents=True, exist_ok=True)
+        try:
+            return self.run_in(key, shell, scratch, saved)
+        finally:
+            if not self.keep:  # what the programs wrote (checkpoints, pictures) goes
+                shutil.rmtree(scratch, ignore_errors=True)
+
+    def run_in(self, key, shell, scratch, saved):
         # Open MPI refuses root unless told; CI runs as root.
         env = dict(os.environ, OMP_WAIT_POLICY="passive", OMPI_ALLOW_RUN_AS_ROOT="1",
                    OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_btl="self,vader")
