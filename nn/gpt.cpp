@@ -21,7 +21,7 @@ const TextFields<GPTConfig>& config_fields() {
       "GPTConfig",
       {int_field("vocab_size", &GPTConfig::vocab_size), int_field("context_length", &GPTConfig::context_length),
        int_field("dim", &GPTConfig::dim), int_field("heads", &GPTConfig::heads), int_field("layers", &GPTConfig::layers),
-       real_field("dropout", &GPTConfig::dropout, 6),
+       real_field("dropout", &GPTConfig::dropout),
        choice_field("positional", &GPTConfig::positional,
                     {{"learned", Positional::Learned}, {"sinusoidal", Positional::Sinusoidal}}),
        choice_field("tie_weights", &GPTConfig::tie_weights, {{"0", false}, {"1", true}}),

@@ -1,5 +1,6 @@
 #include "nn/text_fields.h"
 
+#include <charconv>
 #include <sstream>
 
 namespace ember::nn {
@@ -16,11 +17,12 @@ std::vector<std::pair<std::string, std::string>> key_values(const std::string& t
   return out;
 }
 
-std::string real_text(double v, int digits) {
-  std::ostringstream os;
-  os.precision(digits);
-  os << v;
-  return os.str();
+std::string real_text(double v) {
+  // std::to_chars without a precision writes the shortest digits that
+  // std::from_chars (tensor/parse.h) reads back as the same double.
+  char buf[64];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, ec == std::errc() ? end : buf);
 }
 
 std::string one_of(const std::vector<std::string>& names) {

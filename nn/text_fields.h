@@ -38,8 +38,10 @@ struct TextField {
 /// "key=value" entries of text, split at whitespace, in order; an entry
 /// without '=' is an error naming op, the entry and the text.
 std::vector<std::pair<std::string, std::string>> key_values(const std::string& text, const char* op);
-/// A number as text with `digits` significant digits ("0.1", "3e-05", "1000").
-std::string real_text(double v, int digits);
+/// A number as the shortest text that reads back as exactly the same double
+/// ("0.1", "3e-05", "1000", "0.00030000000000000003" for 0.003 / 10, "-0",
+/// "5e-324"): what is stored is what is read, to the last bit.
+std::string real_text(double v);
 /// The names of a choice as a list: "a", "a or b", "a, b or c".
 std::string one_of(const std::vector<std::string>& names);
 
@@ -57,11 +59,11 @@ TextField<S> uint_field(std::string key, uint64_t S::*member) {
           [member, key](S& s, const std::string& text, const char* op) { s.*member = parse_uint64(text, op, key); }};
 }
 
-/// A double printed with `digits` significant digits (a value with more does
-/// not survive the round trip: choose digits for the values the field holds).
+/// A double, printed by real_text: it reads back bit for bit (a resumed run
+/// must compute with the very numbers the saved one did).
 template <typename S>
-TextField<S> real_field(std::string key, double S::*member, int digits) {
-  return {key, [member, digits](const S& s) { return real_text(s.*member, digits); },
+TextField<S> real_field(std::string key, double S::*member) {
+  return {key, [member](const S& s) { return real_text(s.*member); },
           [member, key](S& s, const std::string& text, const char* op) { s.*member = parse_double(text, op, key); }};
 }
 

@@ -4,11 +4,15 @@
 // trips, and one error per kind of field.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "nn/gpt.h"
 #include "nn/text_fields.h"
+#include "tensor/parse.h"
 #include "test_util.h"
 #include "train/trainer.h"
 
@@ -27,7 +31,7 @@ struct Toy {
 };
 const nn::TextFields<Toy>& toy_fields() {
   static const nn::TextFields<Toy> fields(
-      "Toy", {nn::int_field("count", &Toy::count), nn::uint_field("seed", &Toy::seed), nn::real_field("rate", &Toy::rate, 4),
+      "Toy", {nn::int_field("count", &Toy::count), nn::uint_field("seed", &Toy::seed), nn::real_field("rate", &Toy::rate),
               nn::choice_field("shape", &Toy::shape, {{"cube", Shape3::Cube}, {"ball", Shape3::Ball}, {"cone", Shape3::Cone}}),
               nn::choice_field("on", &Toy::on, {{"no", false}, {"yes", true}})});
   return fields;
@@ -36,11 +40,11 @@ const nn::TextFields<Toy>& toy_fields() {
 TEST(NnTextFields, EveryKindPrintsInTableOrderAndReadsBack) {
   EXPECT_EQ(toy_fields().to_string(Toy{}), "count=3 seed=7 rate=0.5 shape=ball on=yes");
   Toy t{-12, 18446744073709551615ull, 1.0 / 3.0, Shape3::Cone, false};
-  EXPECT_EQ(toy_fields().to_string(t), "count=-12 seed=18446744073709551615 rate=0.3333 shape=cone on=no");
+  EXPECT_EQ(toy_fields().to_string(t), "count=-12 seed=18446744073709551615 rate=0.3333333333333333 shape=cone on=no");
   const Toy r = toy_fields().from_string(toy_fields().to_string(t));
   EXPECT_EQ(r.count, -12);
   EXPECT_EQ(r.seed, 18446744073709551615ull);
-  EXPECT_EQ(r.rate, 0.3333) << "4 digits: what the field was given";
+  EXPECT_EQ(r.rate, 1.0 / 3.0) << "every bit of it";
   EXPECT_EQ(r.shape, Shape3::Cone);
   EXPECT_FALSE(r.on);
   // Any order; a missing key keeps the default; a repeated key: the last wins;
@@ -78,11 +82,43 @@ TEST(NnTextFields, OneOfAndRealText) {
   EXPECT_EQ(nn::one_of({"a"}), "a");
   EXPECT_EQ(nn::one_of({"a", "b"}), "a or b");
   EXPECT_EQ(nn::one_of({"a", "b", "c", "d"}), "a, b, c or d");
-  EXPECT_EQ(nn::real_text(0.1, 15), "0.1");
-  EXPECT_EQ(nn::real_text(3e-5, 15), "3e-05");
-  EXPECT_EQ(nn::real_text(1.0 / 3.0, 6), "0.333333");
-  EXPECT_EQ(nn::real_text(-0.0, 6), "-0");
-  EXPECT_EQ(nn::real_text(1000, 15), "1000");
+  // The shortest text that reads back as the same double.
+  EXPECT_EQ(nn::real_text(0.1), "0.1");
+  EXPECT_EQ(nn::real_text(3e-5), "3e-05");
+  EXPECT_EQ(nn::real_text(1000), "1000");
+  EXPECT_EQ(nn::real_text(-0.0), "-0");
+  EXPECT_EQ(nn::real_text(1.0 / 3.0), "0.3333333333333333");
+  EXPECT_EQ(nn::real_text(0.003 / 10), "0.00030000000000000003") << "lr / 10 is not 0.0003";
+  EXPECT_EQ(nn::real_text(5e-324), "5e-324");
+}
+
+// Every double a checkpoint may hold comes back bit for bit: the values a run
+// computes (lr / 10), the smallest and largest, denormals, negative zero.
+TEST(NnTextFields, RealTextRoundTripsEveryBit) {
+  auto bits = [](double v) {
+    uint64_t b;
+    std::memcpy(&b, &v, sizeof b);
+    return b;
+  };
+  const double lr = 3e-3;
+  const std::vector<double> values = {lr / 10, 0.1, 0.1 + 0.2, 1.0 / 3.0, 2.0 / 3.0, 1e-300, 1e300, 1e-5 / 7,
+                                      std::numeric_limits<double>::max(), std::nextafter(std::numeric_limits<double>::max(), 0.0),
+                                      std::numeric_limits<double>::min(),          // the smallest normal
+                                      std::numeric_limits<double>::denorm_min(),   // 5e-324
+                                      std::numeric_limits<double>::min() / 3,      // a denormal
+                                      std::numeric_limits<double>::epsilon(), 1 + std::numeric_limits<double>::epsilon(),
+                                      -0.0, 0.0, -lr / 10, -1e-310, 123456789012345678.0, 0.123456789012345678};
+  for (double v : values) {
+    const std::string text = nn::real_text(v);
+    const double back = parse_double(text, "test", "v");
+    EXPECT_EQ(bits(back), bits(v)) << text;
+  }
+  // Through a field and a struct, the same.
+  for (double v : values) {
+    Toy t;
+    t.rate = v;
+    EXPECT_EQ(bits(toy_fields().from_string(toy_fields().to_string(t)).rate), bits(v)) << v;
+  }
 }
 
 // ---- the tables checkpoints store ----
@@ -96,20 +132,22 @@ TEST(NnTextFields, GptConfigAndTrainOptionsKeepTheirText) {
   EXPECT_EQ(train::TrainOptions{}.to_string(),
             "steps=1000 batch=32 lr=0.003 min_lr=0.0003 warmup=50 lr_decay_steps=0 weight_decay=0.1 grad_clip=1 "
             "eval_every=100 eval_batches=8 val_fraction=0.1 seed=0");
+  // Every digit a value needs, and no more.
   nn::GPTConfig c;
-  c.dropout = 0.123456789;  // the config keeps 6 digits
-  EXPECT_NE(c.to_string().find("dropout=0.123457 "), std::string::npos) << c.to_string();
+  c.dropout = 0.123456789;
+  EXPECT_NE(c.to_string().find("dropout=0.123456789 "), std::string::npos) << c.to_string();
+  EXPECT_EQ(nn::GPTConfig::from_string(c.to_string()).dropout, 0.123456789);
   train::TrainOptions o;
-  o.lr = 0.123456789012345678;  // the options keep 15
-  EXPECT_NE(o.to_string().find("lr=0.123456789012346 "), std::string::npos) << o.to_string();
+  o.lr = 0.123456789012345678;
+  EXPECT_NE(o.to_string().find("lr=0.12345678901234568 "), std::string::npos) << o.to_string();
 }
 
 TEST(NnTextFields, TrainOptionsRoundTrip) {
   train::TrainOptions o;
   o.steps = 7;
   o.batch = 3;
-  o.lr = 2.5e-4;
-  o.min_lr = 2.5e-5;
+  o.lr = 6e-4;
+  o.min_lr = o.lr / 10;  // as train_gpt sets it: 5.9999999999999995e-05, which 15 digits print as 6e-05
   o.warmup = 0;
   o.lr_decay_steps = 600;
   o.weight_decay = 0;
@@ -121,8 +159,9 @@ TEST(NnTextFields, TrainOptionsRoundTrip) {
   const train::TrainOptions r = train::TrainOptions::from_string(o.to_string());
   EXPECT_EQ(r.to_string(), o.to_string());
   EXPECT_EQ(r.steps, 7);
-  EXPECT_EQ(r.lr, 2.5e-4);
-  EXPECT_EQ(r.min_lr, 2.5e-5);
+  EXPECT_EQ(r.lr, 6e-4);
+  EXPECT_EQ(r.min_lr, o.lr / 10);
+  EXPECT_NE(r.min_lr, 6e-5) << "the test needs a value that 15 digits do not keep";
   EXPECT_EQ(r.lr_decay_steps, 600);
   EXPECT_EQ(r.grad_clip, 0.5);
   EXPECT_EQ(r.val_fraction, 0.25);
