@@ -13,6 +13,7 @@
 
 #include "tensor/error.h"
 #include "tensor/io.h"
+#include "tensor/shape.h"
 
 namespace ember::plot {
 
@@ -331,9 +332,14 @@ Report write_png(const LinePlot& p, const std::string& path) {
 }
 
 Report write_png(const Heatmap& p, const std::string& path) {
-  EMBER_CHECK(p.rows > 0 && p.cols > 0 && static_cast<int64_t>(p.values.size()) == p.rows * p.cols, "plot",
-              "\"" << p.title << "\": a heatmap of " << p.rows << " x " << p.cols << " needs " << p.rows * p.cols
-                   << " values, got " << p.values.size());
+  EMBER_CHECK(p.rows > 0 && p.cols > 0, "plot",
+              "\"" << p.title << "\": a heatmap of " << p.rows << " x " << p.cols << " has no cells");
+  const std::string what = "\"" + p.title + "\": the cells of a heatmap of " + std::to_string(p.rows) + " x " +
+                           std::to_string(p.cols);
+  const int64_t n_cells = checked_mul(p.rows, p.cols, "plot", what.c_str());
+  EMBER_CHECK(static_cast<int64_t>(p.values.size()) == n_cells, "plot",
+              "\"" << p.title << "\": a heatmap of " << p.rows << " x " << p.cols << " needs " << n_cells << " values, got "
+                   << p.values.size());
   EMBER_CHECK(std::isfinite(p.min) && std::isfinite(p.max) && p.min < p.max, "plot",
               "\"" << p.title << "\": colour range [" << p.min << ", " << p.max << "] is empty");
   EMBER_CHECK(p.row_names.empty() || static_cast<int64_t>(p.row_names.size()) == p.rows, "plot",

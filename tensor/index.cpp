@@ -171,10 +171,16 @@ Tensor scatter_add(const Shape& shape, int64_t d, const Tensor& ids, const Tenso
 Tensor one_hot(const Tensor& ids, int64_t num_classes) {
   EMBER_CHECK(ids.dtype() == kInt64, "one_hot",
               "ids must be int64, got " << dtype_name(ids.dtype()) << " of shape " << shape_str(ids.shape()));
+  EMBER_CHECK(num_classes >= -1, "one_hot",
+              "num_classes must be >= 0, or -1 to infer it from the largest id, got " << num_classes);
   std::vector<int64_t> v = ids.to_vector<int64_t>();
-  if (num_classes < 0) {
+  if (num_classes == -1) {
     EMBER_CHECK(!v.empty(), "one_hot", "cannot infer num_classes from empty ids; pass it explicitly");
-    num_classes = *std::max_element(v.begin(), v.end()) + 1;
+    const int64_t largest = *std::max_element(v.begin(), v.end());
+    EMBER_CHECK(largest >= 0, "one_hot",
+                "cannot infer num_classes: the largest id is " << largest << " (ids of shape " << shape_str(ids.shape())
+                                                               << "); ids are in [0, num_classes)");
+    num_classes = checked_add(largest, 1, "one_hot", "the class count (the largest id + 1)");
   }
   check_ids(ids, num_classes, "one_hot", "id");
   Shape shape = ids.shape();

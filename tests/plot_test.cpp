@@ -179,6 +179,15 @@ TEST(Plot, BadFiguresAndPathsAreErrorsThatLeaveNothing) {
   h.cols = 2;
   h.values = {1, 2, 3};
   test::expect_error([&] { plot::write_png(h, dir.file("bad.png")); }, "plot", {"\"short\"", "2 x 2", "4 values"});
+  // rows x cols beyond int64: the size check itself must not overflow (the
+  // product wraps to 0 here, which an empty list of values would match).
+  plot::Heatmap huge{.title = "huge"};
+  huge.rows = int64_t{1} << 32;
+  huge.cols = int64_t{1} << 32;
+  test::expect_error([&] { plot::write_png(huge, dir.file("bad.png")); }, "plot",
+                     {"\"huge\"", "4294967296 x 4294967296", "overflows int64"});
+  huge.rows = 0;
+  test::expect_error([&] { plot::write_png(huge, dir.file("bad.png")); }, "plot", {"\"huge\"", "0 x 4294967296", "no cells"});
   h.values.push_back(4);
   h.min = h.max = 1;
   test::expect_error([&] { plot::write_png(h, dir.file("bad.png")); }, "plot", {"colour range"});

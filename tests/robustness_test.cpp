@@ -97,6 +97,17 @@ TEST(RobustOverflow, ShapesWhoseElementCountOverflowsAreRefused) {
   expect_error([&] { (void)cat({half, half}); }, "cat", {"overflows int64", "4611686018427387904"});
   expect_error([] { (void)one_hot(tensor(std::vector<int64_t>{1}), INT64_MAX); }, "one_hot",
                {"9223372036854775807"});
+  // The class count inferred from the largest id: INT64_MAX + 1 does not
+  // exist (it used to wrap, and the error then spoke of [0, -9223372036854775808)).
+  expect_error([] { (void)one_hot(tensor(std::vector<int64_t>{0, INT64_MAX})); }, "one_hot",
+               {"the class count (the largest id + 1) overflows int64", "9223372036854775807 + 1"});
+  expect_error([] { (void)one_hot(tensor(std::vector<int64_t>{0, INT64_MAX - 1})); }, "one_hot",
+               {"(2, 9223372036854775807)", "more elements than int64"});
+  expect_error([] { (void)one_hot(tensor(std::vector<int64_t>{-3, -1})); }, "one_hot",
+               {"the largest id is -1", "[0, num_classes)"});
+  expect_error([] { (void)one_hot(tensor(std::vector<int64_t>{1}), -2); }, "one_hot", {"-1 to infer", "got -2"});
+  expect_error([] { (void)one_hot(tensor(std::vector<int64_t>{1}), INT64_MIN); }, "one_hot",
+               {"got -9223372036854775808"});
   expect_error([] { (void)zeros({INT64_MAX / 2}); }, "zeros", {"more bytes than fit in int64"});
   expect_error([] { (void)full({3, -1}, 0.0); }, "full", {"negative size -1"});
   // A zero-size tensor may have huge other dims: nothing is allocated or addressed.
