@@ -1,10 +1,18 @@
 #include "train/run_dir.h"
 
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
 
 #include "tensor/error.h"
 #include "tensor/io.h"
@@ -23,7 +31,81 @@ void remove_tree(const fs::path& p) {
 }
 
 bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+
+// The run directories this process holds: one open, flock()ed lock file
+// each, shared by nested holds. (A child made by fork() inherits the open
+// file and this table: it holds what its parent held.)
+struct Held {
+  int fd;
+  int count;
+};
+std::mutex held_mutex;
+std::map<std::string, Held>& held_locks() {
+  static std::map<std::string, Held> table;
+  return table;
+}
+
+// "process 12345 (train_gpt)", from the lock file the holder wrote.
+std::string holder(const std::string& lock_file) {
+  std::ifstream f(lock_file);
+  long long pid = 0;
+  std::string program;
+  if (!(f >> pid >> program) || pid <= 0 || (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH))
+    return "another process";
+  return "process " + std::to_string(pid) + " (" + program + ")";
+}
 }  // namespace
+
+RunLock& RunLock::operator=(RunLock&& other) noexcept {
+  if (this != &other) {
+    release();
+    key_ = std::move(other.key_);
+    other.key_.clear();
+  }
+  return *this;
+}
+
+void RunLock::release() {
+  if (key_.empty()) return;
+  std::lock_guard<std::mutex> guard(held_mutex);
+  auto it = held_locks().find(key_);
+  if (it != held_locks().end() && --it->second.count == 0) {
+    ::close(it->second.fd);  // the kernel drops the flock with the last descriptor
+    held_locks().erase(it);
+  }
+  key_.clear();
+}
+
+RunLock RunDir::lock() const {
+  std::error_code ec;
+  fs::create_directories(path_, ec);
+  EMBER_CHECK(!ec && fs::is_directory(path_, ec), "lock", path_ << ": cannot create the directory" << (ec ? ": " + ec.message() : ""));
+  const std::string key = fs::canonical(path_, ec).string();
+  EMBER_CHECK(!ec, "lock", path_ << ": " << ec.message());
+  std::lock_guard<std::mutex> guard(held_mutex);
+  if (auto it = held_locks().find(key); it != held_locks().end()) {
+    ++it->second.count;
+    return RunLock(key);
+  }
+  const std::string file = (fs::path(path_) / ".lock").string();
+  const int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  EMBER_CHECK(fd >= 0, "lock", file << ": cannot open the lock file: " << std::strerror(errno));
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    ::close(fd);
+    EMBER_CHECK(err != EWOULDBLOCK, "lock",
+                path_ << " is in use by " << holder(file)
+                      << ": one process at a time writes a run directory; wait for it to end, or use another directory");
+    EMBER_FAIL("lock", file << ": flock failed: " << std::strerror(err));
+  }
+  // Who holds it, for the message a second process gets (best effort: the
+  // lock itself is the flock, not these bytes).
+  const std::string me = std::to_string(::getpid()) + " " + program_invocation_short_name + "\n";
+  if (::ftruncate(fd, 0) == 0 && ::pwrite(fd, me.data(), me.size(), 0) < 0) {
+  }
+  held_locks()[key] = {fd, 1};
+  return RunLock(key);
+}
 
 RunDir::RunDir(std::string path, std::vector<std::string> files) : path_(std::move(path)), files_(std::move(files)) {
   EMBER_CHECK(!files_.empty(), "RunDir", path_ << ": a checkpoint needs at least one file");
@@ -62,6 +144,7 @@ void RunDir::save(int64_t step, const WriteFiles& write) const {
   std::error_code ec;
   fs::create_directories(checkpoints, ec);
   EMBER_CHECK(!ec, "save", checkpoints.string() << ": cannot create the directory: " << ec.message());
+  const RunLock hold = lock();
   remove_leftovers();
   if (!fs::is_directory(checkpoints / step_name(step), ec)) write_step(step, write);
   point_latest_at(step);
@@ -123,23 +206,59 @@ void RunDir::remove_leftovers() const {
   }
 }
 
-RunDir::Found RunDir::latest() const {
+std::optional<RunDir::Found> RunDir::newest() const {
   const fs::path run(path_), checkpoints = run / "checkpoints";
   std::error_code ec;
+  auto complete = [&](const fs::path& dir) {
+    return std::all_of(files_.begin(), files_.end(), [&](const std::string& f) { return fs::is_regular_file(dir / f, ec); });
+  };
   if (fs::is_directory(checkpoints, ec)) {
-    auto complete = [&](const fs::path& dir) {
-      return std::all_of(files_.begin(), files_.end(), [&](const std::string& f) { return fs::is_regular_file(dir / f, ec); });
-    };
     Found best{-1, ""};
     for (const auto& e : fs::directory_iterator(checkpoints, ec)) {
       const int64_t step = step_of(e.path().filename().string());
       if (step > best.step && complete(e.path())) best = {step, e.path().string()};
     }
-    EMBER_CHECK(best.step >= 0, "resume", path_ << ": no complete checkpoint in " << checkpoints.string());
-    return best;
+    if (best.step >= 0) return best;
+    return std::nullopt;
   }
+  if (fs::is_directory(run, ec) && complete(run)) return Found{0, path_};
+  return std::nullopt;
+}
+
+RunDir::Found RunDir::latest() const {
+  if (std::optional<Found> found = newest()) return *found;
+  const fs::path run(path_), checkpoints = run / "checkpoints";
+  std::error_code ec;
   EMBER_CHECK(fs::is_directory(run, ec), "resume", path_ << ": not a directory");
+  EMBER_CHECK(!fs::is_directory(checkpoints, ec), "resume", path_ << ": no complete checkpoint in " << checkpoints.string());
+  // The layout before step directories, with a file missing: reading it
+  // names the file.
   return {0, path_};
+}
+
+std::vector<std::string> RunDir::run_files(const std::vector<std::string>& outputs) const {
+  std::vector<std::string> out;
+  std::error_code ec;
+  if (newest() && fs::is_directory(fs::path(path_) / "checkpoints", ec)) out.push_back("checkpoints");
+  std::vector<std::string> names{"latest"};
+  names.insert(names.end(), files_.begin(), files_.end());
+  names.insert(names.end(), outputs.begin(), outputs.end());
+  for (const std::string& n : names)
+    if (fs::exists(fs::symlink_status(fs::path(path_) / n, ec))) out.push_back(n);
+  return out;
+}
+
+void RunDir::remove_run(const std::vector<std::string>& outputs) const {
+  const RunLock hold = lock();
+  // The names first, the checkpoints last: killed in between, the directory
+  // still holds a checkpoint that resumes, or names that the next removal
+  // finds again.
+  std::vector<std::string> names = run_files(outputs);
+  std::stable_partition(names.begin(), names.end(), [](const std::string& n) { return n != "checkpoints"; });
+  for (const std::string& n : names) remove_tree(fs::path(path_) / n);
+  remove_tree(fs::path(path_) / "checkpoints");  // staging directories too
+  remove_leftovers();
+  fsync_directory(path_);
 }
 
 }  // namespace ember::train

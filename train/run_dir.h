@@ -23,14 +23,38 @@
 ///
 /// The protocol deals in plain files: it knows the names of a checkpoint's
 /// files, not what they hold (train/trainer.h saves a GPT run through it).
+///
+/// One process at a time writes a run directory: lock() holds it (a flock on
+/// run/.lock, which the kernel releases when the holder dies, however it
+/// dies), and every save holds it while it runs. A second process is refused
+/// at once, with the holder's pid.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace ember::train {
+
+/// This process's hold on a run directory (RunDir::lock), until destroyed.
+class RunLock {
+ public:
+  RunLock() = default;  // holds nothing
+  RunLock(RunLock&& other) noexcept : key_(std::move(other.key_)) { other.key_.clear(); }
+  RunLock& operator=(RunLock&& other) noexcept;
+  RunLock(const RunLock&) = delete;
+  RunLock& operator=(const RunLock&) = delete;
+  ~RunLock() { release(); }
+  bool held() const { return !key_.empty(); }
+  void release();
+
+ private:
+  friend class RunDir;
+  explicit RunLock(std::string key) : key_(std::move(key)) {}
+  std::string key_;  // the directory, as the process's table of held locks knows it
+};
 
 class RunDir {
  public:
@@ -41,10 +65,12 @@ class RunDir {
   /// Writes one checkpoint's files into the directory it is given. It must
   /// write each of files() there durably (write_file_atomically does) or throw.
   using WriteFiles = std::function<void(const std::string& dir)>;
-  /// Saves a checkpoint as step `step` (>= 0) in the five steps above. A step
-  /// that is already saved is kept as it is (write is not called). If write
-  /// throws, or leaves out a file, the staging directory is removed and the
-  /// run is as it was before (an ember::Error, op "save").
+  /// Saves a checkpoint as step `step` (>= 0) in the five steps above,
+  /// holding the directory (lock()) meanwhile. A step that is already saved
+  /// is kept as it is (write is not called): whether it is the same run's is
+  /// the caller's to know (Trainer::save checks). If write throws, or leaves
+  /// out a file, the staging directory is removed and the run is as it was
+  /// before (an ember::Error, op "save").
   void save(int64_t step, const WriteFiles& write) const;
 
   /// A complete checkpoint: its step and its directory.
@@ -59,6 +85,25 @@ class RunDir {
   /// the run directory itself, as step 0 (the files say which step they are).
   /// An ember::Error (op "resume") naming the path when there is none.
   Found latest() const;
+  /// The same, or nothing when there is none.
+  std::optional<Found> newest() const;
+
+  /// Holds the directory (made if missing) for this process until the
+  /// RunLock is destroyed. Held by another process: an ember::Error (op
+  /// "lock") at once, naming that process's pid and program, which run/.lock
+  /// records. This process may hold it more than once (save() does, inside a
+  /// program's hold); a child made by fork() shares its parent's hold.
+  RunLock lock() const;
+
+  /// The names in the directory that belong to a run: checkpoints/ when it
+  /// holds a complete checkpoint, latest, each file's stable name, and each
+  /// of `outputs` (files a program writes beside the checkpoints, e.g.
+  /// loss.csv) that exists. Empty: no run is here (a new directory, other
+  /// files only, or only what a killed first save left).
+  std::vector<std::string> run_files(const std::vector<std::string>& outputs = {}) const;
+  /// Removes what run_files names, and the leftovers, so that a new run can
+  /// start here; other files stay. Holds the directory while it runs.
+  void remove_run(const std::vector<std::string>& outputs = {}) const;
 
   /// Removes what killed saves leave: staging directories (".step-*") under
   /// checkpoints/, and the temporaries of atomic writes and links
