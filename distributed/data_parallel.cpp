@@ -3,7 +3,6 @@
 #include "distributed/data_parallel.h"
 
 #include <chrono>
-#include <sstream>
 
 #include "autograd/grad_mode.h"
 #include "tensor/factory.h"
@@ -41,9 +40,12 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-// A short fingerprint of the parameter list (count, elements, and a hash of
-// every dtype and shape) that the ranks compare before anything else.
-std::vector<int64_t> fingerprint(const std::vector<Tensor>& params) {
+// What every rank's parameter list must share, as settings to agree on: the
+// count, the elements, every dtype and shape (as one hash: a list of 52
+// shapes does not fit a message), and the bucket size, which decides how the
+// gradients are cut into messages (ranks that cut them differently would
+// pass MPI different counts).
+train::Settings layout(const std::vector<Tensor>& params, int64_t bucket_bytes) {
   uint64_t h = 1469598103934665603ull;  // FNV-1a over dtype and dims
   auto mix = [&](int64_t v) {
     for (int i = 0; i < 8; ++i) h = (h ^ ((static_cast<uint64_t>(v) >> (8 * i)) & 0xff)) * 1099511628211ull;
@@ -55,7 +57,10 @@ std::vector<int64_t> fingerprint(const std::vector<Tensor>& params) {
     for (int64_t d : p.shape()) mix(d);
     numel += p.numel();
   }
-  return {static_cast<int64_t>(params.size()), numel, static_cast<int64_t>(h >> 1)};
+  return {{"parameters", std::to_string(params.size())},
+          {"parameter elements", std::to_string(numel)},
+          {"parameter dtypes and shapes (hash)", std::to_string(h)},
+          {"bucket bytes", std::to_string(bucket_bytes)}};
 }
 
 }  // namespace
@@ -65,23 +70,8 @@ DataParallel::DataParallel(std::vector<Tensor> params, DataParallelOptions optio
   rank_ = distributed::rank();
   world_ = distributed::world_size();
   EMBER_CHECK(options_.bucket_bytes > 0, "DataParallel", "bucket_bytes must be positive, got " << options_.bucket_bytes);
-  // Every rank must hold the same model: compare with rank 0's fingerprint,
-  // then tell every rank whether any differs (so all of them throw).
-  const std::vector<int64_t> mine = fingerprint(params_);
-  Tensor root = tensor(mine);
-  broadcast(root, 0);
-  const std::vector<int64_t> theirs = root.to_vector<int64_t>();
-  Tensor differs = tensor(std::vector<double>{mine == theirs ? 0.0 : 1.0});
-  all_reduce(differs, ReduceOp::Sum);
-  if (differs.item<double>() > 0) {
-    std::ostringstream os;
-    os << "the ranks hold different models: rank 0 has " << theirs[0] << " parameters with " << theirs[1]
-       << " elements, this rank (" << where() << ") " << mine[0] << " with " << mine[1] << " elements"
-       << (mine == theirs ? " (this rank matches rank 0; another does not)"
-                          : (mine[0] == theirs[0] && mine[1] == theirs[1] ? ", with other shapes" : ""))
-       << "; build the same model on every rank";
-    EMBER_FAIL("DataParallel", os.str());
-  }
+  // Every rank must hold the same model, cut into the same buckets.
+  check_agreement(layout(params_, options_.bucket_bytes));
 
   buckets_ = plan_buckets(params_, options_.bucket_bytes);
   place_.resize(params_.size());
@@ -134,6 +124,10 @@ double DataParallel::average(double value) {
   Tensor t = tensor(std::vector<double>{value});
   all_reduce_unchecked(t, ReduceOp::Mean);
   return t.item<double>();
+}
+
+void DataParallel::check_agreement(const train::Settings& settings) {
+  distributed::check_agreement("DataParallel", settings);
 }
 
 bool DataParallel::any(bool mine) {

@@ -73,7 +73,8 @@ class DataParallel final : public train::Replicas {
  public:
   /// params: the model's parameters in registration order (model.parameters()).
   /// Collective: every rank must construct it, with the same parameter shapes
-  /// (checked: an ember::Error on every rank otherwise), after distributed::init().
+  /// and bucket size (checked: the same ember::Error on every rank
+  /// otherwise), after distributed::init().
   /// Broadcasts rank 0's parameters to every rank.
   explicit DataParallel(std::vector<Tensor> params, DataParallelOptions options = {});
 
@@ -90,6 +91,9 @@ class DataParallel final : public train::Replicas {
   double average(double value) override;
   /// True on every rank when `mine` is true on any rank.
   bool any(bool mine) override;
+  /// distributed::check_agreement: the same error on every rank unless they
+  /// all pass the same values.
+  void check_agreement(const train::Settings& settings) override;
 
   const std::vector<Bucket>& buckets() const { return buckets_; }
   const SyncStats& stats() const { return stats_; }

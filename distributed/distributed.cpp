@@ -3,8 +3,10 @@
 // (distributed/backend.h: MPI in distributed/mpi.cpp, one process in distributed/single.cpp).
 #include "distributed/distributed.h"
 
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
+#include <cstring>
 #include <sstream>
 
 #include "distributed/backend.h"
@@ -168,6 +170,81 @@ void broadcast(const Tensor& t, int root) {
 void barrier() {
   require_running("distributed::barrier");
   backend::barrier();
+}
+
+std::vector<std::string> all_gather_text(const std::string& mine) {
+  require_running("distributed::all_gather_text");
+  const int n = backend::size();
+  const std::vector<int64_t> lengths = backend::all_gather({static_cast<int64_t>(mine.size())});
+  const int64_t longest = *std::max_element(lengths.begin(), lengths.end());
+  const size_t words = static_cast<size_t>((longest + 7) / 8);  // the bytes, 8 to an int64, zero-padded
+  std::vector<int64_t> packed(words, 0);
+  std::memcpy(packed.data(), mine.data(), mine.size());
+  const std::vector<int64_t> all = backend::all_gather(packed);
+  std::vector<std::string> out;
+  for (int r = 0; r < n; ++r)
+    out.emplace_back(reinterpret_cast<const char*>(all.data() + static_cast<size_t>(r) * words),
+                     static_cast<size_t>(lengths[static_cast<size_t>(r)]));
+  return out;
+}
+
+namespace {
+// "a\x1fvalue\x1e" per setting: the separators are control characters
+// that names and values do not hold.
+std::string pack(const std::vector<std::pair<std::string, std::string>>& settings) {
+  std::string out;
+  for (const auto& [name, value] : settings) out += name + '\x1f' + value + '\x1e';
+  return out;
+}
+std::vector<std::pair<std::string, std::string>> unpack(const std::string& text) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (size_t at = 0; at < text.size();) {
+    const size_t sep = text.find('\x1f', at), end = text.find('\x1e', at);
+    out.emplace_back(text.substr(at, sep - at), text.substr(sep + 1, end - sep - 1));
+    at = end + 1;
+  }
+  return out;
+}
+// "rank 1", "ranks 0 and 2", "ranks 0, 2 and 3"
+std::string ranks_text(const std::vector<int>& rs) {
+  std::string out = rs.size() == 1 ? "rank " : "ranks ";
+  for (size_t i = 0; i < rs.size(); ++i) out += (i == 0 ? "" : i + 1 == rs.size() ? " and " : ", ") + std::to_string(rs[i]);
+  return out;
+}
+std::string shown(const std::string& value) { return value.size() <= 60 ? value : value.substr(0, 57) + "..."; }
+}  // namespace
+
+void check_agreement(const char* op, const std::vector<std::pair<std::string, std::string>>& settings) {
+  require_running("distributed::check_agreement");
+  std::vector<std::vector<std::pair<std::string, std::string>>> ranks;
+  for (const std::string& text : all_gather_text(pack(settings))) ranks.push_back(unpack(text));
+  const int n = static_cast<int>(ranks.size());
+  std::ostringstream names_differ, values_differ;
+  for (int r = 1; r < n; ++r) {
+    bool same_names = ranks[static_cast<size_t>(r)].size() == ranks[0].size();
+    for (size_t k = 0; same_names && k < ranks[0].size(); ++k) same_names = ranks[static_cast<size_t>(r)][k].first == ranks[0][k].first;
+    if (!same_names) names_differ << (names_differ.tellp() > 0 ? ", " : "") << r;
+  }
+  EMBER_CHECK(names_differ.tellp() == 0, op,
+              "the ranks compare different settings (rank " << names_differ.str()
+                                                            << " lists others than rank 0): run the same program on every rank");
+  for (size_t k = 0; k < ranks[0].size(); ++k) {
+    // Each distinct value once, with the ranks that have it.
+    std::vector<std::pair<std::string, std::vector<int>>> values;
+    for (int r = 0; r < n; ++r) {
+      const std::string& v = ranks[static_cast<size_t>(r)][k].second;
+      auto it = std::find_if(values.begin(), values.end(), [&](const auto& e) { return e.first == v; });
+      if (it == values.end()) values.push_back({v, {r}});
+      else it->second.push_back(r);
+    }
+    if (values.size() == 1) continue;
+    values_differ << (values_differ.tellp() > 0 ? "; " : "") << ranks[0][k].first << " is ";
+    for (size_t i = 0; i < values.size(); ++i)
+      values_differ << (i == 0 ? "" : i + 1 == values.size() ? " and " : ", ") << shown(values[i].first) << " on "
+                    << ranks_text(values[i].second);
+  }
+  EMBER_CHECK(values_differ.tellp() == 0, op,
+              "the ranks disagree: " << values_differ.str() << "; every rank must be given the same settings");
 }
 
 void abort(int code) {

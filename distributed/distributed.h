@@ -18,6 +18,8 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "tensor/tensor.h"
 
@@ -67,6 +69,16 @@ void broadcast(const Tensor& t, int root = 0);
 
 /// Returns when every rank has called it (MPI_Barrier).
 void barrier();
+
+/// Every rank's text, rank by rank, on every rank (two all-gathers: the
+/// lengths, then the bytes).
+std::vector<std::string> all_gather_text(const std::string& mine);
+/// The ranks' agreement, checked collectively: every rank passes the same
+/// settings by name ({"lr", "0.003"}, ...) with its own values. Unless every
+/// value is equal on every rank, every rank throws the same ember::Error (op),
+/// naming each setting that differs and its value on each rank:
+///   the ranks disagree: lr is 0.003 on rank 0 and 0.001 on rank 1; ...
+void check_agreement(const char* op, const std::vector<std::pair<std::string, std::string>>& settings);
 
 /// Ends every rank of the job with exit status `code` (MPI_Abort): for a rank
 /// that cannot go on while the others may be waiting for it in a collective.
