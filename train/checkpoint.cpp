@@ -6,6 +6,7 @@
 
 #include "autograd/grad_mode.h"
 #include "tensor/kernels.h"
+#include "train/train_state.h"
 
 namespace ember::train {
 
@@ -43,6 +44,7 @@ void save(const nn::Module& module, const std::string& path, const Metadata& met
   ModuleTensors mt = module_tensors(module);
   Metadata meta = metadata;
   meta["ember.tied"] = ties_str(mt.ties);
+  meta[kFormatKey] = std::to_string(kCheckpointFormat);
   write_safetensors(path, mt.unique, meta);
 }
 
@@ -57,6 +59,7 @@ LoadPlan plan_load(const nn::Module& module, const SafetensorsContents& file, co
   // tensors apart still finds a value for each. A file without the key
   // (e.g. a PyTorch state dict) may hold the tied matrix under one name or
   // under both; match_state_dict accepts both when the values agree.
+  (void)checkpoint_format(file.metadata, path);  // refuses a format this ember cannot read
   NamedTensors state = file.tensors;
   std::map<std::string, Tensor> by_name(file.tensors.begin(), file.tensors.end());
   auto tied = file.metadata.find("ember.tied");
@@ -102,8 +105,35 @@ GPTInfo gpt_info(const Metadata& metadata, const std::string& path) {
   return info;
 }
 
+namespace {
+// Format 1 -> 2: "block7.attn.w_q.weight" -> "blocks.7.attn.w_q.weight".
+std::string format1_name(const std::string& name) {
+  size_t digits = 5;
+  while (digits < name.size() && name[digits] >= '0' && name[digits] <= '9') ++digits;
+  if (name.rfind("block", 0) != 0 || digits == 5 || digits >= name.size() || name[digits] != '.') return name;
+  return "blocks." + name.substr(5);
+}
+}  // namespace
+
+void upgrade_gpt_names(SafetensorsContents& file, const std::string& path) {
+  if (checkpoint_format(file.metadata, path) >= 2) return;
+  for (auto& [name, t] : file.tensors) name = format1_name(name);
+  if (auto tied = file.metadata.find("ember.tied"); tied != file.metadata.end()) {
+    std::string out, pair;
+    std::stringstream pairs(tied->second);
+    while (std::getline(pairs, pair, ';')) {
+      const size_t eq = pair.find('=');
+      if (eq != std::string::npos) pair = format1_name(pair.substr(0, eq)) + "=" + format1_name(pair.substr(eq + 1));
+      out += (out.empty() ? "" : ";") + pair;
+    }
+    tied->second = out;
+  }
+  file.metadata[kFormatKey] = std::to_string(kCheckpointFormat);  // what the contents are now
+}
+
 LoadedGPT load_gpt(const std::string& path) {
   SafetensorsContents file = read_safetensors(path);  // validated once, CRC included
+  upgrade_gpt_names(file, path);
   GPTInfo info = gpt_info(file.metadata, path);
   auto model = std::make_unique<nn::GPT>(info.config);
   plan_load(*model, file, path).commit();

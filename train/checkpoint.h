@@ -21,7 +21,8 @@
 namespace ember::train {
 
 /// Every parameter and buffer by dotted name (a tied tensor once, the tie in
-/// metadata "ember.tied" as "alias=name;..."), plus the caller's metadata.
+/// metadata "ember.tied" as "alias=name;..."), plus the caller's metadata and
+/// the checkpoint format ("ember.format").
 void save(const nn::Module& module, const std::string& path, const Metadata& metadata = {});
 
 /// The checked copies that load a file's tensors into a module.
@@ -29,7 +30,8 @@ struct LoadPlan {
   std::vector<std::pair<Tensor, Tensor>> copies;  // (module tensor, file tensor)
   void commit() const;                            // cannot fail: every pair was checked
 };
-/// Checks names (strict: no missing and no unexpected tensors), shapes and
+/// Checks the file's format (a newer one than this ember writes is refused),
+/// names (strict: no missing and no unexpected tensors), shapes and
 /// dtypes against the module, and that a tensor the model ties is given
 /// consistently (once, or under both names with equal values; the file's
 /// "ember.tied" resolves aliases); changes nothing. Errors name `path`.
@@ -57,7 +59,18 @@ struct LoadedGPT {
   CharTokenizer tokenizer;
   Metadata metadata;
 };
-/// Builds the GPT that `path` describes and loads its weights.
+/// Builds the GPT that `path` describes and loads its weights. A checkpoint
+/// of format 1 (train/train_state.h: kCheckpointFormat) loads too: its names
+/// are those of today's GPT once upgrade_gpt_names has renamed them.
 LoadedGPT load_gpt(const std::string& path);
+
+/// The names of a GPT checkpoint of an older format, as the GPT names them
+/// now (tensor names and the aliases of "ember.tied"); a file of the current
+/// format is left as it is. Format 1 named the blocks block0., block1., ...;
+/// since format 2 they live in a ModuleList, blocks.0., blocks.1., ... (as a
+/// PyTorch port names them). An ember::Error naming `path` for a format this
+/// ember does not read. The migration of a format is this one function: a
+/// future renaming adds its step here.
+void upgrade_gpt_names(SafetensorsContents& file, const std::string& path);
 
 }  // namespace ember::train

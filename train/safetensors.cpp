@@ -292,4 +292,20 @@ SafetensorsContents read_safetensors(const std::string& path) {
   return parse_safetensors(bytes, path);
 }
 
+Metadata read_safetensors_metadata(const std::string& path) {
+  RegularFile f;
+  open_regular_file(path, "load", INT64_MAX, f);
+  std::string bytes;
+  read_exactly(f, std::min<int64_t>(8, f.size), bytes, path, "load");
+  EMBER_CHECK(bytes.size() == 8, "load", path << ": " << bytes.size() << " bytes, too short for a safetensors header");
+  uint64_t hl = 0;
+  for (int i = 0; i < 8; ++i) hl |= static_cast<uint64_t>(static_cast<unsigned char>(bytes[i])) << (8 * i);
+  EMBER_CHECK(hl <= kMaxHeaderBytes && hl <= static_cast<uint64_t>(f.size - 8), "load",
+              path << ": header length " << hl << " does not fit the file (" << f.size - 8 << " bytes after it)");
+  read_exactly(f, static_cast<int64_t>(hl), bytes, path, "load");
+  const json header = parse_header(bytes.substr(8), path);
+  auto it = header.find("__metadata__");
+  return it == header.end() ? Metadata{} : parse_metadata(*it, path);
+}
+
 }  // namespace ember::train

@@ -39,6 +39,10 @@ struct SafetensorsContents {
 /// Reads and validates a whole file; throws ember::Error naming the file, the
 /// tensor and the problem. Verifies ember.crc32 when present.
 SafetensorsContents read_safetensors(const std::string& path);
+/// Only the metadata, read from the header (the tensors are neither read nor
+/// checked): what a run directory needs to tell which run and step a file
+/// belongs to without reading its data. Errors as read_safetensors.
+Metadata read_safetensors_metadata(const std::string& path);
 /// Parses an in-memory file image (what the fuzzer drives); `name` is used in errors.
 SafetensorsContents parse_safetensors(const std::string& bytes, const std::string& name);
 

@@ -1,6 +1,7 @@
 #include "train/train_state.h"
 
 #include <cmath>
+#include <cstdio>
 
 #include "tensor/factory.h"
 #include "tensor/parse.h"
@@ -35,6 +36,24 @@ std::vector<StepLog> history_rows(const Tensor& t) {
 }
 }  // namespace
 
+std::string fingerprint(const void* data, size_t bytes) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a, 64 bits
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (size_t i = 0; i < bytes; ++i) h = (h ^ p[i]) * 1099511628211ull;
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+int64_t checkpoint_format(const Metadata& m, const std::string& file) {
+  if (!m.count(kFormatKey)) return 1;
+  const int64_t v = metadata_count(m, kFormatKey, file);
+  EMBER_CHECK(v >= 1 && v <= kCheckpointFormat, "load",
+              file << " is of checkpoint format " << v << ", which this ember does not read (it reads formats 1 to "
+                   << kCheckpointFormat << (v > kCheckpointFormat ? "; the file was written by a newer ember)" : ")"));
+  return v;
+}
+
 int64_t metadata_count(const Metadata& m, const std::string& key, const std::string& file) {
   auto it = m.find(key);
   EMBER_CHECK(it != m.end(), "resume", file << ": no " << key << " in the metadata");
@@ -50,6 +69,9 @@ void write_train_state(const std::string& path, const TrainState& s) {
   tensors.emplace_back("history", history_tensor(s.history));
   Metadata meta = {{"ember.step", std::to_string(s.step)}, {"ember.optimizer.steps", std::to_string(s.optimizer_steps)}};
   if (s.options) meta["ember.train"] = *s.options;
+  if (s.run_id) meta["ember.run"] = *s.run_id;
+  if (s.data_id) meta["ember.data_hash"] = *s.data_id;
+  meta[kFormatKey] = std::to_string(kCheckpointFormat);
   // (absent for one process, so that its files stay as they were)
   if (s.world_size > 1) meta["ember.world_size"] = std::to_string(s.world_size);
   write_safetensors(path, tensors, meta);
@@ -63,6 +85,9 @@ TrainState read_train_state(const std::string& path) {
       st.metadata.count("ember.optimizer.steps") ? metadata_count(st.metadata, "ember.optimizer.steps", path) : 0;
   if (auto it = st.metadata.find("ember.train"); it != st.metadata.end()) out.options = it->second;
   if (st.metadata.count("ember.world_size")) out.world_size = metadata_count(st.metadata, "ember.world_size", path);
+  if (auto it = st.metadata.find("ember.run"); it != st.metadata.end()) out.run_id = it->second;
+  if (auto it = st.metadata.find("ember.data_hash"); it != st.metadata.end()) out.data_id = it->second;
+  out.format = checkpoint_format(st.metadata, path);
   Tensor history;
   for (auto& [name, t] : st.tensors) {
     if (name.rfind("optim.", 0) == 0) out.optimizer.emplace_back(name.substr(6), t);

@@ -7,12 +7,14 @@
 ///   history     (steps + 1, 5) float64   step, loss, lr, grad_norm, val_loss (NaN: none)
 ///   metadata    ember.step, ember.optimizer.steps, ember.train (the training
 ///               options as text), ember.world_size (only when several
-///               processes trained)
+///               processes trained), ember.run and ember.data_hash (the run's
+///               identity and its data's, Trainer::run_id), ember.format
 ///
 /// read_train_state checks the file's form; whether it fits a given trainer
 /// (its model, its generators, its options) is the trainer's to check.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,6 +22,20 @@
 #include "train/safetensors.h"
 
 namespace ember::train {
+
+/// The checkpoint format this ember writes, in "ember.format" of both files:
+///   1  (no ember.format) GPT blocks named block0., block1., ...
+///   2  GPT blocks in a ModuleList: blocks.0., blocks.1., ...; the run's identity recorded
+/// load_gpt and Trainer::resume read both (train/checkpoint.h migrates 1);
+/// a higher one, written by a newer ember, is refused by name.
+inline constexpr int64_t kCheckpointFormat = 2;
+inline constexpr const char* kFormatKey = "ember.format";
+
+/// 16 hex digits of a 64-bit FNV-1a hash of the bytes: the identities a
+/// checkpoint records (of a run, of its data). Tells runs apart; it is not
+/// a defence against a forged file.
+std::string fingerprint(const void* data, size_t bytes);
+inline std::string fingerprint(const std::string& s) { return fingerprint(s.data(), s.size()); }
 
 /// One row of a run's history: what one step did.
 struct StepLog {
@@ -38,6 +54,9 @@ struct TrainState {
   Tensor generators;            // (2 n) int64: state, inc pairs
   std::vector<StepLog> history; // the step-0 row, then one per step
   std::optional<std::string> options;  // TrainOptions::to_string() (absent in files older than it)
+  std::optional<std::string> run_id;   // Trainer::run_id() (absent in files of format 1)
+  std::optional<std::string> data_id;  // the fingerprint of the tokens (absent in files of format 1)
+  int64_t format = kCheckpointFormat;  // what the file says (1 when it says nothing)
 };
 
 /// Writes the state to path atomically (train/safetensors.h).
@@ -50,5 +69,8 @@ TrainState read_train_state(const std::string& path);
 /// A non-negative integer from a file's metadata: an ember::Error (op
 /// "resume") naming the file and the key when it is missing or not one.
 int64_t metadata_count(const Metadata& metadata, const std::string& key, const std::string& file);
+/// A checkpoint file's format (ember.format; 1 when absent): an ember::Error
+/// naming the file when it is not one this ember reads.
+int64_t checkpoint_format(const Metadata& metadata, const std::string& file);
 
 }  // namespace ember::train

@@ -34,8 +34,6 @@ std::vector<Generator*> generators(nn::GPT& model, BatchSampler& sampler) {
   return gens;
 }
 
-// The run directory of a GPT run: each checkpoint is its model and its training state.
-RunDir run_dir(const std::string& dir) { return RunDir(dir, {"model.safetensors", "train_state.safetensors"}); }
 
 // Every option, in the order to_string writes them (and every train_state's
 // "ember.train" has them).
@@ -43,16 +41,45 @@ const nn::TextFields<TrainOptions>& option_fields() {
   using O = TrainOptions;
   static const nn::TextFields<TrainOptions> fields(
       "TrainOptions",
-      {nn::int_field("steps", &O::steps), nn::int_field("batch", &O::batch), nn::real_field("lr", &O::lr, 15),
-       nn::real_field("min_lr", &O::min_lr, 15), nn::int_field("warmup", &O::warmup),
-       nn::int_field("lr_decay_steps", &O::lr_decay_steps), nn::real_field("weight_decay", &O::weight_decay, 15),
-       nn::real_field("grad_clip", &O::grad_clip, 15), nn::int_field("eval_every", &O::eval_every),
-       nn::int_field("eval_batches", &O::eval_batches), nn::real_field("val_fraction", &O::val_fraction, 15),
+      {nn::int_field("steps", &O::steps), nn::int_field("batch", &O::batch), nn::real_field("lr", &O::lr),
+       nn::real_field("min_lr", &O::min_lr), nn::int_field("warmup", &O::warmup),
+       nn::int_field("lr_decay_steps", &O::lr_decay_steps), nn::real_field("weight_decay", &O::weight_decay),
+       nn::real_field("grad_clip", &O::grad_clip), nn::int_field("eval_every", &O::eval_every),
+       nn::int_field("eval_batches", &O::eval_batches), nn::real_field("val_fraction", &O::val_fraction),
        nn::uint_field("seed", &O::seed)});
   return fields;
 }
 
+// "key=value ..." of every option but steps: what defines a run's numbers,
+// however far it is trained.
+std::string options_without_steps(const TrainOptions& o) {
+  std::string out;
+  for (const nn::TextField<TrainOptions>& f : option_fields().fields())
+    if (f.key != "steps") out += (out.empty() ? "" : " ") + f.key + "=" + f.print(o);
+  return out;
+}
+
+// A GPTConfig's text without its seed.
+std::string config_without_seed(const std::string& config) {
+  std::string out;
+  for (const auto& [key, value] : nn::key_values(config, "resume"))
+    if (key != "seed") out += (out.empty() ? "" : " ") + key + "=" + value;
+  return out;
+}
+
+// The fingerprint of tensors' bytes, in order (the state a rank resumed from).
+std::string fingerprint_of(const std::vector<Tensor>& tensors) {
+  std::string bytes;
+  for (const Tensor& t : tensors) {
+    const Tensor c = t.contiguous();
+    bytes.append(static_cast<const char*>(c.raw_data()), static_cast<size_t>(c.numel()) * dtype_size(c.dtype()));
+  }
+  return fingerprint(bytes);
+}
+
 }  // namespace
+
+RunDir gpt_run_dir(const std::string& dir) { return RunDir(dir, {"model.safetensors", "train_state.safetensors"}); }
 
 std::string TrainOptions::to_string() const { return option_fields().to_string(*this); }
 
@@ -71,6 +98,7 @@ std::vector<std::string> differing_options(const TrainOptions& run, const TrainO
 Trainer::Trainer(nn::GPT& model, std::vector<int64_t> tokens, TrainOptions o)
     : model_(model),
       options_(o),
+      data_id_(fingerprint(tokens.data(), tokens.size() * sizeof(int64_t))),
       sampler_(std::move(tokens), o.batch, model.config().context_length, o.val_fraction, o.seed),
       optimizer_(std::make_unique<optim::AdamW>(param_groups(model, o), 0.9, 0.95, 1e-8)),
       schedule_(o.lr, o.min_lr, std::min(o.warmup, o.lr_decay_steps > 0 ? o.lr_decay_steps : o.steps),
@@ -78,6 +106,15 @@ Trainer::Trainer(nn::GPT& model, std::vector<int64_t> tokens, TrainOptions o)
   EMBER_CHECK(o.steps > 0 && o.eval_every > 0 && o.eval_batches > 0, "Trainer",
               "steps " << o.steps << ", eval_every " << o.eval_every << " and eval_batches " << o.eval_batches
                        << " must be positive");
+  EMBER_CHECK(std::isfinite(o.lr) && o.lr > 0 && std::isfinite(o.min_lr) && o.min_lr >= 0 && std::isfinite(o.weight_decay) &&
+                  o.weight_decay >= 0 && std::isfinite(o.grad_clip) && o.grad_clip >= 0 && o.warmup >= 0 &&
+                  o.lr_decay_steps >= 0,
+              "Trainer",
+              "lr " << o.lr << " must be positive; min_lr " << o.min_lr << ", weight_decay " << o.weight_decay
+                    << ", grad_clip " << o.grad_clip << ", warmup " << o.warmup << " and lr_decay_steps "
+                    << o.lr_decay_steps << " finite and >= 0");
+  run_id_ = fingerprint("ember run\nconfig " + model.config().to_string() + "\noptions " + options_without_steps(o) +
+                        "\ndata " + data_id_);
   // What one step needs before it is tried (train/step_memory.h), plus the
   // gradient of the logits, which backward makes first while all of that is
   // alive. The point is a clear error, not an exact sum.
@@ -92,7 +129,24 @@ Trainer::Trainer(nn::GPT& model, std::vector<int64_t> tokens, TrainOptions o)
                        << have / 1e9 << " GB");
 }
 
-void Trainer::set_replicas(Replicas& r) {
+Settings Trainer::agreement() const {
+  Settings out;
+  for (const nn::TextField<TrainOptions>& f : option_fields().fields()) out.emplace_back(f.key, f.print(options_));
+  // The model's config but its seed: DataParallel gives every rank rank 0's
+  // weights (and dropout, the other use of the seed, is refused with several
+  // ranks); the batches' seed is an option, compared above.
+  for (const auto& [key, value] : nn::key_values(model_.config().to_string(), "Trainer"))
+    if (key != "seed") out.emplace_back("model " + key, value);
+  out.emplace_back("data (fingerprint of the tokens)", data_id_);
+  out.emplace_back("steps done", std::to_string(steps_done_));
+  out.emplace_back("resumed state (fingerprint)", resumed_state_);
+  return out;
+}
+
+void Trainer::set_replicas(Replicas& r, const Settings& also) {
+  Settings all = agreement();
+  all.insert(all.end(), also.begin(), also.end());
+  r.check_agreement(all);
   const int n = r.world_size();
   EMBER_CHECK(options_.batch % n == 0, "Trainer",
               "batch " << options_.batch << " does not split into " << n << " equal shards, one per rank; give a multiple of "
@@ -146,7 +200,13 @@ void Trainer::save(const std::string& dir, const Metadata& metadata) const {
   EMBER_CHECK(replicas_ == nullptr || replicas_->rank() == 0, "save",
               "rank " << replicas_->rank() << " of " << replicas_->world_size()
                       << " called save; only rank 0 saves (it alone has the validation losses)");
-  run_dir(dir).save(steps_done_, [&](const std::string& staging) { write_files(staging, metadata); });
+  const RunDir run = gpt_run_dir(dir);
+  const RunLock hold = run.lock();  // no other process saves in between the check and the save
+  if (const std::optional<RunSummary> there = run_summary(dir))
+    EMBER_CHECK(there->run_id.empty() || there->run_id == run_id_, "save",
+                dir << " holds a checkpoint of another run (run " << there->run_id << ", at step " << there->step
+                    << "); this is run " << run_id_ << ": saving here would replace it. Save into a directory of its own");
+  run.save(steps_done_, [&](const std::string& staging) { write_files(staging, metadata); });
 }
 
 void Trainer::write_files(const std::string& dir, const Metadata& metadata) const {
@@ -163,15 +223,36 @@ void Trainer::write_files(const std::string& dir, const Metadata& metadata) cons
   }
   st.history = history_;
   st.options = options_.to_string();
+  st.run_id = run_id_;
+  st.data_id = data_id_;
   write_train_state(dir + "/train_state.safetensors", st);
   Metadata meta = metadata;
   meta["ember.step"] = std::to_string(steps_done_);
+  meta["ember.run"] = run_id_;
+  meta["ember.config"] = model_.config().to_string();
   train::save(model_, dir + "/model.safetensors", meta);
 }
 
 Checkpoint latest_checkpoint(const std::string& dir) {
-  const RunDir::Found found = run_dir(dir).latest();
+  const RunDir::Found found = gpt_run_dir(dir).latest();
   return {found.step, found.dir, found.file("model.safetensors"), found.file("train_state.safetensors")};
+}
+
+std::optional<Checkpoint> find_checkpoint(const std::string& dir) {
+  const std::optional<RunDir::Found> found = gpt_run_dir(dir).newest();
+  if (!found) return std::nullopt;
+  return Checkpoint{found->step, found->dir, found->file("model.safetensors"), found->file("train_state.safetensors")};
+}
+
+std::optional<RunSummary> run_summary(const std::string& dir) {
+  const std::optional<Checkpoint> ck = find_checkpoint(dir);
+  if (!ck) return std::nullopt;
+  const Metadata m = read_safetensors_metadata(ck->train_state);
+  RunSummary out;
+  out.step = metadata_count(m, "ember.step", ck->train_state);
+  if (auto it = m.find("ember.run"); it != m.end()) out.run_id = it->second;
+  if (auto it = m.find("ember.train"); it != m.end()) out.options = TrainOptions::from_string(it->second);
+  return out;
 }
 
 TrainOptions Trainer::saved_options(const std::string& dir) {
@@ -188,6 +269,7 @@ void Trainer::resume(const std::string& dir) {
   const std::string &state_file = ck.train_state, &model_file = ck.model;
   TrainState st = read_train_state(state_file);
   SafetensorsContents model = read_safetensors(model_file);
+  upgrade_gpt_names(model, model_file);  // a checkpoint of format 1 (block0. -> blocks.0.)
 
   // 2. Validate them against this trainer. Nothing has changed yet.
   const int64_t model_step = metadata_count(model.metadata, "ember.step", model_file);
@@ -209,6 +291,23 @@ void Trainer::resume(const std::string& dir) {
   }
   EMBER_CHECK(st.step <= options_.steps, "resume",
               dir << ": the checkpoint is at step " << st.step << ", beyond --steps " << options_.steps);
+  // One run: the data, the two files, the whole definition (a file of
+  // format 1 records none of it, and is taken as it is).
+  EMBER_CHECK(!st.data_id || *st.data_id == data_id_, "resume",
+              state_file << ": the run trained on other data (tokens fingerprint " << *st.data_id << ", here " << data_id_
+                         << "): resume with the run's data, unchanged");
+  const auto model_run = model.metadata.find("ember.run");
+  EMBER_CHECK(!st.run_id || model_run == model.metadata.end() || model_run->second == *st.run_id, "resume",
+              dir << ": model.safetensors is of run " << model_run->second << " but train_state.safetensors of run "
+                  << *st.run_id << "; the two files are from different runs");
+  // The model's config, but its seed: resume restores every weight and
+  // generator, so the seed the model was built with no longer matters.
+  if (auto config = model.metadata.find("ember.config"); config != model.metadata.end()) {
+    const std::string run_config = config_without_seed(config->second), here = config_without_seed(model_.config().to_string());
+    EMBER_CHECK(run_config == here, "resume",
+                model_file << ": the model's config differs from the run's (" << run_config << " in the run, " << here
+                           << " here)");
+  }
   LoadPlan weights = plan_load(model_, model, model_file);
 
   // 3. Apply. The optimizer validates its state before taking it; after
@@ -218,6 +317,10 @@ void Trainer::resume(const std::string& dir) {
   const int64_t* g = st.generators.data_ptr<int64_t>();
   for (size_t i = 0; i < gens.size(); ++i)
     gens[i]->set_state({static_cast<uint64_t>(g[2 * i]), static_cast<uint64_t>(g[2 * i + 1])});
+  std::vector<Tensor> state{st.generators};
+  for (const auto& [name, t] : st.optimizer) state.push_back(t);
+  resumed_state_ = fingerprint_of(state);
+  if (st.run_id) run_id_ = *st.run_id;  // the run goes on (a file of format 1 has none: this trainer's, from now on)
   history_ = std::move(st.history);
   steps_done_ = st.step;
   resumed_world_size_ = st.world_size;

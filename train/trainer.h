@@ -15,6 +15,7 @@
 #include "train/checkpoint.h"
 #include "train/data.h"
 #include "train/optim.h"
+#include "train/run_dir.h"
 #include "train/train_state.h"  // StepLog, what train_state.safetensors holds
 
 namespace ember::train {
@@ -43,6 +44,9 @@ struct TrainOptions {
 /// out: a run may be continued further than it was planned).
 std::vector<std::string> differing_options(const TrainOptions& run, const TrainOptions& given);
 
+/// Named values ({"lr", "0.003"}, ...): what several processes must agree on.
+using Settings = std::vector<std::pair<std::string, std::string>>;
+
 /// What a Trainer needs to be one of several processes that train one model
 /// together (data parallelism; distributed::DataParallel implements it over MPI).
 /// Each process (rank) computes the gradient of its shard of every batch;
@@ -56,6 +60,10 @@ class Replicas {
   virtual void average_gradients() = 0;
   virtual double average(double value) = 0;  // mean over the ranks
   virtual bool any(bool mine) = 0;           // true everywhere if true on some rank
+  /// Collective: every rank passes its values of the same settings; unless
+  /// they are equal on every rank, an ember::Error on every rank alike,
+  /// naming each setting that differs and its value on each rank.
+  virtual void check_agreement(const Settings& settings) = 0;
 };
 
 class Trainer {
@@ -69,8 +77,32 @@ class Trainer {
   /// mean over the ranks. Only rank 0 evaluates (the others' history has no
   /// validation loss) and saves. Refused when the batch does not split into
   /// equal shards, and with dropout (each rank would draw the same masks for
-  /// different rows). The replicas must outlive the trainer.
-  void set_replicas(Replicas& replicas);
+  /// different rows). The replicas must outlive the trainer. First of all,
+  /// every rank must agree on agreement() and on `also` (what else must be
+  /// equal: train_gpt adds the vocabulary), or every rank throws the same
+  /// error (Replicas::check_agreement): ranks that differ in any of them
+  /// would take different steps while the gradients keep them in lockstep.
+  void set_replicas(Replicas& replicas, const Settings& also = {});
+  /// What the ranks of one run must share: every training option (steps and
+  /// the batches' seed included), every field of the model's config but its
+  /// seed (DataParallel gives every rank rank 0's weights), the data
+  /// (data_id()), the steps done and the state resumed from (a fingerprint
+  /// of the optimizer's state and the generators; "none" for a fresh run).
+  Settings agreement() const;
+
+  /// The run's identity, 16 hex digits: a fingerprint of what defines the
+  /// numbers the run computes — the model's config, every training option
+  /// but `steps` (a run may be continued further than planned) and the data.
+  /// It is not drawn at random: two runs with the same definition are the
+  /// same run (and for the same thread count compute the same bits), so
+  /// that a resumed run's files equal an uninterrupted one's, byte for byte.
+  /// Both files of every checkpoint record it ("ember.run"); save() refuses a
+  /// directory that holds another run's checkpoint, and resume() checks what
+  /// defines the run (options, data, config) and goes on as the saved run.
+  const std::string& run_id() const { return run_id_; }
+  /// The data's identity: the fingerprint of the token ids (the corpus as the
+  /// model sees it), recorded as "ember.data_hash".
+  const std::string& data_id() const { return data_id_; }
 
   /// One update. The first call also evaluates the untrained model: the
   /// history starts with a step-0 row holding only its validation loss.
@@ -91,14 +123,21 @@ class Trainer {
   ///   dir/latest -> checkpoints/step-00000200          (replaced in one rename)
   ///   dir/model.safetensors -> latest/model.safetensors  (and train_state.safetensors)
   /// Older checkpoints (and the leftovers of killed saves) are removed. A
-  /// step already saved is kept.
+  /// step already saved is kept. The directory is held (RunDir::lock) while
+  /// it is checked and saved into, and must not hold another run's
+  /// checkpoints (an ember::Error naming both runs: the save would replace
+  /// them).
   void save(const std::string& dir, const Metadata& metadata) const;
   /// Restores the newest complete checkpoint in dir (latest_checkpoint), in
   /// three steps: read both files, validate
   /// everything against this trainer, then apply. An error in the first two
   /// leaves the model and the trainer exactly as they were. Every option
   /// except `steps` must equal the run's (the error names those that differ);
-  /// `steps` may be larger, to train the run further.
+  /// `steps` may be larger, to train the run further. The data and the
+  /// model's config (but its seed: every weight and generator is restored)
+  /// must be the run's too, and both files of one run; the trainer then goes
+  /// on as that run (run_id()). A model of checkpoint format 1 is read
+  /// through upgrade_gpt_names.
   void resume(const std::string& dir);
   /// The training options and the model metadata a checkpoint directory was
   /// saved with (to continue it without repeating every flag).
@@ -113,6 +152,7 @@ class Trainer {
 
   nn::GPT& model_;
   TrainOptions options_;
+  std::string data_id_;  // (before sampler_, which takes the tokens)
   BatchSampler sampler_;
   std::unique_ptr<optim::AdamW> optimizer_;
   optim::WarmupCosineLR schedule_;
@@ -121,6 +161,8 @@ class Trainer {
   Replicas* replicas_ = nullptr;  // null: one process
   Shard shard_;
   int64_t resumed_world_size_ = 1;
+  std::string run_id_;
+  std::string resumed_state_ = "none";  // agreement(): what resume() restored
 };
 
 /// A complete checkpoint of a run directory that Trainer::save wrote.
@@ -133,5 +175,19 @@ struct Checkpoint {
 /// directories existed, its two files, as step 0). Error naming run_dir when
 /// there is none.
 Checkpoint latest_checkpoint(const std::string& run_dir);
+/// The same, or nothing when run_dir holds no complete checkpoint.
+std::optional<Checkpoint> find_checkpoint(const std::string& run_dir);
+
+/// What a GPT run directory holds of a run, read from the headers of its
+/// newest checkpoint (no tensor is read): to name a run in a message.
+struct RunSummary {
+  int64_t step = 0;
+  std::string run_id;  // "" for a checkpoint of format 1
+  std::optional<TrainOptions> options;
+};
+std::optional<RunSummary> run_summary(const std::string& run_dir);
+/// The run directory of a GPT run (train/run_dir.h): its checkpoints hold
+/// model.safetensors and train_state.safetensors.
+RunDir gpt_run_dir(const std::string& dir);
 
 }  // namespace ember::train
