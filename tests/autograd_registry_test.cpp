@@ -107,8 +107,8 @@ std::vector<std::string> nodes_recorded_outside_an_op_scope(const std::function<
     }
   } watcher;
   struct Install {  // removed again also when fn throws
-    explicit Install(AutogradObserver* o) { autograd_observer().store(o); }
-    ~Install() { autograd_observer().store(nullptr); }
+    explicit Install(AutogradObserver* o) { set_autograd_observer(o); }
+    ~Install() { set_autograd_observer(nullptr); }
   };
   {
     Install install(&watcher);
@@ -172,7 +172,7 @@ TEST_P(OpRegistry, RecordsTheNodesItDeclares) {
 // and the backward trace see (autograd/op_scope.h).
 TEST_P(OpRegistry, RecordsEveryNodeInsideAnOpScope) {
   const OpInfo& op = GetParam();
-  ASSERT_EQ(autograd_observer().load(), nullptr) << "another observer is installed";
+  ASSERT_EQ(autograd_observer(), nullptr) << "another observer is installed";
   Generator g(7);
   for (const OpSample& s : op.samples(g)) {
     const std::vector<std::string> outside = nodes_recorded_outside_an_op_scope([&] { (void)op.fn(s.inputs); });

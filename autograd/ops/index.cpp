@@ -49,7 +49,6 @@ Tensor index_select(const Tensor& x, int64_t d, const Tensor& ids) {
   return out;
 }
 
-// grad_x = scatter_add(zeros(x.shape), d, ids, grad_out)
 // ---- embedding: row lookup in a (V, D) table ----
 int64_t padding_index(int64_t padding_idx, const Shape& weight_shape, const char* op) {
   const int64_t V = weight_shape.at(0);
@@ -75,6 +74,7 @@ Tensor embedding(const Tensor& weight, const Tensor& ids, std::optional<int64_t>
   return out;
 }
 
+// grad_x = scatter_add(zeros(x.shape), d, ids, grad_out)
 struct GatherBackward final : Node {
   EMBER_NODE_NAME(GatherBackward)
   Shape in_shape;
