@@ -85,11 +85,15 @@ int program(const Options& o) {
   races.timing = timing_race(s, text);
 
   const int64_t vocab = text.tok.vocab_size();
-  write_pictures(s, races, vocab, o.out);
+  const std::vector<std::string> layout = write_pictures(s, races, vocab, o.out);
   std::string table = summary_table(s, races);
   std::printf("\nWhat the pictures should show, checked:\n");
   Facts facts;
   check_facts(facts, s, races, vocab);
+  std::string problems;
+  for (const std::string& p : layout) problems += "\n      " + p;
+  facts.check(layout.empty(), "every picture can be read: no text runs into another, no two legend entries look alike" +
+                                  problems);
 
   const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
   table += "total run time " + fmt("%.0f s", total) + "\n";

@@ -39,9 +39,9 @@ std::vector<std::string> table_row(const Setup& s, const Races& races, const Ent
   const Result *rc = find_in(races.recall, e), *rv = find_in(races.reverse, e), *tx = find_in(races.text, e),
                *tm = find_in(races.timing, e);
   const size_t t64 = std::find(s.timing_T.begin(), s.timing_T.end(), 64) - s.timing_T.begin();
-  std::string params = rv ? std::to_string(rv->params) : rc ? std::to_string(rc->params) : "-";
-  if (tx) params += " / " + std::to_string(tx->params);
-  std::vector<std::string> row{label(e, s.arch), params};
+  // each race built its own models (its task's vocabulary and classes): three counts
+  auto count = [](const Result* r) { return r ? std::to_string(r->params) : std::string("-"); };
+  std::vector<std::string> row{label(e, s.arch), count(rc) + " / " + count(rv) + " / " + count(tx)};
   for (int64_t k : table_distances(K)) row.push_back(rc ? fmt("%.2f", rc->accuracy[k - 1]) : "-");
   row.push_back(rc ? (step_reaching(*rc, K) < 0 ? "never" : std::to_string(step_reaching(*rc, K))) : "-");
   row.push_back(rv ? fmt("%.3f", mean_of(rv->accuracy, 0, rv->accuracy.size())) : "-");
@@ -60,8 +60,8 @@ std::vector<std::string> table_row(const Setup& s, const Races& races, const Ent
 std::string summary_table(const Setup& s, const Races& races) {
   const Options& o = s.o;
   std::string table = "Summary (" + std::string(o.quick ? "--quick" : "full run") + ", seed " + std::to_string(o.seed) + ")\n";
-  std::vector<int> widths{-27, 13};
-  std::vector<std::string> head{"model", "params"};
+  std::vector<int> widths{-27, 21};
+  std::vector<std::string> head{"model", "params rec/rev/text"};
   for (int64_t k : table_distances(o.K)) head.push_back("k=" + std::to_string(k)), widths.push_back(5);
   head.push_back("all k at"), widths.push_back(8);
   for (const char* h : {"rev acc", "align", "text val", "ms/step", "ops/step"}) head.push_back(h), widths.push_back(8);
@@ -71,7 +71,7 @@ std::string summary_table(const Setup& s, const Races& races) {
   std::vector<Entrant> rows = s.reverse_models;
   if (s.recall_models.size() > s.stream_models.size()) rows.push_back(s.recall_models.back());
   for (const Entrant& e : rows) table += table_line(table_row(s, races, e), widths);
-  table += "params: the synthetic races' / the text race's; k=..: recall accuracy at distance k; all k at: the first\n"
+  table += "params: the recall / reverse / text race's model; k=..: recall accuracy at distance k; all k at: the first\n"
            "step (of " + std::to_string(o.recall_steps) + ", measured every " + std::to_string(s.reach_every) +
            ") at which every k up to K was recalled at >= 90%; rev acc: reverse accuracy;\n"
            "align: the attention's argmax on j = L-1-i; text val: validation loss after " + std::to_string(o.text_steps) +
