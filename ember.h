@@ -1,21 +1,27 @@
 /// @file
-/// ember.h: the whole public API of libember (target ember::ember) in one include.
+/// ember.h: the whole public API of ember (target ember::ember) in one include.
 ///
-///   tensor/    Tensor, dtypes, shapes, factories, random numbers, threads, files
-///   autograd/  the differentiable ops, backward, grad modes, gradcheck, graph export
-///   nn/        Module and the modules: embeddings, layers, losses, recurrent
-///              cells, attention, the GPT
-///   train/     optimizers, character data, the training loop, safetensors and
-///              model checkpoints
+///   tensor/        Tensor, dtypes, shapes, factories, random numbers, threads, files
+///   tensor/machine/ what adapts to the machine: BLAS kernels, thread governor, SIMD width
+///   autograd/      the differentiable ops, backward, grad modes, gradcheck, graph export
+///   nn/            Module and the modules: embeddings, layers, losses, recurrent
+///                  cells, attention, the GPT
+///   train/         optimizers, character data, the training loop, safetensors and
+///                  model checkpoints
+///   plot/          the pictures (PLplot)
+///   inspect/       the instruments: backward trace, profiler, memory timeline
+///   distributed/   several processes training one model (MPI)
 ///
-/// The pictures are a library of their own (target ember::plot, header
-/// plot/plot.h): they need PLplot, which a program that only computes does not.
+/// Each folder is also a library of its own (ember::tensor ... ember::distributed),
+/// linked one way; ember::ember links them all.
 #pragma once
 
 #include "tensor/dtype.h"
 #include "tensor/error.h"
 #include "tensor/factory.h"
 #include "tensor/io.h"
+#include "tensor/machine/blas_library.h"
+#include "tensor/machine/governor.h"
 #include "tensor/parallel.h"
 #include "tensor/parse.h"
 #include "tensor/random.h"
@@ -45,3 +51,10 @@
 #include "train/optim.h"
 #include "train/safetensors.h"
 #include "train/trainer.h"
+
+#include "plot/plot.h"
+
+#include "inspect/inspect.h"
+
+#include "distributed/data_parallel.h"
+#include "distributed/distributed.h"

@@ -1,27 +1,36 @@
-// The engine, in four steps:
-//   1. count, for every node reachable from the roots, how many edges point
-//      at it (its dependencies) — an explicit stack, no recursion;
-//   2. start from the roots' nodes with their gradients;
-//   3. pop a node whose gradient is complete (every consumer has contributed),
-//      run its hooks, call apply(), sum each input gradient back to the
-//      input's shape (the one place where broadcasting is undone), then add
-//      it to the next node's (or the leaf's) buffer; a leaf whose gradient is
-//      now complete has its hooks run at once (so that a hook can act on a
-//      finished gradient while backward computes the others: PyTorch's DDP
-//      starts its all-reduce there);
-//   4. hand each leaf its total gradient: into .grad (backward), or into the
-//      result (grad).
-// Unless retain_graph, each node frees what it saved as soon as its rule has
-// run: the activations of a training step go as backward walks past them.
-// A tensor used on several paths gets the sum of all of them because a node
-// runs only after all its consumers have added their share.
+// The backward engine, in three phases; each is one function of BackwardPass
+// below, in the order they run:
 //
-// create_graph: the same walk with grad mode on, so the ops inside every
-// rule record nodes of their own, and the gradients can be differentiated
-// again. The sums (broadcast undone, several consumers, .grad) then use the
-// differentiable ops instead of the kernels; a rule that cannot be
+//   1. count_dependencies — for every node reachable from the roots, how
+//      many edges point at it. A node may run only when every consumer of
+//      its output has sent it a share: then its gradient is the whole sum.
+//      (An explicit stack, no recursion: a 100 000-node chain is fine.)
+//   2. run_ready_nodes — the roots' nodes start with their seeds. Take a
+//      node whose count has reached zero, call its rule (apply), sum each
+//      input's gradient back to the input's shape (broadcasting is undone
+//      here and only here), add it to that input's node — or, for a leaf,
+//      to the leaf's running total — and count the node down.
+//   3. deliver_to_leaves — each leaf's total, through the leaf's hooks, into
+//      its .grad (backward) or into the result (grad).
+//
+// grad() runs one more step between 1 and 2, prune_to_inputs: only the nodes
+// on a path to one of its inputs need their rules run.
+//
+// Unless retain_graph, each node frees what it saved once the pass is past
+// it: the activations of a training step go as backward walks by them.
+// Nothing is written to a .grad before phase 3, so an error in phase 2
+// leaves every .grad as it was.
+//
+// create_graph: the same walk with grad mode on, so the ops inside every rule
+// record nodes of their own and the gradients can be differentiated again.
+// The sums (broadcast undone, several consumers, .grad) then use the
+// differentiable ops instead of the kernels. A rule that cannot be
 // differentiated says so (Node::not_differentiable) instead of returning a
 // gradient whose own derivative would be silently wrong.
+//
+// The instruments of inspect/ watch through AutogradObserver: `watcher_` is
+// null unless one runs, and every call to it is one line beside the step it
+// reports.
 #include "autograd/engine.h"
 
 #include <algorithm>
@@ -82,83 +91,70 @@ bool all_finite(const Tensor& g) {
   });
 }
 
-// Sets grad mode for the walk (on exactly when recording) and restores it.
-class GradModeFor {
+// What a pass computes: every leaf's .grad (backward), or the gradients of
+// chosen tensors (grad), which may be leaves or intermediate results.
+struct Targets {
+  bool into_grad = true;                                 // backward(): into the leaves' .grad
+  std::unordered_map<const Node*, size_t> nodes;         // grad(): an intermediate input, by its grad_fn
+  std::unordered_map<const TensorImpl*, size_t> leaves;  // grad(): a leaf input
+  std::vector<Tensor> result;                            // grad(): one per input
+};
+
+// Each leaf's running total, in the order gradients first reached the leaves.
+struct LeafTotals {
+  std::unordered_map<TensorImpl*, size_t> index;
+  std::vector<std::pair<TensorImpl*, Tensor>> totals;
+};
+
+class BackwardPass {
  public:
-  explicit GradModeFor(bool on) : prev_(is_grad_enabled()) { set_grad_enabled(on); }
-  ~GradModeFor() { set_grad_enabled(prev_); }
-  GradModeFor(const GradModeFor&) = delete;
-  GradModeFor& operator=(const GradModeFor&) = delete;
+  BackwardPass(Targets& targets, bool retain_graph, bool create_graph)
+      : targets_(targets), retain_graph_(retain_graph || create_graph), create_graph_(create_graph),
+        watcher_(autograd_observer()) {}
+
+  void run(const std::vector<Tensor>& roots, const std::vector<Tensor>& seeds) {
+    GradModeGuard mode(create_graph_);  // rules record nodes only when asked to...
+    std::optional<GradientGraphScope> marking;  // ... and those belong to the gradient graph
+    if (create_graph_) marking.emplace();
+    if (watcher_) watcher_->backward_begin(roots.front());
+    try {
+      count_dependencies(roots);
+      if (!targets_.into_grad) prune_to_inputs();
+      start_at_roots(roots, seeds);
+      run_ready_nodes();
+      deliver_to_leaves();
+    } catch (...) {
+      if (watcher_) watcher_->backward_end(false);
+      throw;
+    }
+    if (watcher_) watcher_->backward_end(true);
+  }
 
  private:
-  bool prev_;
-};
-
-// What a walk computes: either every leaf's .grad (backward) or the
-// gradients of chosen tensors (grad), which may be leaves or non-leaves.
-struct Targets {
-  bool into_grad = true;                           // backward(): accumulate into leaves' .grad
-  std::unordered_map<const Node*, size_t> nodes;   // grad(): a non-leaf input, by its grad_fn
-  std::unordered_map<const TensorImpl*, size_t> leaves;  // grad(): a leaf input
-  std::vector<Tensor> result;                      // grad(): one per input
-};
-
-void walk(const std::vector<Tensor>& roots, const std::vector<Tensor>& seeds, bool retain_graph, bool create_graph,
-          Targets& targets) {
-  retain_graph = retain_graph || create_graph;  // the gradient graph refers to the forward one
-  GradModeFor mode(create_graph);               // rules record nodes only when asked to
-  std::optional<GradientGraphScope> marking;    // ... and those nodes belong to the gradient graph
-  if (create_graph) marking.emplace();
-  // inspect/ may watch (autograd/observer.h): null unless an instrument runs.
-  AutogradObserver* watcher = watching();
-  struct EndNotice {  // tells the watcher how backward ended, also when it throws
-    AutogradObserver* o;
-    bool ok = false;
-    ~EndNotice() {
-      if (o) o->backward_end(ok);
-    }
-  } end_notice{watcher};
-  if (watcher) watcher->backward_begin(roots.front());
-
-  auto sum_to = [create_graph](const Tensor& g, const Shape& shape) {
-    return create_graph ? ember::sum_to(g, shape) : kernel::sum_to(g, shape);
-  };
-  auto plus = [create_graph](const Tensor& a, const Tensor& b) {
-    return create_graph ? add(a, b) : kernel::binary(kernel::Binary::Add, a, b);
-  };
-
-  // A leaf's hooks run when backward() writes .grad, or when the leaf is an
-  // input of grad() (as its gradient is returned); a hooked leaf that is
-  // neither is left alone.
-  auto hooks_run = [&](const TensorImpl* leaf) {
-    return !leaf->hooks.empty() && (targets.into_grad || targets.leaves.count(leaf) > 0);
-  };
-
-  // 1. Dependencies: how many edges point at each node, from every root, and
-  // at each leaf whose hooks run (so that they can run as soon as its
-  // gradient is complete).
-  std::unordered_map<Node*, int> deps;
-  std::unordered_map<TensorImpl*, int> leaf_deps;
-  std::vector<Node*> stack;
-  for (const Tensor& r : roots)
-    if (r.grad_fn() && deps.try_emplace(r.grad_fn().get(), 0).second) stack.push_back(r.grad_fn().get());
-  while (!stack.empty()) {
-    Node* n = stack.back();
-    stack.pop_back();
-    for (const Edge& e : n->next) {
-      if (e.leaf && hooks_run(e.leaf.get())) ++leaf_deps[e.leaf.get()];
-      if (!e.node) continue;
-      auto [it, fresh] = deps.try_emplace(e.node.get(), 0);
-      ++it->second;
-      if (fresh) stack.push_back(e.node.get());
+  // ---- phase 1 ----
+  void count_dependencies(const std::vector<Tensor>& roots) {
+    std::vector<Node*> stack;
+    for (const Tensor& r : roots)
+      if (r.grad_fn() && deps_.try_emplace(r.grad_fn().get(), 0).second) stack.push_back(r.grad_fn().get());
+    while (!stack.empty()) {
+      Node* n = stack.back();
+      stack.pop_back();
+      for (const Edge& e : n->next) {
+        if (!e.node) continue;
+        auto [it, first_visit] = deps_.try_emplace(e.node.get(), 0);
+        ++it->second;
+        if (first_visit) stack.push_back(e.node.get());
+      }
     }
   }
-  // grad(): only the nodes on a path to an input need to run. Decided in
-  // reverse topological order (every consumer before what it consumes, so
-  // reversed: an input's producers first).
-  std::unordered_set<const Node*> needed;
-  if (!targets.into_grad) {
-    std::unordered_map<Node*, int> left = deps;
+
+  // ---- grad() only: which rules lead to an input ----
+  // A node leads to an input when one of its edges goes to an input, or to a
+  // node that leads to one. Each answer needs the answers of the nodes it
+  // sends to, so they are decided in reverse topological order (Kahn's
+  // algorithm on a copy of the counts of phase 1).
+  void prune_to_inputs() {
+    std::unordered_map<Node*, int> left = deps_;
     std::vector<Node*> order, ready;
     for (auto& [n, d] : left)
       if (d == 0) ready.push_back(n);
@@ -169,175 +165,152 @@ void walk(const std::vector<Tensor>& roots, const std::vector<Tensor>& seeds, bo
       for (const Edge& e : n->next)
         if (e.node && --left[e.node.get()] == 0) ready.push_back(e.node.get());
     }
-    for (auto it = order.rbegin(); it != order.rend(); ++it) {
-      Node* n = *it;
-      bool need = targets.nodes.count(n) > 0;
-      for (const Edge& e : n->next)
-        need = need || (e.node && needed.count(e.node.get())) || (e.leaf && targets.leaves.count(e.leaf.get()));
-      if (need) needed.insert(n);
-    }
-  }
-  // A node's rule must run when backward() writes .grad (every node), or
-  // when something it sends to leads to an input of grad().
-  auto must_run = [&](const Node* n) {
-    if (targets.into_grad) return true;
-    for (const Edge& e : n->next)
-      if ((e.node && needed.count(e.node.get())) || (e.leaf && targets.leaves.count(e.leaf.get()))) return true;
-    return false;
-  };
-
-  // 2. Start at the roots' nodes (a leaf root's gradient goes straight to it).
-  std::unordered_map<Node*, Tensor> buffer;
-  std::vector<Node*> ready;
-  std::unordered_map<TensorImpl*, size_t> leaf_index;      // leaf -> position in leaf_grads
-  std::vector<std::pair<TensorImpl*, Tensor>> leaf_grads;  // in order of first arrival
-  std::vector<char> hooked;                                // per leaf_grads entry: its hooks have run
-  auto to_leaf = [&](TensorImpl* leaf, Tensor g) {
-    auto [it, fresh] = leaf_index.try_emplace(leaf, leaf_grads.size());
-    if (fresh) {
-      leaf_grads.emplace_back(leaf, std::move(g));
-      hooked.push_back(0);
-    } else {
-      leaf_grads[it->second].second = plus(leaf_grads[it->second].second, g);
-    }
-  };
-  // Early leaf hooks: an edge into a leaf is done when its node has run (or
-  // passed nothing on); after a leaf's last one, its hooks see the total.
-  std::vector<TensorImpl*> complete;  // leaves whose last edge just ran
-  auto edge_done = [&](TensorImpl* leaf) {
-    if (hooks_run(leaf) && --leaf_deps[leaf] == 0) complete.push_back(leaf);
-  };
-  auto run_complete_hooks = [&] {
-    for (TensorImpl* leaf : complete) {
-      auto it = leaf_index.find(leaf);
-      if (it == leaf_index.end()) continue;  // no gradient reached it
-      leaf_grads[it->second].second = run_hooks(leaf->hooks, std::move(leaf_grads[it->second].second));
-      hooked[it->second] = 1;
-    }
-    complete.clear();
-  };
-  for (size_t i = 0; i < roots.size(); ++i) {
-    Node* n = roots[i].grad_fn().get();
-    if (!n) {
-      to_leaf(roots[i].impl(), seeds[i]);
-      continue;
-    }
-    auto it = buffer.find(n);
-    if (it == buffer.end()) buffer.emplace(n, seeds[i]);
-    else it->second = plus(it->second, seeds[i]);
-  }
-  for (auto& [n, d] : deps)
-    if (d == 0) ready.push_back(n);
-  std::sort(ready.begin(), ready.end(), [&](Node* a, Node* b) {  // roots in the order given
-    auto pos = [&](Node* n) {
-      for (size_t i = 0; i < roots.size(); ++i)
-        if (roots[i].grad_fn().get() == n) return i;
-      return roots.size();
-    };
-    return pos(a) > pos(b);
-  });
-
-  // 3. One node: its rule, then each input's gradient summed back to the
-  // input's shape and added to the next node's (or the leaf's) buffer.
-  auto run = [&](Node* n, const Tensor& g) {
-    if (create_graph) {
-      if (const char* why = n->not_differentiable())
-        EMBER_FAIL("backward", "create_graph: " << n->name() << " cannot be differentiated a second time: " << why);
-    }
-    std::vector<Tensor> grads = n->apply(g);
-    assert(grads.size() == n->next.size());
-    for (size_t i = 0; i < n->next.size(); ++i) {
-      const Edge& e = n->next[i];
-      if (!e.defined()) continue;
-      Tensor gi = std::move(grads[i]);
-      if (gi.defined()) {
-        gi = sum_to(gi, n->input_shapes[i]);  // undo broadcasting, here and only here
-        if (watcher) watcher->node_sent(*n, i, gi);
-        if (is_anomaly_enabled() && !all_finite(gi)) {
-          EMBER_FAIL("backward", "anomaly: " << n->name() << " returned NaN or Inf in its gradient for input " << i
-                                             << " of shape " << shape_str(gi.shape()));
+    for (auto it = order.rbegin(); it != order.rend(); ++it)
+      for (const Edge& e : (*it)->next)
+        if ((e.node && (is_input(e.node.get()) || leads_to_input_.count(e.node.get()))) ||
+            (e.leaf && targets_.leaves.count(e.leaf.get()))) {
+          leads_to_input_.insert(*it);
+          break;
         }
-      }
-      if (e.leaf) {
-        // Summed over all paths first; hooks and .grad see the total once.
-        if (gi.defined()) to_leaf(e.leaf.get(), std::move(gi));
-        edge_done(e.leaf.get());
+  }
+  bool is_input(const Node* n) const { return targets_.nodes.count(n) > 0; }
+  // Whether n's rule runs: always for backward(); for grad(), only on a path
+  // to an input (an input's own node only records the gradient it received).
+  bool rule_needed(const Node* n) const { return targets_.into_grad || leads_to_input_.count(n) > 0; }
+
+  // ---- phase 2 ----
+  void start_at_roots(const std::vector<Tensor>& roots, const std::vector<Tensor>& seeds) {
+    for (size_t i = 0; i < roots.size(); ++i) {
+      if (Node* n = roots[i].grad_fn().get()) add_to_node(n, seeds[i]);
+      else add_to_leaf(roots[i].impl(), seeds[i]);  // a leaf root: its gradient is the seed
+    }
+    // The roots' nodes are the ones nothing points at; the first root runs
+    // first (ready_ is a stack).
+    for (const Tensor& r : roots) {
+      Node* n = r.grad_fn().get();
+      if (n && deps_[n] == 0 && std::find(ready_.begin(), ready_.end(), n) == ready_.end()) ready_.push_back(n);
+    }
+    std::reverse(ready_.begin(), ready_.end());
+  }
+
+  void run_ready_nodes() {
+    while (!ready_.empty()) {
+      Node* n = ready_.back();
+      ready_.pop_back();
+      auto arrived = buffer_.find(n);
+      if (arrived == buffer_.end() || !(rule_needed(n) || is_input(n))) {
+        // No gradient reached n (every path into it was zero), or grad()
+        // does not need it.
+        if (arrived != buffer_.end()) buffer_.erase(arrived);
+        pass_over(n);
         continue;
       }
-      Node* next = e.node.get();
-      if (gi.defined()) {
-        auto it = buffer.find(next);
-        if (it == buffer.end()) buffer.emplace(next, std::move(gi));
-        else it->second = plus(it->second, gi);
+      Tensor g = run_hooks(n->hooks, std::move(arrived->second));
+      buffer_.erase(arrived);
+      if (n->retains_grad && targets_.into_grad)
+        if (auto out = n->output.lock()) accumulate(out.get(), g, create_graph_);
+      if (auto t = targets_.nodes.find(n); t != targets_.nodes.end()) targets_.result[t->second] = g;
+      if (!rule_needed(n)) {
+        pass_over(n);
+        continue;
       }
-      if (--deps[next] == 0) ready.push_back(next);
+      run_rule(n, g);
     }
-  };
-  auto pass_nothing_on = [&](Node* n) {  // so that nodes (and leaves) that also depend on n are not left waiting
-    for (const Edge& e : n->next) {
-      if (e.leaf) edge_done(e.leaf.get());
-      if (e.node && --deps[e.node.get()] == 0) ready.push_back(e.node.get());
-    }
-    run_complete_hooks();
-  };
-  while (!ready.empty()) {
-    Node* n = ready.back();
-    ready.pop_back();
-    auto found = buffer.find(n);
-    if (found == buffer.end() || (!targets.into_grad && !needed.count(n))) {
-      // No gradient reached this node (every path into it was zero), or
-      // grad() does not need it.
-      if (found != buffer.end()) buffer.erase(found);
-      if (!retain_graph) n->release_saved();
-      pass_nothing_on(n);
-      continue;
-    }
-    Tensor g = std::move(found->second);
-    buffer.erase(found);
-    g = run_hooks(n->hooks, g);
-    if (n->retains_grad && targets.into_grad)
-      if (auto kept = n->output.lock()) accumulate(kept.get(), g, create_graph);
-    if (auto t = targets.nodes.find(n); t != targets.nodes.end()) targets.result[t->second] = g;
-    if (!must_run(n)) {
-      pass_nothing_on(n);
-      continue;
-    }
-    if (watcher) watcher->node_begin(*n, g);
+  }
+
+  // n's rule, then each input's gradient to where it goes.
+  void run_rule(Node* n, const Tensor& g) {
+    if (watcher_) watcher_->node_begin(*n, g);
     try {
-      run(n, g);
+      if (create_graph_)
+        if (const char* why = n->not_differentiable())
+          EMBER_FAIL("backward", "create_graph: " << n->name() << " cannot be differentiated a second time: " << why);
+      std::vector<Tensor> grads = n->apply(g);
+      assert(grads.size() == n->next.size());
+      for (size_t i = 0; i < n->next.size(); ++i) send(*n, i, std::move(grads[i]));
     } catch (const std::exception& e) {
-      if (watcher) watcher->node_failed(*n, e.what());
+      if (watcher_) watcher_->node_failed(*n, e.what());
       throw;
     }
-    if (!retain_graph) n->release_saved();  // its rule will not run again
-    if (watcher) watcher->node_end(*n);
-    run_complete_hooks();  // (after the node has freed what it saved)
+    if (!retain_graph_) n->release_saved();  // its rule will not run again
+    if (watcher_) watcher_->node_end(*n);
   }
 
-  // 4. Leaves: the complete gradient (through the hooks, for a leaf whose
-  // hooks have not run above: a root itself, say) into .grad (backward) or
-  // into the result (grad). Nothing is written to a leaf before the whole
-  // graph has run, so an error above leaves every .grad as it was (a hook
-  // may have seen its gradient already).
-  for (size_t i = 0; i < leaf_grads.size(); ++i) {
-    auto& [leaf, g] = leaf_grads[i];
-    auto t = targets.leaves.find(leaf);
-    if (!targets.into_grad && t == targets.leaves.end()) continue;  // not an input of grad()
-    Tensor total = hooked[i] ? std::move(g) : run_hooks(leaf->hooks, std::move(g));
-    if (targets.into_grad) {
-      if (!watcher) {  // handed over, so that .grad can take it without a copy
-        accumulate(leaf, std::move(total), create_graph);
-        continue;
+  // What n's rule returned for its input i, summed to the input's shape,
+  // into the input's node (counted down) or the leaf's total.
+  void send(const Node& n, size_t i, Tensor gi) {
+    const Edge& e = n.next[i];
+    if (!e.defined()) return;
+    if (gi.defined()) {
+      gi = create_graph_ ? sum_to(gi, n.input_shapes[i]) : kernel::sum_to(gi, n.input_shapes[i]);
+      if (watcher_) watcher_->node_sent(n, i, gi);
+      if (is_anomaly_enabled() && !all_finite(gi))
+        EMBER_FAIL("backward", "anomaly: " << n.name() << " returned NaN or Inf in its gradient for input " << i
+                                           << " of shape " << shape_str(gi.shape()));
+    }
+    if (e.leaf) {
+      if (gi.defined()) add_to_leaf(e.leaf.get(), std::move(gi));
+      return;
+    }
+    if (gi.defined()) add_to_node(e.node.get(), std::move(gi));
+    count_down(e.node.get());
+  }
+
+  // The pass will not run n's rule: what it saved goes (unless retain_graph),
+  // and the nodes it sends to stop waiting for it.
+  void pass_over(Node* n) {
+    if (!retain_graph_) n->release_saved();
+    for (const Edge& e : n->next)
+      if (e.node) count_down(e.node.get());
+  }
+
+  void count_down(Node* n) {
+    if (--deps_[n] == 0) ready_.push_back(n);
+  }
+  void add_to_node(Node* n, Tensor g) {
+    auto [it, first] = buffer_.try_emplace(n, g);
+    if (!first) it->second = plus(it->second, g);
+  }
+  void add_to_leaf(TensorImpl* leaf, Tensor g) {
+    auto [it, first] = leaves_.index.try_emplace(leaf, leaves_.totals.size());
+    if (first) leaves_.totals.emplace_back(leaf, std::move(g));
+    else leaves_.totals[it->second].second = plus(leaves_.totals[it->second].second, g);
+  }
+  Tensor plus(const Tensor& a, const Tensor& b) const {
+    return create_graph_ ? add(a, b) : kernel::binary(kernel::Binary::Add, a, b);
+  }
+
+  // ---- phase 3 ----
+  // A leaf's hooks run once, on its total, when that total is used: written
+  // to .grad (backward) or returned (grad, for its inputs). Leaves that are
+  // not inputs of grad() are left alone, hooks included.
+  void deliver_to_leaves() {
+    for (auto& [leaf, g] : leaves_.totals) {
+      auto input = targets_.leaves.find(leaf);
+      if (!targets_.into_grad && input == targets_.leaves.end()) continue;
+      Tensor total = run_hooks(leaf->hooks, std::move(g));
+      if (!targets_.into_grad) {
+        targets_.result[input->second] = std::move(total);
+      } else if (!watcher_) {
+        accumulate(leaf, std::move(total), create_graph_);  // handed over: .grad may take it without a copy
+      } else {
+        accumulate(leaf, total, create_graph_);
+        watcher_->leaf_accumulated(*leaf, total);
+        watcher_->tag_memory(leaf->grad, MemoryKind::Gradients);
       }
-      accumulate(leaf, total, create_graph);
-      watcher->leaf_accumulated(*leaf, total);
-      watcher->tag_memory(leaf->grad, MemoryKind::Gradients);
-    } else {
-      targets.result[t->second] = std::move(total);
     }
   }
-  end_notice.ok = true;
-}
+
+  Targets& targets_;
+  const bool retain_graph_;  // keep what the nodes saved (create_graph implies it: the new graph refers to it)
+  const bool create_graph_;
+  AutogradObserver* const watcher_;             // null unless an instrument watches
+  std::unordered_map<Node*, int> deps_;         // phase 1: edges not yet run into each node
+  std::unordered_set<const Node*> leads_to_input_;  // grad() only
+  std::unordered_map<Node*, Tensor> buffer_;    // the gradient summed so far for each node's output
+  std::vector<Node*> ready_;                    // nodes whose every consumer has run (a stack)
+  LeafTotals leaves_;
+};
 
 // The gradient that starts the walk at `root`: given, or 1 for one element.
 Tensor seed_for(const Tensor& root, const Tensor& grad_output, const char* op) {
@@ -362,7 +335,7 @@ Tensor seed_for(const Tensor& root, const Tensor& grad_output, const char* op) {
 void backward(const Tensor& root, const Tensor& grad_output, bool retain_graph, bool create_graph) {
   const Tensor seed = seed_for(root, grad_output, "backward");
   Targets targets;
-  walk({root}, {seed}, retain_graph, create_graph, targets);
+  BackwardPass(targets, retain_graph, create_graph).run({root}, {seed});
 }
 
 std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
@@ -386,7 +359,7 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
     first[j] = x.grad_fn() ? targets.nodes.emplace(x.grad_fn().get(), j).first->second
                            : targets.leaves.emplace(x.impl(), j).first->second;
   }
-  walk(outputs, seeds, options.retain_graph, options.create_graph, targets);
+  BackwardPass(targets, options.retain_graph, options.create_graph).run(outputs, seeds);
   for (size_t j = 0; j < inputs.size(); ++j) targets.result[j] = targets.result[first[j]];
   for (size_t j = 0; j < inputs.size(); ++j) {
     EMBER_CHECK(targets.result[j].defined() || options.allow_unused, "grad",

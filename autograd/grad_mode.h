@@ -33,6 +33,19 @@ class EnableGradGuard {
   bool prev_;
 };
 
+/// RAII: sets grad mode to `on` for its scope, restores the previous mode after
+/// (the engine's: on exactly when a backward records, create_graph).
+class GradModeGuard {
+ public:
+  explicit GradModeGuard(bool on) : prev_(is_grad_enabled()) { set_grad_enabled(on); }
+  ~GradModeGuard() { set_grad_enabled(prev_); }
+  GradModeGuard(const GradModeGuard&) = delete;
+  GradModeGuard& operator=(const GradModeGuard&) = delete;
+
+ private:
+  bool prev_;
+};
+
 /// Anomaly mode: backward checks every gradient it computes and raises an error
 /// naming the first node whose output contains NaN or Inf.
 bool is_anomaly_enabled();

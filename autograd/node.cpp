@@ -23,7 +23,7 @@ SavedTensor::SavedTensor(const Tensor& t) {
   // (ids, masks, values computed inside a forward) as an alias.
   tensor_ = t.requires_grad() ? t : alias_of(t);
   version_ = t.version();
-  if (AutogradObserver* o = watching()) o->tag_memory(tensor_, MemoryKind::SavedForBackward);
+  if (AutogradObserver* o = autograd_observer()) o->tag_memory(tensor_, MemoryKind::SavedForBackward);
 }
 
 void SavedTensor::mark_output(const std::shared_ptr<Node>& owner) { output_of_ = owner; }
@@ -96,7 +96,7 @@ void connect(Tensor& out, std::shared_ptr<Node> node, const Range& inputs) {
         t.storage_offset() == out.storage_offset() && t.shape() == out.shape() && t.stride() == out.stride())
       s->mark_output(node);
   }
-  if (AutogradObserver* o = watching()) o->node_recorded(*node, out);
+  if (AutogradObserver* o = autograd_observer()) o->node_recorded(*node, out);
   out.impl()->grad_fn = std::move(node);
   out.impl()->requires_grad = true;
 }
@@ -129,7 +129,5 @@ void release_node(std::shared_ptr<Node>&& node) {
 Node::~Node() {
   for (Edge& e : next) release_node(std::move(e.node));
 }
-
-TensorImpl::~TensorImpl() { release_node(std::move(grad_fn)); }
 
 }  // namespace ember

@@ -4,7 +4,7 @@
 /// and which tensors hold gradients, saved activations or optimizer state.
 ///
 /// One pointer, autograd_observer(), null unless an instrument runs: every
-/// hook in the library is `if (auto* o = autograd_observer().load(...))
+/// hook in the library is `if (AutogradObserver* o = autograd_observer())
 /// o->...`, so watching costs nothing when nobody watches. The calls arrive
 /// on the thread that runs the ops (ember's own worker threads never call).
 #pragma once
@@ -59,10 +59,11 @@ struct AutogradObserver {
 namespace detail {
 extern std::atomic<AutogradObserver*> autograd_observer_ptr;  // constant-initialized to null
 }
-/// The observer in effect, or null. Set and cleared by inspect's guards.
-inline std::atomic<AutogradObserver*>& autograd_observer() { return detail::autograd_observer_ptr; }
-
-/// The observer, loaded once: `if (auto* o = watching()) o->...`.
-inline AutogradObserver* watching() { return autograd_observer().load(std::memory_order_relaxed); }
+/// The observer in effect, or null: `if (AutogradObserver* o = autograd_observer()) o->...`.
+inline AutogradObserver* autograd_observer() { return detail::autograd_observer_ptr.load(std::memory_order_relaxed); }
+/// Installs `o` (nullptr: none). Called by inspect/'s hub only.
+inline void set_autograd_observer(AutogradObserver* o) {
+  detail::autograd_observer_ptr.store(o, std::memory_order_relaxed);
+}
 
 }  // namespace ember

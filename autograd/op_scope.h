@@ -26,7 +26,7 @@ class OpScope {
   explicit OpScope(const char* op, const Args&... tensors) : op_(op) {
     int position = 0;
     (check(tensors, ++position), ...);
-    if (AutogradObserver* o = watching()) {
+    if (AutogradObserver* o = autograd_observer()) {
       observer_ = o;
       std::vector<const Tensor*> inputs;
       (collect(tensors, inputs), ...);

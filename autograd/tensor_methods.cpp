@@ -1,5 +1,6 @@
 // The Tensor member functions that belong to autograd: backward, hooks,
-// detach, in-place writes (guarded), and the shortcuts to autograd/ops.h.
+// in-place writes (guarded), printing with grad_fn, and the shortcuts to
+// autograd/ops.h.
 #include "autograd/engine.h"
 #include "autograd/grad_mode.h"
 #include "autograd/node.h"
@@ -15,6 +16,8 @@ std::string Tensor::to_string() const {
   if (grad_fn()) s += std::string(", grad_fn=<") + grad_fn()->name() + ">";
   return s + ")";
 }
+
+std::ostream& operator<<(std::ostream& os, const Tensor& t) { return os << t.to_string(); }
 
 void Tensor::backward(const Tensor& grad_output, bool retain_graph, bool create_graph) const {
   ember::backward(*this, grad_output, retain_graph, create_graph);
@@ -33,7 +36,6 @@ void Tensor::register_hook(GradHook hook) const {
   else grad_fn()->hooks.push_back(std::move(hook));
 }
 
-Tensor Tensor::detach() const { return kernel::as_strided(*this, shape(), stride(), storage_offset()); }
 
 // ---- in-place writes ----
 namespace {

@@ -31,7 +31,7 @@
 #include <sys/resource.h>
 
 #include "ember.h"
-#include "tensor/blas.h"
+#include "tensor/machine/blas_library.h"
 #include "inspect/inspect.h"
 #include "nn/attention.h"
 #include "nn/embedding.h"

@@ -18,12 +18,12 @@ class Hub final : public AutogradObserver, public TensorObserver {
   std::vector<const Node*> nodes;    // the backward node running (a stack: a hook may run a nested backward)
 
   void install() {
-    autograd_observer().store(this, std::memory_order_relaxed);
-    tensor_observer().store(this, std::memory_order_relaxed);
+    set_autograd_observer(this);
+    set_tensor_observer(this);
   }
   void uninstall() {
-    autograd_observer().store(nullptr, std::memory_order_relaxed);
-    tensor_observer().store(nullptr, std::memory_order_relaxed);
+    set_autograd_observer(nullptr);
+    set_tensor_observer(nullptr);
     modules.clear();
     ops.clear();
     nodes.clear();

@@ -39,7 +39,7 @@ class Instrument : public AutogradObserver, public TensorObserver {
  protected:
   void start();
   void stop();
-  bool watching() const { return started_; }
+  bool is_watching() const { return started_; }
 
  private:
   bool started_ = false;

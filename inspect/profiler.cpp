@@ -12,7 +12,7 @@
 #include <sstream>
 
 #include "autograd/node.h"
-#include "tensor/blas.h"
+#include "tensor/machine/blas_library.h"
 #include "tensor/io.h"
 #include "tensor/parallel.h"
 #include "tensor/storage.h"

@@ -25,7 +25,7 @@
 ///                 writes the output; copies and fills: 0 operations
 ///   reductions    1 per input element (var 4, norm 2, softmax 4, log_softmax 5)
 ///   layer_norm    8 per element forward, 14 backward (dw and db included)
-///   cross_entropy 5 per logit forward, 2 backward
+///   cross_entropy 4 per logit forward, 4 backward
 ///   index ops     0 operations (index_add_: 1 per source element); the rows moved
 ///   AdamW         13 per parameter element; parameter, gradient, two moments read
 /// GFLOP/s and GB/s are work over total time; "% peak" compares them with

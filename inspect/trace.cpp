@@ -187,7 +187,7 @@ void BackwardTrace::node_sent(const Node& node, size_t edge, const Tensor& grad)
     out.target_name = leaf_name(*e.leaf);
     parts_.push_back({e.leaf.get(), steps_.back().step, grad});
     // From now on the trace keeps this gradient alive (a memory timeline says so).
-    if (AutogradObserver* o = ember::watching()) o->tag_memory(grad, MemoryKind::Instruments);
+    if (AutogradObserver* o = autograd_observer()) o->tag_memory(grad, MemoryKind::Instruments);
   } else {
     out.target = e.node.get();
     out.target_name = e.node->name();

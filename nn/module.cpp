@@ -173,7 +173,7 @@ std::vector<std::pair<Tensor, Tensor>> Module::match_state_dict(const std::vecto
   for (const auto& [name, t] : named_buffers()) add(name, t);
   if (strict) {
     for (const auto& [name, _] : state)
-      EMBER_CHECK(names.count(name), op, source << ": the file has tensor \"" << name << "\" that the model does not have");
+      EMBER_CHECK(names.count(name), op, source << " has tensor \"" << name << "\", which the model does not have");
   }
   std::vector<std::pair<Tensor, Tensor>> copies;
   for (const auto& [dst, tensor_names] : tensors) {
@@ -184,9 +184,9 @@ std::vector<std::pair<Tensor, Tensor>> Module::match_state_dict(const std::vecto
       if (it == given.end()) continue;
       const Tensor& t = it->second;
       EMBER_CHECK(t.shape() == dst.shape() && t.dtype() == dst.dtype(), op,
-                  source << ": tensor \"" << name << "\" has shape " << shape_str(t.shape()) << " " << dtype_name(t.dtype())
-                         << " in the file but " << shape_str(dst.shape()) << " " << dtype_name(dst.dtype())
-                         << " in the model");
+                  "tensor \"" << name << "\" has shape " << shape_str(t.shape()) << " " << dtype_name(t.dtype())
+                               << " in " << source << " but " << shape_str(dst.shape()) << " "
+                               << dtype_name(dst.dtype()) << " in the model");
       if (!src) {
         src = &t;
         src_name = &name;
@@ -196,11 +196,11 @@ std::vector<std::pair<Tensor, Tensor>> Module::match_state_dict(const std::vecto
       Tensor differ = kernel::compare(kernel::Compare::Ne, kernel::contiguous(*src), kernel::contiguous(t));
       EMBER_CHECK(kernel::sum(kernel::to(differ, kInt64), {}, false).item<int64_t>() == 0, op,
                   source << ": \"" << *src_name << "\" and \"" << name
-                         << "\" are one tied tensor in the model, but the file holds different values under the two "
-                            "names; build the model without tying to load them");
+                         << "\" are one tied tensor in the model, but it holds different values under the two names; "
+                            "build the model without tying to load them");
     }
     if (!src) {
-      EMBER_CHECK(!strict, op, source << ": tensor \"" << tensor_names.front() << "\" of the model is missing from the file");
+      EMBER_CHECK(!strict, op, "tensor \"" << tensor_names.front() << "\" of the model is missing from " << source);
       continue;
     }
     copies.emplace_back(dst, *src);

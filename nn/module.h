@@ -123,7 +123,7 @@ class Module {
 /// ("blocks.0.attn.softmax"). When nothing watches it costs a pointer load.
 class ModuleScope {
  public:
-  explicit ModuleScope(const Module& m) : watcher_(watching()) {
+  explicit ModuleScope(const Module& m) : watcher_(autograd_observer()) {
     if (watcher_) watcher_->module_begin(m.path(), m.type_name());
   }
   ~ModuleScope() {

@@ -88,7 +88,7 @@ struct StridedLoop {
 // than an add; the rule does not see it), every operand read once and the
 // output written once.
 inline void note_elementwise(const Tensor& out, std::initializer_list<const Tensor*> inputs, bool computes = true) {
-  if (!tensor_observer().load(std::memory_order_relaxed)) return;
+  if (!tensor_observer()) return;
   double read = 0;
   for (const Tensor* t : inputs) read += static_cast<double>(t->numel()) * static_cast<double>(dtype_size(t->dtype()));
   const double n = static_cast<double>(out.numel());

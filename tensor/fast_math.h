@@ -1,12 +1,12 @@
 /// @file
-/// exp and erf for the kernels: whole rows through tensor/vec_math.h's SIMD
+/// exp and erf for the kernels: whole rows through tensor/machine/vec_math.h's SIMD
 /// versions for float32, the C library's for float64 (which gradcheck runs).
 #pragma once
 
 #include <cmath>
 #include <cstdint>
 
-#include "tensor/vec_math.h"
+#include "tensor/machine/vec_math.h"
 
 namespace ember::detail {
 

@@ -26,12 +26,14 @@ struct TensorObserver {
 namespace detail {
 extern std::atomic<TensorObserver*> tensor_observer_ptr;  // constant-initialized to null
 }
-/// The instrument in effect, or null (set by inspect/).
-inline std::atomic<TensorObserver*>& tensor_observer() { return detail::tensor_observer_ptr; }
+/// The instrument in effect, or null: `if (TensorObserver* o = tensor_observer()) o->...`.
+inline TensorObserver* tensor_observer() { return detail::tensor_observer_ptr.load(std::memory_order_relaxed); }
+/// Installs `o` (nullptr: none). Called by inspect/'s hub only.
+inline void set_tensor_observer(TensorObserver* o) { detail::tensor_observer_ptr.store(o, std::memory_order_relaxed); }
 
 /// Reports a kernel's work to the instrument, if any.
 inline void note_work(double flops, double bytes_read, double bytes_written) {
-  if (TensorObserver* o = tensor_observer().load(std::memory_order_relaxed)) o->work(flops, bytes_read, bytes_written);
+  if (TensorObserver* o = tensor_observer()) o->work(flops, bytes_read, bytes_written);
 }
 
 }  // namespace ember

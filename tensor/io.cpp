@@ -1,7 +1,6 @@
 #include "tensor/io.h"
 
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,26 +10,17 @@
 #include <filesystem>
 
 #include "tensor/error.h"
+#include "tensor/machine/faults.h"
 
 namespace ember {
 
 namespace {
 
-int64_t g_fail_after = -1;  // testing hooks
-int64_t g_kill_at = -1;
-int64_t g_fs_steps = 0;
-
-// Writes all bytes or throws; honours the testing hook.
+// Writes all bytes or throws; honours the injected faults (tensor/machine/faults.h).
 void write_all(int fd, const char* p, size_t n, int64_t& written, const std::string& path, const char* op) {
   while (n > 0) {
-    size_t chunk = n;
-    if (g_fail_after >= 0) {
-      if (written >= g_fail_after) {
-        g_fail_after = -1;
-        EMBER_FAIL(op, path << ": write failed (injected failure after " << written << " bytes)");
-      }
-      chunk = std::min<size_t>(chunk, static_cast<size_t>(g_fail_after - written));
-    }
+    const size_t chunk = testing::allowed_write(written, n);
+    if (chunk == 0) EMBER_FAIL(op, path << ": write failed (injected failure after " << written << " bytes)");
     testing::fs_step();
     ssize_t k = ::write(fd, p, chunk);
     if (k < 0 && errno == EINTR) continue;
@@ -51,19 +41,6 @@ void fsync_dir(const std::filesystem::path& dir) {
 }
 
 }  // namespace
-
-namespace testing {
-void fail_next_write_after(int64_t bytes) { g_fail_after = bytes; }
-void kill_at_fs_step(int64_t step) {
-  g_kill_at = step;
-  g_fs_steps = 0;
-}
-int64_t fs_steps() { return g_fs_steps; }
-void fs_step() {
-  if (g_kill_at >= 0 && g_fs_steps == g_kill_at) ::kill(::getpid(), SIGKILL);
-  ++g_fs_steps;
-}
-}  // namespace testing
 
 void fsync_directory(const std::string& dir) { fsync_dir(dir); }
 

@@ -3,7 +3,8 @@
 /// a half-written file where a good one was: the bytes go to a temporary file
 /// in the same directory, which is flushed to disk and then renamed over the
 /// target (rename is atomic within a file system), and the directory entry is
-/// flushed too. Checkpoints and pictures are written this way.
+/// flushed too. Checkpoints and pictures are written this way. (The tests'
+/// fault injection into these steps is tensor/machine/faults.h.)
 #pragma once
 
 #include <cstdint>
@@ -40,20 +41,5 @@ void replace_symlink_atomically(const std::string& target, const std::string& li
 
 /// Flushes a directory's entries (a rename or a new file in it) to disk.
 void fsync_directory(const std::string& dir);
-
-namespace testing {
-/// Makes the next write_file_atomically fail after `bytes` bytes (-1: never),
-/// to test that a failed save leaves the previous file intact.
-void fail_next_write_after(int64_t bytes);
-/// Counts the file-system steps of saving (each write, fsync, rename,
-/// symlink, directory made or removed) and kills the process with SIGKILL
-/// just before step number `step` (counting from 0; -1: never), to test that
-/// a crash at any instant of a save leaves something to resume from.
-void kill_at_fs_step(int64_t step);
-/// The steps counted so far.
-int64_t fs_steps();
-/// Called before each such step (by io.cpp and train/checkpoint.cpp).
-void fs_step();
-}  // namespace testing
 
 }  // namespace ember

@@ -95,7 +95,38 @@ Tensor softmax_backward(const Tensor& y, const Tensor& g, int64_t d, bool log, d
 /// Sums a broadcast gradient back to `shape` (the inverse of broadcasting).
 Tensor sum_to(const Tensor& x, const Shape& shape);
 
-// ---- linear algebra (tensor/blas.cpp, the only file that talks to OpenBLAS) ----
+// ---- fused forward/backward pairs, one pass over each row (tensor/fused.cpp) ----
+// Legend: N rows (all leading dims), D the normalized dim, C classes.
+// A forward returns what its backward needs beside the inputs.
+
+/// layer_norm over the last dim: out = (x - mean) * rstd * weight + bias, with
+/// rstd = 1 / sqrt(var + eps) (biased var). x (*, D), weight and bias (D) ->
+/// out (*, D); mean and rstd (N), one per row, for the backward.
+struct LayerNormForward {
+  Tensor out, mean, rstd;
+};
+LayerNormForward layer_norm_forward(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps);
+/// The gradients of x, weight and bias given grad_out (*, D).
+struct LayerNormGrads {
+  Tensor x, weight, bias;
+};
+LayerNormGrads layer_norm_backward(const Tensor& x, const Tensor& weight, const Tensor& mean, const Tensor& rstd,
+                                   const Tensor& grad_out);
+
+/// cross_entropy per row: logits (*, C), targets (*) int64 in [0, C) or
+/// ignore_index -> losses (N), -log softmax(logits)[target] (0 where ignored);
+/// lse (N), log Σ exp(logits), for the backward; counted, the targets not ignored.
+struct CrossEntropyForward {
+  Tensor losses, lse;
+  int64_t counted;
+};
+CrossEntropyForward cross_entropy_forward(const Tensor& logits, const Tensor& targets, int64_t ignore_index);
+/// d/d logits of Σ_n g_n losses_n, with g_n = scale * grad_losses[n] (or its
+/// one value, for every row): g_n (softmax(logits_n) - one_hot(target_n)), 0 where ignored.
+Tensor cross_entropy_backward(const Tensor& logits, const Tensor& targets, const Tensor& lse, const Tensor& grad_losses,
+                              double scale, int64_t ignore_index);
+
+// ---- linear algebra (tensor/matmul.cpp, over OpenBLAS) ----
 Tensor matmul(const Tensor& a, const Tensor& b);
 
 // ---- indexing ----

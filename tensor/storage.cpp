@@ -104,10 +104,10 @@ int64_t physical_memory_bytes() {
 }  // namespace allocator
 
 Storage::Storage(size_t nbytes) : data_(allocator::allocate(nbytes)), nbytes_(nbytes) {
-  if (TensorObserver* o = tensor_observer().load(std::memory_order_relaxed)) o->allocated(data_, nbytes_);
+  if (TensorObserver* o = tensor_observer()) o->allocated(data_, nbytes_);
 }
 Storage::~Storage() {
-  if (TensorObserver* o = tensor_observer().load(std::memory_order_relaxed)) o->freed(data_, nbytes_);
+  if (TensorObserver* o = tensor_observer()) o->freed(data_, nbytes_);
   allocator::deallocate(data_, nbytes_);
 }
 

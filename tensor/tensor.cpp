@@ -183,7 +183,7 @@ std::string format_values(const Tensor& x) {
   return os.str();
 }
 
-std::ostream& operator<<(std::ostream& os, const Tensor& t) { return os << t.to_string(); }
+Tensor Tensor::detach() const { return kernel::as_strided(*this, shape(), stride(), storage_offset()); }
 
 bool equal_bits(const Tensor& a, const Tensor& b) {
   if (a.shape() != b.shape() || a.dtype() != b.dtype()) return false;

@@ -9,8 +9,9 @@
 /// This header holds the data structure and the non-differentiable basics
 /// (tensor/tensor.cpp). The differentiable operations (a + b, matmul, sum,
 /// views, ...) are declared in autograd/ops.h; the class's last block of
-/// members (backward, in-place writes, shortcuts such as x.sum()) is defined
-/// in autograd/tensor_methods.cpp, as its banner says.
+/// members (backward, in-place writes, printing, shortcuts such as x.sum())
+/// is the autograd layer's, defined in autograd/tensor_methods.cpp, as its
+/// banner says.
 #pragma once
 
 #include <cstdint>
@@ -64,10 +65,6 @@ class Tensor {
   // ---- reading values ----
   template <typename T> T item() const;               // error unless numel()==1
   template <typename T> std::vector<T> to_vector() const;  // row-major copy
-  /// PyTorch-like printing, with requires_grad=True on a leaf that requires
-  /// grad and `grad_fn=<MulBackward>` on a result of the graph (defined in
-  /// autograd/tensor_methods.cpp, which knows the Nodes).
-  std::string to_string() const;
 
   // ---- autograd fields (the data; the engine lives in autograd/) ----
   bool requires_grad() const;
@@ -80,19 +77,27 @@ class Tensor {
   bool is_leaf() const { return grad_fn() == nullptr; }
   std::string name() const;                // a label for graph export
   Tensor& set_name(const std::string& n);
+  Tensor detach() const;  // same storage, no graph
 
   // =====================================================================
-  // Everything below is defined in autograd/tensor_methods.cpp, not in
-  // tensor/: these members run the engine, check in-place writes against
-  // the graph, or forward to the differentiable ops of autograd/ops.h.
-  // (tensor/ itself never includes a header of autograd/.)
+  // The autograd half of the handle. Everything below is defined by the
+  // autograd layer (autograd/tensor_methods.cpp), not in tensor/: these
+  // members run the engine, check in-place writes against the graph, print
+  // a node's name, or forward to the differentiable ops of autograd/ops.h.
+  // The tensor layer never calls them (the build proves it: each layer links
+  // with only the layers below it, tests/layering/), so a program of tensor/
+  // alone links without autograd; these members need ember::autograd.
   // =====================================================================
+
+  /// PyTorch-like printing, with requires_grad=True on a leaf that requires
+  /// grad and `grad_fn=<MulBackward>` on a result of the graph (format_values
+  /// below prints the values alone).
+  std::string to_string() const;
 
   // ---- the backward pass (autograd/engine.h) ----
   void backward(const Tensor& grad_output = Tensor(), bool retain_graph = false, bool create_graph = false) const;
   void retain_grad() const;
   void register_hook(GradHook hook) const;
-  Tensor detach() const;  // same storage, no graph
 
   // ---- in-place writes (bump the version; refused on tensors in a graph) ----
   Tensor& fill_(double value);
@@ -159,14 +164,16 @@ struct TensorImpl {
   std::shared_ptr<Node> grad_fn;   // null for leaves
   std::vector<GradHook> hooks;     // leaf hooks (non-leaf hooks live on grad_fn)
   std::string name;
-
-  ~TensorImpl();  // iterative graph teardown, see autograd/node.cpp
+  // Destroying the last handle of a long graph's output does not recurse
+  // node by node: Node::~Node (autograd/node.cpp) releases its inputs'
+  // nodes with a loop.
 };
 
 /// Allocates an uninitialized contiguous tensor (the caller fills it).
 /// Validates sizes and overflow before allocating; errors name `op`.
 Tensor empty(const Shape& shape, DType dtype = kFloat32, const char* op = "empty");
 
+/// Prints t.to_string() (defined beside it, in the autograd layer).
 std::ostream& operator<<(std::ostream& os, const Tensor& t);
 
 /// True when a and b have the same shape, dtype and bytes: equality bit for

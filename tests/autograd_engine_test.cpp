@@ -697,17 +697,17 @@ TEST(AutogradRegression, LeafHookRunsOnceOnTheTotalGradient) {
   EXPECT_EQ(seen, (std::vector<double>{5, 5}));
 }
 
-// A leaf's hooks run as soon as its gradient is complete, while backward
-// still computes the rest (where an overlapped data-parallel all-reduce
-// would start), and .grad is written only at the end.
-TEST(AutogradHooks, ALeafHookRunsAsSoonAsItsGradientIsComplete) {
+// A leaf's hooks run once, on its total gradient, after the whole graph has
+// run and just before that total goes into .grad; a non-leaf's hooks run when
+// its node is reached.
+TEST(AutogradHooks, ALeafHookRunsOnItsTotalJustBeforeGradIsWritten) {
   Tensor a = param({1, 2}), b = param({3, 4});
   Tensor u = b * 2.0;  // feeds only b's part of the graph
   Tensor loss = (u.exp() * a).sum();
   std::vector<std::string> order;
   a.register_hook([&](const Tensor&) -> std::optional<Tensor> {
     order.push_back("a");
-    EXPECT_FALSE(b.grad().defined());
+    EXPECT_FALSE(b.grad().defined()) << "leaves are written one after another, a first";
     return std::nullopt;
   });
   u.register_hook([&](const Tensor&) -> std::optional<Tensor> {
@@ -720,18 +720,18 @@ TEST(AutogradHooks, ALeafHookRunsAsSoonAsItsGradientIsComplete) {
     return std::nullopt;
   });
   loss.backward();
-  // a's gradient is complete after the first multiplication's rule: its hook
-  // runs before the exp and b's scaling are differentiated.
-  EXPECT_EQ(order, (std::vector<std::string>{"a", "u", "b"}));
+  // u's node runs during the walk; the leaves come after it, in the order
+  // their gradients first arrived (a's from the product, before b's).
+  EXPECT_EQ(order, (std::vector<std::string>{"u", "a", "b"}));
   expect_values(a.grad(), {std::exp(6.0), std::exp(8.0)});
   expect_values(b.grad(), {2 * std::exp(6.0), 4 * std::exp(8.0)}, 1e-9 * std::exp(8.0));
 }
 
-// Under grad() the hooks of its inputs run as early (and on the gradient
-// that is returned); a leaf that is not an input keeps its hooks unrun, as
-// before. With create_graph the hook sees a recorded gradient, and the result
-// can still be differentiated again.
-TEST(AutogradHooks, UnderGradTheInputsHooksRunAsSoonAsTheirGradientIsComplete) {
+// Under grad() the hooks of its inputs run on the gradient that is returned;
+// a leaf that is not an input keeps its hooks unrun. With create_graph the
+// hook sees a recorded gradient, and the result can still be differentiated
+// again.
+TEST(AutogradHooks, UnderGradTheInputsHooksRunOnTheReturnedGradient) {
   Tensor a = param({1, 2}), b = param({3, 4}), c = param({5});
   Tensor loss = ((b * 2.0).exp() * a).sum() + (c * c).sum();
   std::vector<std::string> order;

@@ -1,6 +1,9 @@
 // The fused ops (autograd/ops/layer_norm.cpp, cross_entropy.cpp) against
 // their readable references composed of ordinary ops: the same values and
-// the same gradients, in float64, on inputs with several rows.
+// the same gradients, in float64, on inputs with several rows. And each op's
+// two backward rules against each other: the loops of tensor/fused.cpp (a
+// plain backward) and the formula in ember ops (a backward that records,
+// create_graph).
 #include <gtest/gtest.h>
 
 #include "autograd/ops.h"
@@ -10,6 +13,7 @@ namespace {
 
 using namespace ember;
 using ember::test::expect_close;
+using ember::test::expect_values;
 
 // (x - mean) / sqrt(var + eps) * w + b over the last dim, op by op.
 Tensor layer_norm_composed(const Tensor& x, const Tensor& w, const Tensor& b, double eps) {
@@ -57,6 +61,41 @@ TEST(AutogradFused, CrossEntropyEqualsComposedFormula) {
   composed.backward();
   expect_close(fused, composed, 1e-12);
   expect_close(g_fused, logits.grad(), 1e-12);
+}
+
+// The gradients of <op(inputs), v> with respect to `wrt`, by the kernel
+// (create_graph off) and by the recorded formula (create_graph on).
+std::pair<std::vector<Tensor>, std::vector<Tensor>> both_rules(const Tensor& out, const std::vector<Tensor>& wrt,
+                                                               const Tensor& v) {
+  std::vector<Tensor> plain = grad({out}, wrt, {v}, {.retain_graph = true});
+  std::vector<Tensor> recorded = grad({out}, wrt, {v}, {.create_graph = true});
+  // (the first input's gradient depends on that input: only the formula records it)
+  EXPECT_TRUE(recorded[0].requires_grad()) << "the formula did not record";
+  EXPECT_FALSE(plain[0].requires_grad());
+  return {plain, recorded};
+}
+
+TEST(AutogradFused, LayerNormBackwardRulesAgree) {
+  Generator g(5);
+  for (const Shape& s : {Shape{130, 7}, Shape{2, 3, 1}, Shape{4, 33}}) {  // 130 rows: a partial block of 64
+    const int64_t D = s.back();
+    Tensor x = (randn(s, g, kFloat64) * 2.0).detach().requires_grad_(), w = randn({D}, g, kFloat64).requires_grad_(),
+           b = randn({D}, g, kFloat64).requires_grad_();
+    auto [plain, recorded] = both_rules(layer_norm(x, w, b, 1e-5), {x, w, b}, randn(s, g, kFloat64));
+    for (size_t i = 0; i < plain.size(); ++i) expect_close(plain[i], recorded[i], 1e-11);
+  }
+}
+
+TEST(AutogradFused, CrossEntropyBackwardRulesAgree) {
+  Generator g(6);
+  Tensor logits = (randn({2, 3, 7}, g, kFloat64) * 3.0).detach().requires_grad_();
+  Tensor targets = tensor(std::vector<int64_t>{0, 6, -100, 3, 3, 1}, {2, 3});  // one row ignored
+  for (Reduction r : {Reduction::Mean, Reduction::Sum, Reduction::None}) {
+    Tensor out = cross_entropy(logits, targets, r);
+    auto [plain, recorded] = both_rules(out, {logits}, randn(out.shape(), g, kFloat64));
+    expect_close(plain[0], recorded[0], 1e-13);
+    expect_values(plain[0].select(0, 0).select(0, 2), std::vector<double>(7, 0.0), 0);  // the ignored row
+  }
 }
 
 }  // namespace

@@ -257,15 +257,15 @@ TEST(InspectMemory, SavedTensorsGoDuringBackwardAndTheTracesCopiesAreApart) {
 }
 
 TEST(InspectHooks, NothingWatchesWithoutAnInstrument) {
-  EXPECT_EQ(autograd_observer().load(), nullptr);
-  EXPECT_EQ(tensor_observer().load(), nullptr);
+  EXPECT_EQ(autograd_observer(), nullptr);
+  EXPECT_EQ(tensor_observer(), nullptr);
   {
     inspect::Profiler p;
     inspect::BackwardTrace t;
-    EXPECT_NE(autograd_observer().load(), nullptr);
+    EXPECT_NE(autograd_observer(), nullptr);
   }
-  EXPECT_EQ(autograd_observer().load(), nullptr) << "the last instrument gone, the hooks are null again";
-  EXPECT_EQ(tensor_observer().load(), nullptr);
+  EXPECT_EQ(autograd_observer(), nullptr) << "the last instrument gone, the hooks are null again";
+  EXPECT_EQ(tensor_observer(), nullptr);
 }
 
 // ---- the step-through page in a real browser ----

@@ -1,5 +1,5 @@
 // The tiny GPT (nn/gpt.h), its config, and the character-level data pipeline
-// (nn/data.h): what the model must do (learn, start at chance, sample within
+// (train/data.h): what the model must do (learn, start at chance, sample within
 // its context window, reproduce bit for bit) and what the data must be
 // (consecutive windows, y = x shifted, the right split).
 //

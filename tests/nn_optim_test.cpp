@@ -2,7 +2,7 @@
 //
 // Two kinds of evidence:
 //  - closed forms: one or two steps on tiny tensors, the update written out
-//    by hand next to the call (the formulas of nn/optim/optimizer.h);
+//    by hand next to the call (the formulas of train/optim.h);
 //  - PyTorch: 5 steps of SGD / Adam / AdamW from tests/fixtures/optim.json
 //    (made by make_optim_fixtures.py with torch 1.13, float64), to 1e-12.
 #include <gtest/gtest.h>

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "ember.h"
-#include "tensor/blas.h"
+#include "tensor/machine/blas_library.h"
 #include "test_util.h"
 
 namespace {

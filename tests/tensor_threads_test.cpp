@@ -8,6 +8,7 @@
 #include <cmath>
 #include <mutex>
 #include <set>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -204,6 +205,29 @@ TEST_F(TensorThreads, SetNumThreadsWhileAnotherThreadComputes) {
 }
 
 // ---- the thread count that follows the machine's load ----
+
+// An error in one piece of a parallel loop reaches the caller as the error it
+// is (an exception leaving an OpenMP region would end the program), and the
+// other pieces still run.
+TEST_F(TensorThreads, AnErrorInOnePieceReachesTheCaller) {
+  set_num_threads(2);
+  set_adaptive_threads(false);
+  std::atomic<int64_t> done{0};
+  auto run = [&] {
+    detail::parallel_for(1 << 20, 1024, [&](int64_t b, int64_t e) {
+      if (b == 0) EMBER_FAIL("piece", "the first piece failed at " << b);
+      done += e - b;
+    });
+  };
+  try {
+    run();
+    ADD_FAILURE() << "no error";
+  } catch (const Error& err) {
+    EXPECT_NE(std::string(err.what()).find("piece: the first piece failed at 0"), std::string::npos) << err.what();
+  }
+  set_adaptive_threads(true);
+  EXPECT_EQ(done.load(), (1 << 20) - (1 << 20) / 2) << "the second piece ran to its end";
+}
 
 TEST(ThreadGovernor, YieldsAfterTwoBusySamplesAndTakesBackAfterThree) {
   detail::ThreadGovernor g;  // down 2, up 3

@@ -9,7 +9,7 @@
 
 #include "ember.h"
 #include "tensor/kernels.h"
-#include "tensor/vec_math.h"
+#include "tensor/machine/vec_math.h"
 #include "test_util.h"
 
 namespace {

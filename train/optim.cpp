@@ -44,7 +44,7 @@ Tensor& Optimizer::slot(size_t g, size_t i, const std::string& name) {
     // "step" counts this parameter's updates (a 0-d int64); other slots
     // have the parameter's shape.
     Tensor init = name == "step" ? zeros({}, kInt64) : zeros_like(groups_[g].params[i]);
-    if (AutogradObserver* o = watching()) o->tag_memory(init, MemoryKind::OptimizerState);
+    if (AutogradObserver* o = autograd_observer()) o->tag_memory(init, MemoryKind::OptimizerState);
     it = state_.emplace(key, init).first;
   }
   return it->second;

@@ -12,6 +12,7 @@
 #include "autograd/grad_mode.h"
 #include "tensor/factory.h"
 #include "tensor/io.h"
+#include "tensor/machine/faults.h"
 #include "tensor/storage.h"
 #include "tensor/kernels.h"
 #include "tensor/parse.h"

@@ -19,7 +19,7 @@
 #include <string>
 #include <utility>
 
-#include "tensor/blas.h"
+#include "tensor/machine/blas_library.h"
 #include "tensor/error.h"
 #include "tensor/parallel.h"
 

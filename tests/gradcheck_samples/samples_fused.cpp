@@ -1,5 +1,5 @@
-// Fused ops with their own backward kernels (autograd/ops/layer_norm.cpp,
-// autograd/ops/cross_entropy.cpp).
+// Fused ops with kernels of their own (tensor/fused.cpp; their rules are
+// autograd/ops/layer_norm.cpp and cross_entropy.cpp).
 //
 // Legend: N rows, D normalized dim, B batch, T sequence length, C classes.
 #include "autograd/ops.h"

@@ -1,12 +1,14 @@
 // Built against an installed ember: proves the headers, the libraries and the
-// CMake package config are complete. A small MLP learns XOR through
-// find_package(ember) alone (nn modules, an optimizer, the loss, the plot
-// library), and the program checks that it did.
+// CMake package config are complete. Through find_package(ember) and the one
+// target ember::ember alone: a small MLP learns XOR (nn modules, an
+// optimizer, the loss, the plot library), a Hessian-vector product is taken
+// (gradients of gradients), and a backward pass is traced (the instruments),
+// and the program checks each.
+#include <cmath>
 #include <iostream>
 #include <vector>
 
 #include "ember.h"
-#include "plot/plot.h"
 
 using namespace ember;
 
@@ -39,6 +41,25 @@ int main(int argc, char** argv) {
   }
   if (!learned) {
     std::cerr << "consumer: the MLP did not learn XOR\n";
+    return 1;
+  }
+  // H v for f(w) = sum(w^3): H = diag(6 w), so H v = 6 w v.
+  Tensor w = tensor({0.5, -1.0, 2.0}, {3}, kFloat64).requires_grad_();
+  Tensor v = tensor({1.0, 2.0, 3.0}, {3}, kFloat64);
+  Tensor g = grad({sum(pow(w, 3.0))}, {w}, {}, {.create_graph = true})[0];
+  std::vector<double> hv = grad({sum(g * v)}, {w})[0].to_vector<double>();
+  const bool hvp_ok = std::abs(hv[0] - 3.0) < 1e-12 && std::abs(hv[1] + 12.0) < 1e-12 && std::abs(hv[2] - 36.0) < 1e-12;
+  std::cout << "consumer: H v = " << hv[0] << " " << hv[1] << " " << hv[2] << " (6 w v = 3 -12 36)\n";
+  // The trace of one backward of the MLP: one step per node, complete.
+  size_t traced = 0;
+  {
+    inspect::BackwardTrace trace;
+    nn::mse_loss(sigmoid(mlp.forward(x)), y).backward();
+    traced = trace.complete() ? trace.steps().size() : 0;
+  }
+  std::cout << "consumer: traced a backward pass of " << traced << " nodes\n";
+  if (!hvp_ok || traced < 5) {
+    std::cerr << "consumer: " << (hvp_ok ? "the trace is empty or incomplete" : "the Hessian-vector product is wrong") << "\n";
     return 1;
   }
   std::cout << "consumer: training ok\n";

@@ -17,3 +17,12 @@ out=$("$tmp/build/consumer" "$tmp/xor_loss.png")
 echo "$out"
 grep -q "consumer: training ok" <<<"$out"
 test -s "$tmp/xor_loss.png"
+
+# The same program without CMake: only the flags pkg-config gives.
+pc=$(find "$tmp/prefix" -name ember.pc)
+export PKG_CONFIG_PATH="$(dirname "$pc")${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+flags=$(pkg-config --cflags --libs ember)
+"$cxx" -std=c++20 -O1 "$consumer_src/main.cpp" -o "$tmp/consumer_pc" $flags
+out=$("$tmp/consumer_pc")
+grep -q "consumer: training ok" <<<"$out" || { echo "$out"; echo "the pkg-config build did not train"; exit 1; }
+echo "consumer (pkg-config --cflags --libs ember): training ok"

@@ -14,7 +14,9 @@
 /// OpenBLAS itself runs single-threaded: ember splits each product over its
 /// own threads (tensor/parallel.h), so the bits do not depend on how many
 /// threads happen to run, and the thread count adapts to the machine's load
-/// for matmul as for every other op. tensor/blas.cpp has the details.
+/// for matmul as for every other op. tensor/matmul.cpp is the product itself;
+/// this file, with tensor/machine/blas_library.cpp, only finds and starts the
+/// library.
 #pragma once
 
 #include <string>

@@ -1,4 +1,4 @@
-// The loop each tensor/simd/*.cpp instantiates for its vector type: whole
+// The loop each tensor/machine/simd/*.cpp instantiates for its vector type: whole
 // vectors through SLEEF, the tail through a zero-padded vector.
 #pragma once
 

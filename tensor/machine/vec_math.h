@@ -6,9 +6,9 @@
 /// of a Transformer step. exp goes to SLEEF (Debian's libsleef, the vector
 /// math library PyTorch uses; its 1.0-ULP version), in 16-, 8- or 4-float
 /// vectors: AVX-512, AVX2 or SSE2, chosen once at run time from what the CPU
-/// supports (tensor/simd/*.cpp, each compiled for its instruction set; the
+/// supports (tensor/machine/simd/*.cpp, each compiled for its instruction set; the
 /// build itself stays baseline x86-64). erf is a short rational form on that
-/// exp (|error| < 3e-7, relative near 0; tensor/simd/vec_math_impl.h says
+/// exp (|error| < 3e-7, relative near 0; tensor/machine/simd/vec_math_impl.h says
 /// why not SLEEF's).
 ///
 /// float64 keeps the C library's exp and erf: gradcheck, which runs in
@@ -16,6 +16,8 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 namespace ember::detail {
 
@@ -25,8 +27,11 @@ void exp_f32(const float* x, float* y, int64_t n);
 void erf_f32(const float* x, float* y, int64_t n);
 /// "AVX-512", "AVX2" or "SSE2": the width the two functions above run at
 /// (the widest this CPU has, or a narrower one asked for with EMBER_SIMD=AVX2
-/// or EMBER_SIMD=SSE2 in the environment).
+/// or EMBER_SIMD=SSE2 in the environment; a width this CPU lacks, or another
+/// value, is an ember::Error at the first use).
 const char* vec_math_isa();
+/// The widths this CPU runs, widest first (the tests run under each).
+std::vector<std::string> vec_math_isas_for_this_cpu();
 
 /// Elements per block when a kernel works through an array in pieces that
 /// stay in L1 (a few arrays of this many floats on the stack).

@@ -1,9 +1,9 @@
 // exp and erf in 8-float AVX2 vectors. Compiled with -mavx2 -mfma; called
-// only on CPUs that have both (tensor/vec_math.cpp decides).
+// only on CPUs that have both (tensor/machine/vec_math.cpp decides).
 #include <immintrin.h>
 #include <sleef.h>
 
-#include "tensor/simd/vec_math_impl.h"
+#include "tensor/machine/simd/vec_math_impl.h"
 
 namespace ember::detail::simd {
 namespace {

@@ -1,9 +1,9 @@
 // exp and erf in 16-float AVX-512 vectors. Compiled with -mavx512f; called
-// only on CPUs that have it (tensor/vec_math.cpp decides).
+// only on CPUs that have it (tensor/machine/vec_math.cpp decides).
 #include <immintrin.h>
 #include <sleef.h>
 
-#include "tensor/simd/vec_math_impl.h"
+#include "tensor/machine/simd/vec_math_impl.h"
 
 namespace ember::detail::simd {
 namespace {

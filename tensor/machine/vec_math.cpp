@@ -1,0 +1,83 @@
+// Which width runs: decided once, from CPUID. SSE2 is part of x86-64, so the
+// 4-float versions are compiled here, in the baseline build.
+#include "tensor/machine/vec_math.h"
+
+#include <immintrin.h>
+#include <sleef.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "tensor/error.h"
+
+#include "tensor/machine/simd/vec_math_impl.h"
+
+namespace ember::detail {
+
+namespace simd {
+void exp_avx512(const float* x, float* y, int64_t n);
+void erf_avx512(const float* x, float* y, int64_t n);
+void exp_avx2(const float* x, float* y, int64_t n);
+void erf_avx2(const float* x, float* y, int64_t n);
+
+namespace {
+__m128 load(const float* p) { return _mm_loadu_ps(p); }
+void store(float* p, __m128 v) { _mm_storeu_ps(p, v); }
+__m128 exp_v(__m128 v) { return Sleef_expf4_u10sse2(v); }
+void exp_sse2(const float* x, float* y, int64_t n) { apply<4, __m128, load, store, exp_v>(x, y, n); }
+void erf_sse2(const float* x, float* y, int64_t n) { erf_from_exp<exp_sse2>(x, y, n); }
+}  // namespace
+}  // namespace simd
+
+namespace {
+std::string join(const std::vector<std::string>& v) {
+  std::string out;
+  for (const std::string& w : v) out += (out.empty() ? "" : ", ") + w;
+  return out;
+}
+
+using ArrayFn = void (*)(const float*, float*, int64_t);
+struct Choice {
+  ArrayFn exp, erf;
+  const char* isa;
+};
+// The widest the CPU runs; EMBER_SIMD=AVX2 or SSE2 in the environment asks
+// for a narrower one (to compare them, and for the tests of each). A width
+// the CPU lacks, or a name that is none of them, is an error: a request that
+// cannot be honoured must not be silently replaced by another width.
+Choice choose() {
+  const std::vector<std::string> widths = vec_math_isas_for_this_cpu();
+  const char* asked = std::getenv("EMBER_SIMD");
+  const std::string want = asked && *asked ? asked : widths.front();
+  auto known = [&](const char* w) { return want == w; };
+  EMBER_CHECK(known("AVX-512") || known("AVX2") || known("SSE2"), "EMBER_SIMD",
+              "\"" << want << "\" is not a width ember has: AVX-512, AVX2 or SSE2");
+  EMBER_CHECK(std::find(widths.begin(), widths.end(), want) != widths.end(), "EMBER_SIMD",
+              want << " was asked for, but this CPU runs only " << join(widths));
+  if (want == "AVX-512") return Choice{simd::exp_avx512, simd::erf_avx512, "AVX-512"};
+  if (want == "AVX2") return Choice{simd::exp_avx2, simd::erf_avx2, "AVX2"};
+  return Choice{simd::exp_sse2, simd::erf_sse2, "SSE2"};
+}
+
+const Choice& choice() {
+  static const Choice c = choose();
+  return c;
+}
+}  // namespace
+
+std::vector<std::string> vec_math_isas_for_this_cpu() {
+  __builtin_cpu_init();
+  std::vector<std::string> out;
+  if (__builtin_cpu_supports("avx512f")) out.push_back("AVX-512");
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) out.push_back("AVX2");
+  out.push_back("SSE2");  // part of x86-64
+  return out;
+}
+
+void exp_f32(const float* x, float* y, int64_t n) { choice().exp(x, y, n); }
+void erf_f32(const float* x, float* y, int64_t n) { choice().erf(x, y, n); }
+const char* vec_math_isa() { return choice().isa; }
+
+}  // namespace ember::detail
