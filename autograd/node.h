@@ -63,6 +63,12 @@ class SavedTensor {
   bool defined() const { return tensor_.defined() || released_; }
   const Tensor& peek() const { return tensor_; }  // no checks (graph export)
   uint64_t saved_version() const { return version_; }  // the storage's version when it was saved
+  /// True if record() marked this as the output of the node that saved it
+  /// (mark_output set output_of_: its owner is not the empty one's).
+  bool is_output() const {
+    const std::weak_ptr<Node> none;
+    return output_of_.owner_before(none) || none.owner_before(output_of_);
+  }
 
  private:
   Tensor tensor_;
@@ -71,12 +77,24 @@ class SavedTensor {
   std::weak_ptr<Node> output_of_;  // set for the node's own output
 };
 
+/// One entry of Node::saved(): a SavedTensor member and its role in the op,
+/// the name its formula gives it ("x", "weight", "output"; "a" and "b" for
+/// the operands of a * b). Converts to the SavedTensor* itself, so a loop
+/// that needs only the tensors reads `for (SavedTensor* s : node.saved())`.
+struct SavedRef {
+  const char* name;
+  SavedTensor* tensor;
+  operator SavedTensor*() const { return tensor; }  // NOLINT: see above
+  SavedTensor* operator->() const { return tensor; }
+};
+
 struct Node {
   virtual ~Node();
   virtual const char* name() const = 0;
   virtual std::vector<Tensor> apply(const Tensor& grad_out) = 0;
-  /// The SavedTensor members, for freeing after backward and for graph export.
-  virtual std::vector<SavedTensor*> saved() { return {}; }
+  /// The SavedTensor members, each with its role: for freeing after backward,
+  /// for graph export and the instruments (which show the names).
+  virtual std::vector<SavedRef> saved() { return {}; }
   void release_saved() {
     for (SavedTensor* s : saved()) s->release();
   }

@@ -28,7 +28,7 @@ struct LayerNormBackward final : Node {
   double eps;
   LayerNormBackward(const Tensor& x_, const Tensor& m, const Tensor& r, const Tensor& w, double e)
       : x(x_), mean(m), rstd(r), weight(w), eps(e) {}
-  std::vector<SavedTensor*> saved() override { return {&x, &mean, &rstd, &weight}; }
+  std::vector<SavedRef> saved() override { return {{"x", &x}, {"mean", &mean}, {"rstd", &rstd}, {"weight", &weight}}; }
   std::vector<Tensor> apply(const Tensor& g_in) override {
     const Tensor X = x.get(*this), W = weight.get(*this);
     if (!is_grad_enabled()) {

@@ -14,7 +14,7 @@ struct MatmulBackward final : Node {
   SavedTensor a, b;  // a is needed only for dB, b only for dA
   int64_t a_dim, b_dim;
   MatmulBackward(const Tensor& a_, const Tensor& b_, int64_t ad, int64_t bd) : a(a_), b(b_), a_dim(ad), b_dim(bd) {}
-  std::vector<SavedTensor*> saved() override { return {&a, &b}; }
+  std::vector<SavedRef> saved() override { return {{"a", &a}, {"b", &b}}; }
   std::vector<Tensor> apply(const Tensor& g) override {
     // Work with matrices: (…, M, K) @ (…, K, N) -> (…, M, N).
     Tensor G = g;

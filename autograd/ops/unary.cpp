@@ -31,7 +31,7 @@ Tensor fused(const Tensor& saved, const Tensor& g, const F& f) {
 struct SavesOne : Node {
   SavedTensor kept;
   explicit SavesOne(const Tensor& t) : kept(t) {}
-  std::vector<SavedTensor*> saved() override { return {&kept}; }
+  std::vector<SavedRef> saved() override { return {{kept.is_output() ? "output" : "x", &kept}}; }
 };
 }  // namespace
 

@@ -53,15 +53,15 @@ check::Exercise check::exercise() {
      }},
     {"the op opens an OpScope named \"square\" (what the profiler and the trace see)", [] {
        OpNames seen;
-       autograd_observer().store(&seen);
+       set_autograd_observer(&seen);
        Tensor y;
        try {
          y = ex2_1::square(tensor({2.0}, kFloat64));
        } catch (...) {
-         autograd_observer().store(nullptr);
+         set_autograd_observer(nullptr);
          throw;
        }
-       autograd_observer().store(nullptr);
+       set_autograd_observer(nullptr);
        const bool found = std::find(seen.names.begin(), seen.names.end(), "square") != seen.names.end();
        std::string ops;
        for (const std::string& n : seen.names) ops += (ops.empty() ? "" : ", ") + n;

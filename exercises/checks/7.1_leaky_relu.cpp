@@ -53,14 +53,14 @@ check::Exercise check::exercise() {
     {"forward opens a ModuleScope (the instruments see the module)", [] {
        auto m = ex7_1::make_leaky_relu(0.1);
        Modules seen;
-       autograd_observer().store(&seen);
+       set_autograd_observer(&seen);
        try {
          (void)m->forward(ones({2}));
        } catch (...) {
-         autograd_observer().store(nullptr);
+         set_autograd_observer(nullptr);
          throw;
        }
-       autograd_observer().store(nullptr);
+       set_autograd_observer(nullptr);
        expect(std::find(seen.types.begin(), seen.types.end(), "LeakyReLU") != seen.types.end(),
               "no module named LeakyReLU began during forward", "nn::ModuleScope scope(*this); first in forward()");
      }},

@@ -32,13 +32,13 @@ check::Exercise check::exercise() {
      }},
     {"the observer is uninstalled afterwards, also when f throws", [] {
        (void)ex8_2::count_ops([] {});
-       expect(autograd_observer().load() == nullptr, "after count_ops returned, an observer is still installed");
+       expect(autograd_observer() == nullptr, "after count_ops returned, an observer is still installed");
        try {
          (void)ex8_2::count_ops([] { EMBER_FAIL("check", "thrown on purpose"); });
        } catch (const Error&) {
        }
-       expect(autograd_observer().load() == nullptr, "after f threw, your observer is still installed",
-              "a small RAII struct whose destructor calls autograd_observer().store(nullptr)");
+       expect(autograd_observer() == nullptr, "after f threw, your observer is still installed",
+              "a small RAII struct whose destructor calls set_autograd_observer(nullptr)");
      }},
     {"a TransformerBlock's forward: the same counts as the profiler's events", [] {
        Generator gen(61);

@@ -9,7 +9,7 @@ struct SquareBackward final : Node {
   EMBER_NODE_NAME(SquareBackward)
   SavedTensor x;
   explicit SquareBackward(const Tensor& input) : x(input) {}
-  std::vector<SavedTensor*> saved() override { return {&x}; }
+  std::vector<SavedRef> saved() override { return {{"x", &x}}; }
   // d(x^2)/dx = 2x
   std::vector<Tensor> apply(const Tensor& g) override { return {g * x.get(*this) * 2.0}; }
 };

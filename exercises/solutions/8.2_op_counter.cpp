@@ -17,8 +17,8 @@ struct OpCounter : AutogradObserver {
 std::map<std::string, int64_t> count_ops(const std::function<void()>& f) {
   OpCounter counter;
   struct Installed {  // uninstalls when it goes out of scope, exception or not
-    explicit Installed(AutogradObserver* o) { autograd_observer().store(o); }
-    ~Installed() { autograd_observer().store(nullptr); }
+    explicit Installed(AutogradObserver* o) { set_autograd_observer(o); }
+    ~Installed() { set_autograd_observer(nullptr); }
   } installed(&counter);
   f();
   return counter.calls;

@@ -19,7 +19,7 @@ struct SquareBackward final : Node {
   EMBER_NODE_NAME(SquareBackward)
   SavedTensor x;  // the input, kept for backward
   explicit SquareBackward(const Tensor& input) : x(input) {}
-  std::vector<SavedTensor*> saved() override { return {&x}; }
+  std::vector<SavedRef> saved() override { return {{"x", &x}}; }
   // g is the gradient of the output; return the gradient of the input.
   std::vector<Tensor> apply(const Tensor& g) override {
     (void)g;

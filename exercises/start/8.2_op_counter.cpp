@@ -4,7 +4,7 @@
 // AutogradObserver (autograd/observer.h) that every OpScope calls with
 // op_begin(name, inputs) and op_end(name). Write the smallest instrument:
 //   * OpCounter, an AutogradObserver whose op_begin counts calls by name;
-//   * count_ops(f): installs a counter (autograd_observer().store(&counter)),
+//   * count_ops(f): installs a counter (set_autograd_observer(&counter)),
 //     runs f, uninstalls it (store(nullptr)) -- also when f throws -- and
 //     returns the counts.
 // The checker compares your counts with the profiler's events.
