@@ -34,8 +34,10 @@
 #include "autograd/engine.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cassert>
 #include <cmath>
+#include <cstdio>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
@@ -72,6 +74,14 @@ void accumulate(TensorImpl* leaf, Tensor g, bool create_graph) {
                                                 leaf->grad.storage().use_count() > 1);
   if (create_graph) {
     leaf->grad = leaf->grad.defined() ? add(leaf->grad, g) : g;
+    // As PyTorch does, once: the new .grad's graph refers to the leaf.
+    static std::atomic<bool> warned{false};
+    if (leaf->grad.grad_fn() && !warned.exchange(true))
+      std::fprintf(stderr,
+                   "ember warning: backward(create_graph=true) wrote a .grad with a graph of its own, and that graph "
+                   "refers to the tensor whose .grad it is: the two keep each other in memory until the .grad is reset "
+                   "(zero_grad(), set_grad(Tensor())) or its nn::Module is destroyed. grad(outputs, inputs, "
+                   "{.create_graph = true}) gives the same gradient without the cycle. (printed once)\n");
   } else if (shared) {
     leaf->grad = kernel::binary(kernel::Binary::Add, leaf->grad.detach(), g);
   } else if (!leaf->grad.defined()) {

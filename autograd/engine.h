@@ -24,7 +24,11 @@ namespace ember {
 /// Unless retain_graph (or create_graph), each node frees its saved tensors
 /// as soon as its rule has run. With create_graph the .grad written is itself
 /// differentiable (and is added out of place, so an earlier .grad is not
-/// modified).
+/// modified). Its graph then refers to the leaf whose .grad it is (the rules
+/// saved the leaf): a cycle that keeps both in memory until the .grad is
+/// reset (zero_grad, set_grad(Tensor())) or the leaf's nn::Module is
+/// destroyed, which breaks it (a warning says so, once). grad() with
+/// create_graph returns the gradient instead and makes no cycle.
 void backward(const Tensor& root, const Tensor& grad_output = Tensor(), bool retain_graph = false,
               bool create_graph = false);
 

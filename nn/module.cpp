@@ -111,6 +111,11 @@ int64_t Module::num_parameters() const {
   return n;
 }
 
+Module::~Module() {
+  for (auto& [_, t] : params_)
+    if (t.defined() && t.grad().defined() && t.grad().grad_fn()) t.set_grad(t.grad().detach());
+}
+
 void Module::zero_grad(bool set_to_none) {
   for (Tensor& t : parameters()) {
     if (set_to_none || !t.grad().defined()) {

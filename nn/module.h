@@ -22,7 +22,11 @@ namespace ember::nn {
 
 class Module {
  public:
-  virtual ~Module() = default;
+  /// A parameter's .grad that has a graph of its own (backward with
+  /// create_graph) refers, through that graph, to the parameter itself: a
+  /// reference cycle that would keep both alive for ever. The module breaks it
+  /// as it goes: each such .grad keeps its values and loses its graph.
+  virtual ~Module();
   Module() = default;
   Module(const Module&) = delete;
   Module& operator=(const Module&) = delete;

@@ -135,6 +135,46 @@ TEST(HigherOrder, CreateGraphThenASecondBackwardAccumulatesIntoTheLeaf) {
   EXPECT_EQ(vals(first), (std::vector<double>{12.0})) << "added out of place: the first gradient is untouched";
 }
 
+// backward(create_graph) into .grad: the .grad's graph saved the leaf itself
+// (pow saved x), so leaf -> .grad -> graph -> leaf is a cycle. Memory returns
+// when the .grad is reset, and when the module that owns the parameter is
+// destroyed (~Module breaks the cycle, keeping the .grad's values): a weak
+// reference to the parameter expires. (Without the break the parameter
+// stays alive, and the leak checker of the sanitizer run reports it.)
+TEST(HigherOrder, CreateGraphIntoGradReleasesItsMemory) {
+  std::weak_ptr<TensorImpl> weight, grad_of_weight;
+  {
+    nn::Linear fc(3, 2);
+    Tensor x = tensor(std::vector<float>{1, 2, 3}).reshape({1, 3});
+    sum(pow(fc.forward(x), 2.0)).backward(Tensor(), false, /*create_graph=*/true);
+    ASSERT_TRUE(fc.weight.grad().grad_fn()) << "the .grad has a graph";
+    weight = fc.weight.impl_ptr();
+    grad_of_weight = fc.weight.grad().impl_ptr();
+    EXPECT_GT(weight.use_count(), 1) << "the .grad's graph holds the weight too";
+  }
+  EXPECT_TRUE(weight.expired()) << "the module's end released its weight";
+  EXPECT_TRUE(grad_of_weight.expired());
+  // A tensor outside modules: resetting its .grad releases the graph.
+  std::weak_ptr<TensorImpl> gone;
+  {
+    Tensor x = leaf({2.0});
+    sum(pow(x, 3.0)).backward(Tensor(), false, /*create_graph=*/true);
+    gone = x.impl_ptr();
+    EXPECT_EQ(vals(x.grad()), (std::vector<double>{12.0}));
+    x.set_grad(Tensor());
+  }
+  EXPECT_TRUE(gone.expired());
+  // The module keeps the values of the .grad, only its graph goes.
+  auto fc = std::make_unique<nn::Linear>(2, 1);
+  Tensor w = fc->weight;
+  Tensor x = tensor(std::vector<float>{1, 2}).reshape({1, 2});
+  sum(pow(fc->forward(x), 2.0)).backward(Tensor(), false, true);
+  const std::vector<double> before = vals(w.grad());
+  fc.reset();
+  EXPECT_EQ(vals(w.grad()), before);
+  EXPECT_FALSE(w.grad().grad_fn());
+}
+
 TEST(HigherOrder, WithoutCreateGraphNothingIsRecorded) {
   Tensor x = leaf({2.0});
   sum(pow(x, 3.0)).backward();
