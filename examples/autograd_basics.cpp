@@ -134,6 +134,6 @@ int main(int argc, char** argv) {
   bool values = false;
   app.add_option("--out", out_dir, "directory for autograd_basics.dot and .png");
   app.add_flag("--values", values, "write each tensor's value and gradient into the graph picture");
-  CLI11_PARSE(app, argc, argv);
+  EMBER_PARSE("autograd_basics", app, argc, argv);
   return ember::examples::run("autograd_basics", [&] { return program(out_dir, values); });
 }

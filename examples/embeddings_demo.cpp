@@ -180,14 +180,14 @@ int main(int argc, char** argv) {
   CLI::App app{"Lesson A: token + positional embeddings, learned vs sinusoidal, with pictures of the sinusoidal table."};
   ember::examples::show_defaults(app);
   Options o;
-  app.add_option("--dim", o.dim, "embedding dim D")->check(CLI::Range(int64_t{1}, int64_t{4096}));
-  app.add_option("--context-length", o.context_length, "maximum context length L")->check(CLI::Range(int64_t{2}, int64_t{100000}));
-  app.add_option("--seq-len", o.seq_len, "sequence length T (<= L)")->check(CLI::Range(int64_t{1}, int64_t{100000}));
-  app.add_option("--batch", o.batch, "batch size B")->check(CLI::Range(int64_t{1}, int64_t{1024}));
-  app.add_option("--vocab", o.vocab, "vocabulary size V")->check(CLI::Range(int64_t{1}, int64_t{1000000}));
-  app.add_option("--seed", o.seed, "seed of the ids and the weights");
+  app.add_option("--dim", o.dim, "embedding dim D")->check(ember::examples::between(int64_t{1}, int64_t{4096}));
+  app.add_option("--context-length", o.context_length, "maximum context length L")->check(ember::examples::between(int64_t{2}, int64_t{100000}));
+  app.add_option("--seq-len", o.seq_len, "sequence length T (<= L)")->check(ember::examples::between(int64_t{1}, int64_t{100000}));
+  app.add_option("--batch", o.batch, "batch size B")->check(ember::examples::between(int64_t{1}, int64_t{1024}));
+  app.add_option("--vocab", o.vocab, "vocabulary size V")->check(ember::examples::between(int64_t{1}, int64_t{1000000}));
+  app.add_option("--seed", o.seed, "seed of the ids and the weights")->check(ember::examples::any_number<uint64_t>());
   app.add_option("--out", o.out, "directory for the pictures");
-  CLI11_PARSE(app, argc, argv);
+  EMBER_PARSE("embeddings_demo", app, argc, argv);
   return ember::examples::run("embeddings_demo", [&] {
     EMBER_CHECK(o.seq_len <= o.context_length, "embeddings_demo",
                 "--seq-len " << o.seq_len << " exceeds --context-length " << o.context_length

@@ -109,6 +109,6 @@ int program() {
 
 int main(int argc, char** argv) {
   CLI::App app{"gradcheck of every registered op and module: numerical against analytic Jacobians, one line per sample."};
-  CLI11_PARSE(app, argc, argv);
+  EMBER_PARSE("gradcheck_tour", app, argc, argv);
   return ember::examples::run("gradcheck_tour", program);
 }

@@ -199,7 +199,7 @@ int main(int argc, char** argv) {
   CLI::App app{"Second derivatives with ember: create_graph, grad of grad, Hessian-vector products."};
   examples::show_defaults(app);
   int steps = 40;
-  app.add_option("--steps", steps, "training steps of the gradient-penalty example")->check(CLI::Range(1, 100000));
-  CLI11_PARSE(app, argc, argv);
+  app.add_option("--steps", steps, "training steps of the gradient-penalty example")->check(ember::examples::between<int64_t>(1, 100000));
+  EMBER_PARSE("higher_order", app, argc, argv);
   return examples::run("higher_order", [&] { return program(steps); });
 }

@@ -195,11 +195,11 @@ int main(int argc, char** argv) {
   Options o;
   app.add_option("--out", o.out, "directory for backward.html, profile.txt, trace.json, memory.png");
   app.add_option("--data", o.data, "text to take the batch from");
-  app.add_option("--dim", o.dim, "model dimension D")->check(CLI::Range(int64_t{2}, int64_t{1024}));
-  app.add_option("--layers", o.layers, "Transformer blocks")->check(CLI::Range(int64_t{0}, int64_t{12}));
-  app.add_option("--heads", o.heads, "attention heads")->check(CLI::Range(int64_t{1}, int64_t{64}));
-  app.add_option("--context", o.context, "context length T")->check(CLI::Range(int64_t{1}, int64_t{1024}));
-  app.add_option("--batch", o.batch, "batch size B")->check(CLI::Range(int64_t{1}, int64_t{256}));
-  CLI11_PARSE(app, argc, argv);
+  app.add_option("--dim", o.dim, "model dimension D")->check(ember::examples::between(int64_t{2}, int64_t{1024}));
+  app.add_option("--layers", o.layers, "Transformer blocks")->check(ember::examples::between(int64_t{0}, int64_t{12}));
+  app.add_option("--heads", o.heads, "attention heads")->check(ember::examples::between(int64_t{1}, int64_t{64}));
+  app.add_option("--context", o.context, "context length T")->check(ember::examples::between(int64_t{1}, int64_t{1024}));
+  app.add_option("--batch", o.batch, "batch size B")->check(ember::examples::between(int64_t{1}, int64_t{256}));
+  EMBER_PARSE("inside_a_step", app, argc, argv);
   return examples::run("inside_a_step", [&] { return program(o); });
 }

@@ -28,21 +28,14 @@ int main(int argc, char** argv) {
   int threads = 2;
   app.add_option("--model", model_dir, "directory that train_gpt wrote (holds model.safetensors)");
   app.add_option("--prompt", prompt, "text to continue; every character must be in the model's vocabulary");
-  app.add_option("--chars", chars, "characters to generate")->check(CLI::NonNegativeNumber);
+  app.add_option("--chars", chars, "characters to generate")->check(ember::examples::at_least<int64_t>(0));
   app.add_option("--temperature", temperature, "softmax temperature (< 1: more conservative; 0: greedy)")
-      ->check(CLI::Validator(
-          [](std::string& v) {
-            char* end = nullptr;
-            double t = std::strtod(v.c_str(), &end);
-            return *end == '\0' && std::isfinite(t) && t >= 0 ? std::string()
-                                                             : "the temperature must be a finite number >= 0, got " + v;
-          },
-          ">= 0"));
+      ->check(ember::examples::at_least(0.0));
   app.add_option("--top-k", top_k, "sample among the k most likely characters only (0: all)")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--seed", seed, "seed of the sampling");
-  app.add_option("--threads", threads, "threads for ember and OpenBLAS")->check(CLI::PositiveNumber);
-  CLI11_PARSE(app, argc, argv);
+      ->check(ember::examples::at_least<int64_t>(0));
+  app.add_option("--seed", seed, "seed of the sampling")->check(ember::examples::any_number<uint64_t>());
+  app.add_option("--threads", threads, "threads for ember and OpenBLAS")->check(ember::examples::at_least<int64_t>(1));
+  EMBER_PARSE("sample_gpt", app, argc, argv);
 
   return examples::run("sample_gpt", [&] {
     set_num_threads(threads);

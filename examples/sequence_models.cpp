@@ -165,6 +165,6 @@ int program() {
 
 int main(int argc, char** argv) {
   CLI::App app{"Lesson C with ember: a linear RNN, vanishing gradients, an LSTM step, attention weights, causal masking, multi-head shapes."};
-  CLI11_PARSE(app, argc, argv);
+  EMBER_PARSE("sequence_models", app, argc, argv);
   return ember::examples::run("sequence_models", program);
 }

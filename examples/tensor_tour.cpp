@@ -107,6 +107,6 @@ int program() {
 
 int main(int argc, char** argv) {
   CLI::App app{"A tour of ember tensors: strides, views, broadcasting, reductions, matmul, softmax, the lesson-B lookup."};
-  CLI11_PARSE(app, argc, argv);
+  EMBER_PARSE("tensor_tour", app, argc, argv);
   return ember::examples::run("tensor_tour", program);
 }

@@ -118,6 +118,6 @@ int program() {
 
 int main(int argc, char** argv) {
   CLI::App app{"Lesson B: how a token id selects a vector (The cat sleeps -> ids -> rows of a 5x2 table)."};
-  CLI11_PARSE(app, argc, argv);
+  EMBER_PARSE("the_cat_sleeps", app, argc, argv);
   return ember::examples::run("the_cat_sleeps", program);
 }

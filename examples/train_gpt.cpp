@@ -111,7 +111,7 @@ void write_loss_plot(const std::string& path, const std::vector<train::StepLog>&
   fig.legend = plot::Corner::Right;
   const plot::Report r = plot::write_png(fig, path);
   if (r.skipped > 0)
-    std::cout << "  loss.png: " << r.skipped << " points were NaN or infinite (or <= 0 on the log scale) and are not drawn"
+    std::cout << "  loss.png: " << r.skipped << (r.skipped == 1 ? " point was" : " points were") << " NaN or infinite (or <= 0 on the log scale) and are not drawn"
               << std::endl;
 }
 
@@ -122,7 +122,7 @@ struct Flags {
   train::TrainOptions opt;
   int threads = 2;
   int64_t save_every = 200, sample_every = 0, sample_chars = 300, more_steps = 0, profile_step = 0;
-  bool no_tie = false;
+  bool no_tie = false, overwrite = false;
   int64_t bucket_kb = distributed::DataParallelOptions{}.bucket_bytes >> 10;
 };
 
@@ -152,11 +152,41 @@ void apply_resume(Flags& f, const CLI::App& app, const train::TrainOptions& run,
   f.cfg = ck.config;
   f.opt = run;
   if (f.opt.lr_decay_steps == 0) f.opt.lr_decay_steps = run.steps;  // the schedule the run was planned with
-  if (f.more_steps > 0) f.opt.steps = checkpoint_step + f.more_steps;
-  EMBER_CHECK(f.opt.steps > checkpoint_step, "train_gpt",
+  if (!app.count("--out")) f.out = f.resume;
+  if (f.more_steps > 0) f.opt.steps = checked_add(checkpoint_step, f.more_steps, "train_gpt", "--more-steps beyond the checkpoint's step");
+  // A run killed after its last save but before its loss.csv and loss.png
+  // were written resumes to write them (and trains no step).
+  const bool outputs_written = std::filesystem::exists(f.out + "/loss.csv") && std::filesystem::exists(f.out + "/loss.png");
+  EMBER_CHECK(f.opt.steps > checkpoint_step || !outputs_written, "train_gpt",
               f.resume << " is at step " << checkpoint_step << " of " << run.steps
                        << ": the run is finished; give --more-steps N to train it further");
-  if (!app.count("--out")) f.out = f.resume;
+}
+
+// The run directory, for this run alone: held until the program ends (a
+// second train_gpt on it is refused at once, naming this one), and holding
+// no other run's files: a fresh run where a run is already is refused, naming
+// it, unless --overwrite removes that run first (train/run_dir.h).
+train::RunLock claim_run_dir(const Flags& f) {
+  const train::RunDir run = train::gpt_run_dir(f.out);
+  train::RunLock hold = run.lock();
+  std::error_code ec;
+  if (!f.resume.empty() && std::filesystem::equivalent(f.resume, f.out, ec)) return hold;  // the run goes on
+  const std::vector<std::string> outputs = {"loss.csv", "loss.png"};
+  const std::vector<std::string> there = run.run_files(outputs);
+  if (there.empty()) return hold;
+  if (!f.overwrite) {
+    std::string what;
+    if (const std::optional<train::RunSummary> r = train::run_summary(f.out))
+      what = "a run saved at step " + std::to_string(r->step) +
+             (r->options ? " of " + std::to_string(r->options->steps) : std::string()) +
+             (r->run_id.empty() ? std::string() : ", run " + r->run_id);
+    else
+      for (const std::string& n : there) what += (what.empty() ? "the files of a run: " : ", ") + n;
+    EMBER_FAIL("train_gpt", f.out << " already holds " << what << "; continue it with --resume " << f.out
+                                  << ", replace it with --overwrite, or give another --out");
+  }
+  run.remove_run(outputs);
+  return hold;
 }
 
 int train_main(Flags& f, const CLI::App& app, const std::string& program_name) {
@@ -201,8 +231,20 @@ int train_main(Flags& f, const CLI::App& app, const std::string& program_name) {
   std::optional<distributed::DataParallel> ddp;
   if (ranks > 1) {
     ddp.emplace(model.parameters(), distributed::DataParallelOptions{.bucket_bytes = f.bucket_kb << 10});
-    trainer.set_replicas(*ddp);
+    trainer.set_replicas(*ddp);  // every option, the data and the resumed state, alike on every rank
   }
+  EMBER_CHECK(f.profile_step == 0 || (f.profile_step > trainer.steps_done() && f.profile_step <= f.opt.steps), "train_gpt",
+              "--profile " << f.profile_step << " is not a step this run takes (it trains steps " << trainer.steps_done() + 1
+                           << " to " << f.opt.steps << "): nothing would be profiled");
+  // Flags that cannot take effect in this run, said once.
+  if (main_rank && ranks == 1 && app.count("--bucket-kb"))
+    std::cerr << program_name << ": note: --bucket-kb has no effect in one process (it cuts the gradients that several "
+              << "ranks exchange under mpirun)" << std::endl;
+  if (main_rank && f.sample_every > f.opt.steps)
+    std::cerr << program_name << ": note: --sample-every " << f.sample_every << " is beyond the last step (" << f.opt.steps
+              << "): the only sample is the one at the end" << std::endl;
+  train::RunLock hold;
+  if (main_rank) hold = claim_run_dir(f);
   train::Metadata meta = train::gpt_metadata(f.cfg, tok);
   meta["ember.data"] = f.data;
 
@@ -226,7 +268,6 @@ int train_main(Flags& f, const CLI::App& app, const std::string& program_name) {
               << ranks << ": it continues the same run within float round-off, not bit for bit\n";
   std::cout << std::flush;
 
-  if (main_rank) std::filesystem::create_directories(f.out);
   std::signal(SIGINT, on_sigint);
   std::signal(SIGUSR1, on_sigint);
   // (mpirun hands each rank a pseudo-terminal even when its own output goes
@@ -253,9 +294,13 @@ int train_main(Flags& f, const CLI::App& app, const std::string& program_name) {
       if (tty) std::cout << "\n";
       write_csv(f.out + "/loss.csv", trainer.history());
       write_loss_plot(f.out + "/loss.png", trainer.history(), tok.vocab_size(), f.loss_plot == "log");
+      const std::optional<train::Checkpoint> last = train::find_checkpoint(f.out);
       std::cerr << program_name << ": the loss became " << s.loss << " at step " << s.step
-                << ": training diverged (try a smaller --lr than " << f.opt.lr << "); stopped without saving, "
-                << "so the last checkpoint in " << f.out << " is the last good one" << std::endl;
+                << ": training diverged (try a smaller --lr than " << f.opt.lr << "); stopped without saving, so "
+                << (last ? "the checkpoint of step " + std::to_string(last->step) + " in " + f.out + " is the last good one"
+                         : "no checkpoint is in " + f.out + " (the first save was due at step " +
+                               std::to_string(std::min(f.save_every, f.opt.steps)) + ")")
+                << std::endl;
       return 1;
     }
     if (profiling) {
@@ -339,33 +384,36 @@ int main(int argc, char** argv) {
   f.opt.batch = 16;
   f.opt.lr = 3e-3;
   app.add_option("--data", f.data, "UTF-8 text file to train on (.gz accepted)");
-  app.add_option("--steps", f.opt.steps, "optimizer steps")->check(CLI::PositiveNumber);
-  app.add_option("--batch", f.opt.batch, "sequences per step")->check(CLI::PositiveNumber);
-  app.add_option("--context", f.cfg.context_length, "context length L (characters)")->check(CLI::PositiveNumber);
-  app.add_option("--dim", f.cfg.dim, "model dimension D")->check(CLI::PositiveNumber);
-  app.add_option("--layers", f.cfg.layers, "Transformer blocks")->check(CLI::NonNegativeNumber);
-  app.add_option("--heads", f.cfg.heads, "attention heads (must divide --dim)")->check(CLI::PositiveNumber);
-  app.add_option("--lr", f.opt.lr, "peak learning rate (warmup, then cosine decay to lr/10)")->check(CLI::PositiveNumber);
-  app.add_option("--seed", f.cfg.seed, "seed of the weights and batches");
-  app.add_option("--threads", f.threads, "threads for ember and OpenBLAS")->check(CLI::PositiveNumber);
+  app.add_option("--steps", f.opt.steps, "optimizer steps")->check(ember::examples::at_least<int64_t>(1));
+  app.add_option("--batch", f.opt.batch, "sequences per step")->check(ember::examples::at_least<int64_t>(1));
+  app.add_option("--context", f.cfg.context_length, "context length L (characters)")->check(ember::examples::at_least<int64_t>(1));
+  app.add_option("--dim", f.cfg.dim, "model dimension D")->check(ember::examples::at_least<int64_t>(1));
+  app.add_option("--layers", f.cfg.layers, "Transformer blocks")->check(ember::examples::at_least<int64_t>(0));
+  app.add_option("--heads", f.cfg.heads, "attention heads (must divide --dim)")->check(ember::examples::at_least<int64_t>(1));
+  app.add_option("--lr", f.opt.lr, "peak learning rate (warmup, then cosine decay to lr/10)")->check(ember::examples::positive_number());
+  app.add_option("--seed", f.cfg.seed, "seed of the weights and batches")->check(ember::examples::any_number<uint64_t>());
+  app.add_option("--threads", f.threads, "threads for ember and OpenBLAS")->check(ember::examples::at_least<int64_t>(1));
   app.add_option("--positional", f.positional, "learned | sinusoidal")->check(CLI::IsMember({"learned", "sinusoidal"}));
+  app.add_flag("--overwrite", f.overwrite, "start a fresh run in --out even if it holds a run: that run's files are removed");
   app.add_flag("--no-tie", f.no_tie, "give the LM head its own weight instead of the token embedding's");
-  app.add_option("--dropout", f.cfg.dropout, "dropout probability")->check(CLI::Range(0.0, 0.9));
-  app.add_option("--eval-every", f.opt.eval_every, "validation loss every N steps")->check(CLI::PositiveNumber);
-  app.add_option("--save-every", f.save_every, "checkpoint every N steps")->check(CLI::PositiveNumber);
+  app.add_option("--dropout", f.cfg.dropout, "dropout probability")->check(ember::examples::between(0.0, 0.9));
+  app.add_option("--eval-every", f.opt.eval_every, "validation loss every N steps")->check(ember::examples::at_least<int64_t>(1));
+  app.add_option("--save-every", f.save_every, "checkpoint every N steps")->check(ember::examples::at_least<int64_t>(1));
   app.add_option("--sample-every", f.sample_every, "print a text sample every N steps (0: only at the end)")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--sample-chars", f.sample_chars, "length of the samples")->check(CLI::NonNegativeNumber);
+      ->check(ember::examples::at_least<int64_t>(0));
+  app.add_option("--sample-chars", f.sample_chars, "length of the samples")->check(ember::examples::at_least<int64_t>(0));
   app.add_option("--out", f.out, "output directory (with --resume: the resumed directory unless given)");
   app.add_option("--resume", f.resume, "directory of a checkpoint to continue from (its model and training options win)");
   app.add_option("--more-steps", f.more_steps, "with --resume: train N steps beyond the checkpoint (at the schedule's final lr once the planned steps are done)")
-      ->check(CLI::PositiveNumber);
+      ->check(ember::examples::at_least<int64_t>(1))
+      ->default_str("");  // (none)
   app.add_option("--profile", f.profile_step, "profile step N (1-based): print the per-op table, write a Chrome trace")
-      ->check(CLI::NonNegativeNumber);
+      ->check(ember::examples::at_least<int64_t>(1))
+      ->default_str("");  // (none)
   app.add_option("--loss-plot", f.loss_plot, "y axis of loss.png: linear | log")->check(CLI::IsMember({"linear", "log"}));
   app.add_option("--bucket-kb", f.bucket_kb, "under mpirun: the most KiB of gradients per all-reduce")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
-  CLI11_PARSE(app, argc, argv);
+      ->check(ember::examples::between(int64_t{1}, int64_t{1} << 20));
+  EMBER_PARSE("train_gpt", app, argc, argv);
   // Started by mpirun: join the job. A rank that then fails ends them all
   // (distributed::abort), since the others would wait for it in their next all-reduce.
   if (distributed::launched() && examples::run("train_gpt", [] {

@@ -141,6 +141,6 @@ int program() {
 
 int main(int argc, char** argv) {
   CLI::App app{"Weight tying: which rows of the (V, D) matrix get gradient with and without a tied LM head."};
-  CLI11_PARSE(app, argc, argv);
+  EMBER_PARSE("weight_tying", app, argc, argv);
   return ember::examples::run("weight_tying", program);
 }

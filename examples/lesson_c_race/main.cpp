@@ -124,13 +124,11 @@ int main(int argc, char** argv) {
   app.add_option("--out", o.out, "directory for the pictures and summary.txt");
   app.add_option("--data", o.data, "the text of race 3 (.gz accepted)");
   app.add_option("--seed", o.seed, "seed of every initialisation and batch")
-      ->check([](const std::string& v) {  // CLI11 would read -1 as 2^64 - 1
-        return v.find('-') == std::string::npos ? std::string() : "a seed is a non-negative integer, got " + v;
-      });
+      ->check(ember::examples::any_number<uint64_t>());  // (CLI11 alone would read -1 as 2^64 - 1)
   app.add_option("--threads", o.threads,
                  "models trained at once, one thread each (the numbers do not depend on it; on this project's 2-core VM "
                  "a second one gained at most about 1.2x)")
-      ->check(CLI::Range(1, 64));
+      ->check(ember::examples::between<int64_t>(1, 64));
   // the sizes --quick changes (only those not given), with their ranges
   const std::vector<std::tuple<const char*, int64_t*, int64_t, const char*, int64_t, int64_t>> sizes{
       {"--max-distance", &o.K, 30, "K, the longest recall distance", 1, 1000},
@@ -139,8 +137,8 @@ int main(int argc, char** argv) {
       {"--reverse-steps", &o.reverse_steps, 300, "training steps of race 2", 1, 10000000},
       {"--text-steps", &o.text_steps, 60, "training steps of race 3", 1, 10000000}};
   for (const auto& [flag, value, quick, what, lo, hi] : sizes)
-    app.add_option(flag, *value, std::string(what) + " (--quick: " + std::to_string(quick) + ")")->check(CLI::Range(lo, hi));
-  CLI11_PARSE(app, argc, argv);
+    app.add_option(flag, *value, std::string(what) + " (--quick: " + std::to_string(quick) + ")")->check(ember::examples::between<int64_t>(lo, hi));
+  EMBER_PARSE("lesson_c_race", app, argc, argv);
   for (const auto& [flag, value, quick, what, lo, hi] : sizes)
     if (o.quick && app.count(flag) == 0) *value = quick;
   return ember::examples::run("lesson_c_race", [&] { return lesson_c::program(o); });
