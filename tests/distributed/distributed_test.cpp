@@ -177,10 +177,38 @@ TEST(DistDataParallel, RankZerosParametersAreBroadcastAtTheStart) {
 TEST(DistDataParallel, DifferentModelsOnTheRanksAreAnErrorOnEveryRank) {
   ToyParams toy(1);
   if (me() == 1) toy.params.pop_back();
-  expect_error([&] { distributed::DataParallel ddp(toy.params); }, "DataParallel", {"different models", "rank 0 has 6"});
+  expect_error([&] { distributed::DataParallel ddp(toy.params); }, "DataParallel",
+               {"the ranks disagree: parameters is 6 on rank 0 and 5 on rank 1", "parameter elements is 1998 on rank 0 and 1965 on rank 1"});
   ToyParams shaped(1);
   if (me() == 1) shaped.params[1] = randn({5, 17}).requires_grad_();  // same count and size, other shape
-  expect_error([&] { distributed::DataParallel ddp(shaped.params); }, "DataParallel", {"different models"});
+  const std::string msg = expect_error([&] { distributed::DataParallel ddp(shaped.params); }, "DataParallel",
+                                       {"parameter dtypes and shapes (hash) is "});
+  EXPECT_EQ(msg.find("parameter elements"), std::string::npos) << "only what differs is named: " << msg;
+  // The bucket size decides how the gradients are cut into messages.
+  expect_error([&] { distributed::DataParallel ddp(toy.params, {.bucket_bytes = me() == 0 ? 4096 : 8192}); }, "DataParallel",
+               {"bucket bytes is 4096 on rank 0 and 8192 on rank 1"});
+}
+
+using Settings = std::vector<std::pair<std::string, std::string>>;
+
+// Every setting that must agree is compared collectively: the same error on
+// every rank, naming each value that differs and the ranks that have it.
+TEST(DistAgreement, EverySettingThatDiffersIsNamedOnEveryRank) {
+  distributed::check_agreement("test", {{"lr", "0.003"}, {"seed", "1"}});  // equal: nothing happens
+  const std::string mine = me() == 0 ? "0.003" : "0.001";
+  const std::string msg = expect_error(
+      [&] { distributed::check_agreement("test", {{"lr", mine}, {"seed", "1"}, {"data", me() == 0 ? "ab" : "cd"}}); }, "test",
+      {"the ranks disagree: lr is 0.003 on rank 0 and 0.001 on rank 1; data is ab on rank 0 and cd on rank 1",
+       "every rank must be given the same settings"});
+  EXPECT_EQ(msg.find("seed"), std::string::npos) << msg;
+  // Texts of other lengths, and one empty, travel whole.
+  const std::vector<std::string> all = distributed::all_gather_text(me() == 0 ? "" : std::string(1000, 'x'));
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0], "");
+  EXPECT_EQ(all[1], std::string(1000, 'x'));
+  // A different list of settings is a different program.
+  expect_error([&] { distributed::check_agreement("test", me() == 0 ? Settings{{"a", "1"}} : Settings{{"b", "1"}}); },
+               "test", {"the ranks compare different settings (rank 1"});
 }
 
 // The bucketed reduction (packed, one all-reduce per bucket, unpacked) gives
