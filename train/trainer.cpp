@@ -300,7 +300,9 @@ void Trainer::resume(const std::string& dir) {
   EMBER_CHECK(!st.run_id || model_run == model.metadata.end() || model_run->second == *st.run_id, "resume",
               dir << ": model.safetensors is of run " << model_run->second << " but train_state.safetensors of run "
                   << *st.run_id << "; the two files are from different runs");
-  // The model's config, but its seed: resume restores every weight and
+  LoadPlan weights = plan_load(model_, model, model_file);  // (names the tensor whose shape differs)
+  // What the shapes do not show (heads, dropout, positional), from the
+  // model's config, but its seed: resume restores every weight and
   // generator, so the seed the model was built with no longer matters.
   if (auto config = model.metadata.find("ember.config"); config != model.metadata.end()) {
     const std::string run_config = config_without_seed(config->second), here = config_without_seed(model_.config().to_string());
@@ -308,7 +310,6 @@ void Trainer::resume(const std::string& dir) {
                 model_file << ": the model's config differs from the run's (" << run_config << " in the run, " << here
                            << " here)");
   }
-  LoadPlan weights = plan_load(model_, model, model_file);
 
   // 3. Apply. The optimizer validates its state before taking it; after
   // that nothing can fail.
