@@ -238,10 +238,10 @@ int train_main(Flags& f, const CLI::App& app, const std::string& program_name) {
                            << " to " << f.opt.steps << "): nothing would be profiled");
   // Flags that cannot take effect in this run, said once.
   if (main_rank && ranks == 1 && app.count("--bucket-kb"))
-    std::cerr << program_name << ": note: --bucket-kb has no effect in one process (it cuts the gradients that several "
+    std::cerr << "train_gpt: note: --bucket-kb has no effect in one process (it cuts the gradients that several "
               << "ranks exchange under mpirun)" << std::endl;
   if (main_rank && f.sample_every > f.opt.steps)
-    std::cerr << program_name << ": note: --sample-every " << f.sample_every << " is beyond the last step (" << f.opt.steps
+    std::cerr << "train_gpt: note: --sample-every " << f.sample_every << " is beyond the last step (" << f.opt.steps
               << "): the only sample is the one at the end" << std::endl;
   train::RunLock hold;
   if (main_rank) hold = claim_run_dir(f);
@@ -295,7 +295,7 @@ int train_main(Flags& f, const CLI::App& app, const std::string& program_name) {
       write_csv(f.out + "/loss.csv", trainer.history());
       write_loss_plot(f.out + "/loss.png", trainer.history(), tok.vocab_size(), f.loss_plot == "log");
       const std::optional<train::Checkpoint> last = train::find_checkpoint(f.out);
-      std::cerr << program_name << ": the loss became " << s.loss << " at step " << s.step
+      std::cerr << "train_gpt: the loss became " << s.loss << " at step " << s.step
                 << ": training diverged (try a smaller --lr than " << f.opt.lr << "); stopped without saving, so "
                 << (last ? "the checkpoint of step " + std::to_string(last->step) + " in " + f.out + " is the last good one"
                          : "no checkpoint is in " + f.out + " (the first save was due at step " +

@@ -36,7 +36,11 @@
 namespace ember::examples {
 
 // --help prints every option's default value beside it.
-inline void show_defaults(CLI::App& app) { app.option_defaults()->always_capture_default(); }
+// A flag given twice takes its last value, as in most Unix programs (a
+// command line with a flag appended overrides it).
+inline void show_defaults(CLI::App& app) {
+  app.option_defaults()->always_capture_default()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+}
 
 // ---- numeric flags ----
 // CLI11's own range checks speak of "Value 0 not in range 0.000000 to

@@ -60,9 +60,10 @@ expect_line "--steps must be at least 1, got 99999999999999999999" -- "$train" -
 expect_line "sample_gpt: --temperature must be a number (at least 0), got \"nan\"" -- "$sample" --temperature nan
 # --help says what a number may be, in words.
 help=$("$train" --help)
-for want in "--steps INT (at least 1; default 1000)" "--more-steps INT (at least 1)  " "--lr FLOAT (positive; default 0.003)"; do
+for want in "--steps INT (at least 1; default 1000)" "--more-steps INT (at least 1)" "--lr FLOAT (positive; default 0.003)"; do
   grep -qF -- "$want" <<<"$help" || { echo "FAIL: no \"$want\" in train_gpt --help"; failures=$((failures + 1)); }
 done
+if grep -qE -- "--more-steps.*(default|=0|POSITIVE)" <<<"$help"; then echo "FAIL: --more-steps shows a default"; failures=$((failures + 1)); fi
 # A flag that cannot take effect is refused (--profile beyond the last step)
 # or named (--bucket-kb in one process).
 expect_line "--profile 50 is not a step this run takes (it trains steps 1 to 3): nothing would be profiled" \

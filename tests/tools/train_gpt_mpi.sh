@@ -9,7 +9,8 @@
 #   3. one process with the same flags follows the same loss curve, within
 #      float round-off;
 #   4. a rank that cannot start (its --data is missing) ends the whole job
-#      with its message instead of leaving rank 0 waiting.
+#      with its message instead of leaving rank 0 waiting;
+#   5. ranks given a different --lr or --seed are refused on every rank.
 # Usage: train_gpt_mpi.sh MPIRUN TRAIN_GPT OUT_DIR
 set -euo pipefail
 mpirun=$1 train_gpt=$2 out=$3
@@ -73,4 +74,14 @@ log=$(timeout 60 "${mpi[@]}" -np 1 "$train_gpt" "${flags[@]}" --steps 20 --out "
 echo "$log"
 test "$status" -ne 0 && test "$status" -ne 124  # failed, and not by the timeout
 grep -q "train_gpt (rank 1 of 2): read_text_file.*no-such-corpus.txt" <<<"$log"
+echo "--- 5. ranks given different settings"
+# Every training option, the data and the model must agree on every rank:
+# otherwise every rank stops, before the first step, naming each difference.
+status=0
+log=$(timeout 60 "${mpi[@]}" -np 1 "$train_gpt" "${flags[@]}" --steps 20 --out "$out/d" : \
+  -np 1 "$train_gpt" "${flags[@]}" --steps 20 --out "$out/d" --lr 0.001 --seed 1 2>&1) || status=$?
+echo "$log" | grep "disagree" | head -n 2
+test "$status" -ne 0 && test "$status" -ne 124
+grep -q "the ranks disagree: lr is 0.003 on rank 0 and 0.001 on rank 1; min_lr is .* seed is 0 on rank 0 and 1 on rank 1" <<<"$log"
+! compgen -G "$out/d/checkpoints/step-*" >/dev/null  # nothing was trained or saved
 echo "train_gpt_mpi: all passed"
