@@ -47,6 +47,11 @@ int main(int argc, char** argv) {
 
     EMBER_CHECK(!prompt.empty(), "sample_gpt", "the prompt is empty; give at least one character");
     std::vector<int64_t> ids = tok.encode(prompt);  // names a character outside the vocabulary
+    // Greedy decoding draws nothing: a seed or a top-k could not change a character.
+    for (const char* flag : {"--seed", "--top-k"})
+      if (temperature == 0 && app.count(flag))
+        std::cerr << "sample_gpt: note: " << flag << " has no effect with --temperature 0 (greedy: always the most likely "
+                  << "character)" << std::endl;
     std::vector<int64_t> out = model.generate(ids, chars, temperature, top_k, seed);
     std::cout << tok.decode(out) << std::endl;
     return 0;

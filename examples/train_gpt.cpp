@@ -273,7 +273,7 @@ int train_main(Flags& f, const CLI::App& app, const std::string& program_name) {
   // (mpirun hands each rank a pseudo-terminal even when its own output goes
   // to a file: under it, plain lines.)
   const bool tty = isatty(STDOUT_FILENO) && !distributed::launched();
-  const double tokens_per_step = static_cast<double>(f.opt.batch * f.cfg.context_length);
+  const double tokens_per_step = static_cast<double>(f.opt.batch) * static_cast<double>(f.cfg.context_length);
   const int64_t first_step = trainer.steps_done();
   auto t0 = std::chrono::steady_clock::now();
   // Samples start from a newline, or from the first character of a vocabulary without one.

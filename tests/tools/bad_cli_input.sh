@@ -70,6 +70,8 @@ expect_line "--profile 50 is not a step this run takes (it trains steps 1 to 3):
   -- "$train" --profile 50 "${small[@]}"
 err=$("$train" --bucket-kb 16 "${small[@]}" --out "$work/bucket" 2>&1 >/dev/null) &&
   [[ $err == *"note: --bucket-kb has no effect in one process"* ]] || { echo "FAIL: --bucket-kb alone: $err"; failures=$((failures + 1)); }
+err=$("$sample" --model "$work/bucket" --temperature 0 --seed 3 --chars 5 2>&1 >/dev/null) &&
+  [[ $err == *"note: --seed has no effect with --temperature 0"* ]] || { echo "FAIL: sample_gpt --seed greedy: $err"; failures=$((failures + 1)); }
 # One run per directory. A fresh run where a run is refuses, naming it;
 # --resume continues it; --overwrite replaces every file of it.
 "$train" "${small[@]}" --seed 1 >/dev/null 2>&1 || { echo "FAIL: the small run"; failures=$((failures + 1)); }
