@@ -1,6 +1,7 @@
 #include "nn/text_fields.h"
 
 #include <charconv>
+#include <cmath>
 #include <sstream>
 
 namespace ember::nn {
@@ -19,10 +20,14 @@ std::vector<std::pair<std::string, std::string>> key_values(const std::string& t
 
 std::string real_text(double v) {
   // std::to_chars without a precision writes the shortest digits that
-  // std::from_chars (tensor/parse.h) reads back as the same double.
+  // std::from_chars (tensor/parse.h) reads back as the same double; fixed
+  // where %g would write it so ("0.0003", "1000"), else with an exponent
+  // ("3e-05", "1e+300").
+  const double a = std::fabs(v);
+  const auto format = a == 0 || (a >= 1e-4 && a < 1e16) ? std::chars_format::fixed : std::chars_format::scientific;
   char buf[64];
-  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
-  return std::string(buf, ec == std::errc() ? end : buf);
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v, format);
+  return ec == std::errc() ? std::string(buf, end) : std::to_string(v);
 }
 
 std::string one_of(const std::vector<std::string>& names) {

@@ -841,7 +841,7 @@ TEST(NnCheckpointLayout, ATrainersCheckpointIsItsModelAndItsTrainingState) {
   t.step();
   t.step();
   t.save(dir.path(), {{"note", "two steps"}});
-  EXPECT_EQ(dir.entries(), (std::vector<std::string>{"checkpoints", "latest", "model.safetensors",
+  EXPECT_EQ(dir.entries(), (std::vector<std::string>{".lock", "checkpoints", "latest", "model.safetensors",
                                                      "train_state.safetensors"}));
   const train::Checkpoint ck = train::latest_checkpoint(dir.path());
   EXPECT_EQ(ck.step, 2);
@@ -925,7 +925,7 @@ TEST(NnCheckpointCrash, AKillAtAnyStepOfASaveLeavesARunThatResumesExactly) {
     t.save(dir.path(), {});
     EXPECT_EQ(read_bytes(dir.file("model.safetensors")), want_model);
     EXPECT_EQ(read_bytes(dir.file("train_state.safetensors")), want_state);
-    EXPECT_EQ(dir.entries(), (std::vector<std::string>{"checkpoints", "latest", "model.safetensors",
+    EXPECT_EQ(dir.entries(), (std::vector<std::string>{".lock", "checkpoints", "latest", "model.safetensors",
                                                        "train_state.safetensors"}))
         << "a killed save's leftovers are removed by the next save";
     std::vector<std::string> inside;

@@ -100,7 +100,7 @@ int64_t step_in(const std::string& dir) {
 
 // What a run directory holds after a save of `step` that nothing interrupted.
 void expect_clean_run(const TempDir& dir, int64_t step) {
-  EXPECT_EQ(entries(dir.path()), (std::vector<std::string>{"a.txt", "b.txt", "checkpoints", "latest"}));
+  EXPECT_EQ(entries(dir.path()), (std::vector<std::string>{".lock", "a.txt", "b.txt", "checkpoints", "latest"}));
   EXPECT_EQ(entries(dir.file("checkpoints")), std::vector<std::string>{RunDir::step_name(step)});
   EXPECT_EQ(fs::read_symlink(dir.file("latest")), fs::path("checkpoints") / RunDir::step_name(step));
   for (const std::string& f : kFiles) EXPECT_EQ(fs::read_symlink(dir.file(f)), fs::path("latest") / f);
@@ -268,7 +268,7 @@ TEST(TrainRunDir, TheNextSaveRemovesWhatKilledSavesLeft) {
   EXPECT_EQ(run.latest().step, 1) << "a staging directory is never a checkpoint";
   run.save(2, files_of(2));
   EXPECT_EQ(entries(dir.path()),
-            (std::vector<std::string>{".notes", "a.txt", "b.txt", "checkpoints", "latest", "loss.csv", "x.tmp.1"}));
+            (std::vector<std::string>{".lock", ".notes", "a.txt", "b.txt", "checkpoints", "latest", "loss.csv", "x.tmp.1"}));
   EXPECT_EQ(entries(dir.file("checkpoints")), std::vector<std::string>{"step-00000002"});
   EXPECT_EQ(step_in(dir.path()), 2);
   // remove_leftovers alone does the same, and touches no checkpoint.
