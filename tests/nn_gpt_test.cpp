@@ -477,6 +477,8 @@ TEST(NnBatchSampler, Errors) {
   expect_error([&] { train::BatchSampler(tokens, 2, 8, 1.0, 0); }, {"BatchSampler", "val_fraction", "1"});
   expect_error([&] { train::BatchSampler(tokens, 2, 100, 0.0, 0); }, {"BatchSampler", "training part has 100 tokens", "101"});
   expect_error([&] { train::BatchSampler(tokens, 2, 10, 0.1, 0); }, {"BatchSampler", "validation part has 10 tokens", "11"});
+  // The window of the largest context, counted without overflow (it printed a negative size).
+  expect_error([&] { train::BatchSampler(tokens, 2, INT64_MAX, 0.0, 0); }, {"BatchSampler", "context + 1 = 9223372036854775808"});
 }
 
 // ---- read_text_file ----

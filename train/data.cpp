@@ -137,12 +137,13 @@ BatchSampler::BatchSampler(std::vector<int64_t> tokens, int64_t batch, int64_t c
   EMBER_CHECK(val_fraction >= 0 && val_fraction < 1, "BatchSampler", "val_fraction must be in [0, 1), got " << val_fraction);
   const int64_t n = static_cast<int64_t>(tokens_.size());
   split_ = n - static_cast<int64_t>(static_cast<double>(n) * val_fraction);
-  // (A window is context + 1 tokens; "more than context" says so without
-  // computing context + 1, which a context of INT64_MAX would overflow.)
+  // A window is context + 1 tokens (counted unsigned: a context of
+  // INT64_MAX would overflow int64).
+  const uint64_t window = static_cast<uint64_t>(std::max<int64_t>(context, 0)) + 1;
   EMBER_CHECK(split_ > context, "BatchSampler",
-              "the training part has " << split_ << " tokens; a window needs more than context = " << context);
+              "the training part has " << split_ << " tokens; a window needs context + 1 = " << window);
   EMBER_CHECK(val_fraction == 0 || n - split_ > context, "BatchSampler",
-              "the validation part has " << n - split_ << " tokens; a window needs more than context = " << context);
+              "the validation part has " << n - split_ << " tokens; a window needs context + 1 = " << window);
 }
 
 std::pair<Tensor, Tensor> BatchSampler::sample(bool validation) { return sample(validation, gen_); }
