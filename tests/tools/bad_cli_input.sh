@@ -115,7 +115,7 @@ expect "$work/a_file/out" -- "$race" --quick --out "$work/a_file/out"
 # Not bad, only extreme: a one-character text (loss 0 throughout, no newline
 # to start a sample from) trains, plots and samples.
 head -c 2000 /dev/zero | tr '\0' 'a' >"$work/a.txt"
-if ! out=$(timeout 120 "$train" --data "$work/a.txt" "${small[@]}" 2>&1); then
+if ! out=$(timeout 120 "$train" --data "$work/a.txt" "${small[@]}" --out "$work/one_char" 2>&1); then
   echo "FAIL: a one-character text"; echo "$out"; failures=$((failures + 1))
 fi
 exit $((failures > 0))
