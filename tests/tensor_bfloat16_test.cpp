@@ -207,7 +207,8 @@ double worst_ratio(const Case& c, const std::vector<float>& got) {
 }
 
 TEST(BFloat16Product, ErrorAgainstFloat64IsWithinTheRoundingBound) {
-  const std::vector<std::array<int64_t, 3>> shapes = {{1, 1, 1}, {7, 33, 7}, {33, 257, 65}, {13, 1024, 40}, {257, 513, 1}};
+  const std::vector<std::array<int64_t, 3>> shapes = {{1, 1, 1},     {7, 33, 7},   {33, 257, 65}, {13, 1024, 40},
+                                                       {257, 513, 1}, {4100, 9, 5}, {5, 9, 2100}};
   for (const Path& p : paths())
     for (const auto& [M, K, N] : shapes) {
       SCOPED_TRACE(p.name() + ", M K N = " + std::to_string(M) + " " + std::to_string(K) + " " + std::to_string(N));

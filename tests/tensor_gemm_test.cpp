@@ -111,7 +111,9 @@ std::vector<NamedStep> steps() {
 
 // (M, K, N): odd sizes around every kernel's MR and NR and the block sizes.
 const std::vector<std::array<int64_t, 3>> kShapes = {
-    {1, 1, 1}, {1, 7, 1}, {7, 1, 7}, {7, 7, 7}, {1, 33, 257}, {257, 33, 1}, {33, 257, 7}, {13, 300, 33}, {257, 257, 257}, {145, 513, 65}};
+    {1, 1, 1},      {1, 7, 1},       {7, 1, 7},         {7, 7, 7},       {1, 33, 257},  {257, 33, 1}, {33, 257, 7},
+    {13, 300, 33},  {257, 257, 257}, {145, 513, 65},
+    {4100, 20, 3},  {3, 20, 2100}};  // more rows than step 6 packs at once, more columns than a B block
 
 TEST(Gemm, EveryStepMatchesTheFloat64ProductWithinTheFloat32Bound) {
   std::mt19937 g(11);
@@ -179,6 +181,33 @@ TEST(Gemm, StepsFiveAndSixGiveTheSameBitsAtEveryWidthAndThreadCount) {
   }
   set_num_threads(threads);
   EXPECT_FALSE(first.empty());
+}
+
+// Packing's transpose (register tiles of 16 or 8, a partial tile of fewer
+// rows, the columns past the last tile) and its bfloat16 rounding, at every
+// width, against the plain loops.
+TEST(Gemm, PackingTransposesAndRoundsAlikeAtEveryWidth) {
+  std::mt19937 g(8);
+  std::vector<uint32_t> src(64 * 70), dst(70 * 64), want(70 * 64);
+  for (uint32_t& v : src) v = g();
+  std::vector<float> f(1000);
+  for (float& v : f) v = std::ldexp(float(g() % 100000) - 50000, int(g() % 60) - 30);
+  f[7] = NAN;
+  for (Isa isa : gemm::isas_for_this_cpu()) {
+    for (int64_t rows : {1, 5, 8, 12, 16, 17, 33, 64})
+      for (int64_t cols : {1, 7, 16, 31, 48, 70}) {
+        SCOPED_TRACE(std::string(gemm::isa_name(isa)) + " " + std::to_string(rows) + " x " + std::to_string(cols));
+        std::fill(dst.begin(), dst.end(), 0xDEADBEEFu);
+        want = dst;
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t c = 0; c < cols; ++c) want[size_t(c * 66 + r)] = src[size_t(r * 70 + c)];
+        gemm::transpose32_at(isa, src.data(), 70, rows, cols, dst.data(), 66);  // a destination wider than rows
+        ASSERT_EQ(dst, want);
+      }
+    std::vector<uint16_t> bits(f.size());
+    gemm::to_bf16_bits_at(isa, f.data(), bits.data(), int64_t(f.size()));
+    for (size_t i = 0; i < f.size(); ++i) ASSERT_EQ(bits[i], bf16_bits_from_float(f[i])) << gemm::isa_name(isa) << " " << f[i];
+  }
 }
 
 // EMBER_GEMM=ember routes float32 matmul to step 6 (read once per process:

@@ -76,6 +76,13 @@ inline void bf16_bits_of(const float* src, uint16_t* dst, int64_t n) {
   }
 }
 
+/// dst[c * dst_stride + r] = src[r * src_stride + c] for r < rows, c < cols,
+/// 32-bit values (floats, or pairs of bfloat16), in register tiles at the
+/// widest width this CPU runs (tensor/machine/simd/gemm_pack_impl.h).
+void transpose32(const void* src, int64_t src_stride, int64_t rows, int64_t cols, void* dst, int64_t dst_stride);
+/// bf16_bits_of at the widest width this CPU runs (the same bits).
+void to_bf16_bits(const float* src, uint16_t* dst, int64_t n);
+
 /// n values of m starting at (r, k), along k or along r, into out: as float32
 /// (rounded to bfloat16 when `round`), or as bfloat16 bits (P = uint16_t).
 template <typename P, typename S>
@@ -98,10 +105,10 @@ void read_line(View<S> m, int64_t r, int64_t k, int64_t n, bool along_k, P* out,
         src = tmp;
       }
       if constexpr (std::is_same_v<P, uint16_t>) {
-        bf16_bits_of(src, out + done, len);
+        to_bf16_bits(src, out + done, len);
       } else if (round) {
         alignas(64) uint16_t bits[1024];
-        bf16_bits_of(src, bits, len);
+        to_bf16_bits(src, bits, len);
         for (int64_t i = 0; i < len; ++i) out[done + i] = float_from_bf16_bits(bits[i]);
       } else {
         std::memcpy(out + done, src, static_cast<size_t>(len) * sizeof(float));
@@ -110,54 +117,95 @@ void read_line(View<S> m, int64_t r, int64_t k, int64_t n, bool along_k, P* out,
   }
 }
 
-/// Rows r0 .. r0+rows of m, depth p0 .. p0+kc, into micro-panels of `unit`
-/// rows: float32 panels dst[panel][k][r], or pairs dst[panel][k/2][r][k%2].
-/// Each source line is read along its unit stride (k for a row-major A or a
-/// transposed B, r otherwise); rows past the edge are zeros.
+/// lo[i], hi[i] -> out[2i], out[2i+1] for i < n (SSE2, tensor/machine/gemm_kernels.cpp).
+void interleave16(const uint16_t* lo, const uint16_t* hi, int64_t n, uint16_t* out);
+
+// The longest line packing reads at once, and the most rows of a panel.
+inline constexpr int64_t kMaxLine = 4096, kMaxUnit = 64, kMaxDepth = 1024;
+
+/// Packing a source whose unit stride runs along k (a row-major A, a
+/// transposed B): each of a panel's rows becomes a row of 32-bit values
+/// (floats, or bfloat16 pairs: the pairs of k are adjacent already), and the
+/// panel is their transpose, done in register tiles.
 template <typename S>
-void pack(View<S> m, int64_t r0, int64_t rows, int64_t p0, int64_t kc, int unit, void* dst, Packing how) {
-  const bool pairs = how != Packing::Plain, round = how == Packing::Bf16PairsSwapped;
-  const int64_t depth = padded_depth(pairs ? 2 : 1, kc);
-  const bool along_k = m.col_stride == 1 && m.row_stride != 1;
-  assert(kc < 1024 && unit <= 64);  // the depths of steps 4-7 are 256 and 512
-  alignas(64) float line[1024];
-  alignas(64) uint16_t lo[1024], hi[1024];
+void pack_along_k(View<S> m, int64_t r0, int64_t rows, int64_t p0, int64_t kc, int unit, void* dst, Packing how) {
+  const bool pairs = how != Packing::Plain;
+  const int64_t depth = padded_depth(pairs ? 2 : 1, kc), width = how == Packing::Bf16Pairs ? depth / 2 : depth;
+  alignas(64) static thread_local uint32_t staged[kMaxUnit * kMaxDepth];  // a panel's rows, as 32-bit values
+  alignas(64) float line[kMaxDepth];
   for (int64_t s = 0; s < rows; s += unit) {
     const int64_t n = std::min<int64_t>(unit, rows - s), r = r0 + s;
-    if (how == Packing::Bf16Pairs) {
-      uint16_t* panel = static_cast<uint16_t*>(dst) + s * depth;
-      std::fill(panel, panel + unit * depth, uint16_t{0});
-      if (along_k) {  // each row's pairs are adjacent already: move 32-bit pairs
-        for (int64_t i = 0; i < n; ++i) {
-          read_line(m, r + i, p0, kc, true, lo, false);
-          lo[kc] = 0;
-          for (int64_t q = 0; q < depth / 2; ++q) std::memcpy(panel + (q * unit + i) * 2, lo + 2 * q, 4);
-        }
-      } else {  // two lines along r, interleaved
-        for (int64_t q = 0; q < depth / 2; ++q) {
-          read_line(m, r, p0 + 2 * q, n, false, lo, false);
-          if (2 * q + 1 < kc) read_line(m, r, p0 + 2 * q + 1, n, false, hi, false);
-          else std::fill(hi, hi + n, uint16_t{0});
-          for (int64_t i = 0; i < n; ++i) {
-            panel[(q * unit + i) * 2] = lo[i];
-            panel[(q * unit + i) * 2 + 1] = hi[i];
-          }
-        }
-      }
+    char* panel = static_cast<char*>(dst) + s * depth * (how == Packing::Bf16Pairs ? 2 : 4);
+    if (n < unit) std::memset(panel, 0, static_cast<size_t>(unit * depth) * (how == Packing::Bf16Pairs ? 2 : 4));
+    if (how == Packing::Plain && std::is_same_v<S, float>) {  // the rows as they are
+      transpose32(m.data + r * m.row_stride + p0, m.row_stride, n, kc, panel, unit);
       continue;
     }
-    float* panel = static_cast<float*>(dst) + s * depth;
-    auto at = [&](int64_t k) { return pairs ? k ^ 1 : k; };  // the panel row that holds depth k
-    if (n < unit || depth > kc) std::fill(panel, panel + unit * depth, 0.0f);
-    if (along_k) {
-      for (int64_t i = 0; i < n; ++i) {
-        read_line(m, r + i, p0, kc, true, line, round);
-        for (int64_t k = 0; k < kc; ++k) panel[at(k) * unit + i] = line[k];
+    for (int64_t i = 0; i < n; ++i) {
+      uint32_t* row = staged + i * width;
+      row[width - 1] = 0;  // the pad of an odd depth
+      if (how == Packing::Bf16Pairs) {
+        read_line(m, r + i, p0, kc, true, reinterpret_cast<uint16_t*>(row), false);
+      } else {
+        read_line(m, r + i, p0, kc, true, line, how == Packing::Bf16PairsSwapped);
+        for (int64_t k = 0; k < kc; ++k) std::memcpy(row + (pairs ? k ^ 1 : k), line + k, 4);
+        if (pairs && depth > kc) row[kc - 1] = 0;  // (k ^ 1 of the pad)
       }
-    } else {
-      for (int64_t k = 0; k < kc; ++k) read_line(m, r, p0 + k, n, false, panel + at(k) * unit, round);
+    }
+    transpose32(staged, width, n, width, panel, unit);
+  }
+}
+
+/// Packing a source whose unit stride runs along r (a row-major B, a
+/// transposed A), or neither: for each k one line across every panel's rows
+/// (rounded in one vectorized pass), copied into each panel; pairs
+/// interleave the lines of k and k + 1.
+template <typename S>
+void pack_along_r(View<S> m, int64_t r0, int64_t rows, int64_t p0, int64_t kc, int unit, void* dst, Packing how) {
+  const bool pairs = how != Packing::Plain;
+  const int64_t depth = padded_depth(pairs ? 2 : 1, kc), panels = (rows + unit - 1) / unit;
+  const int64_t last = rows - (panels - 1) * unit;  // rows of the last panel
+  alignas(64) static thread_local float line[kMaxLine];
+  alignas(64) static thread_local uint16_t lo[kMaxLine], hi[kMaxLine];
+  if (how == Packing::Bf16Pairs) {
+    for (int64_t q = 0; q < depth / 2; ++q) {
+      read_line(m, r0, p0 + 2 * q, rows, false, lo, false);
+      if (2 * q + 1 < kc) read_line(m, r0, p0 + 2 * q + 1, rows, false, hi, false);
+      else std::fill(hi, hi + rows, uint16_t{0});
+      for (int64_t s = 0; s < panels; ++s) {
+        uint16_t* at = static_cast<uint16_t*>(dst) + s * unit * depth + q * unit * 2;
+        const int64_t n = s + 1 < panels ? unit : last;
+        interleave16(lo + s * unit, hi + s * unit, n, at);
+        std::fill(at + 2 * n, at + 2 * unit, uint16_t{0});
+      }
+    }
+    return;
+  }
+  const bool direct = how == Packing::Plain && std::is_same_v<S, float> && m.row_stride == 1;
+  for (int64_t k = 0; k < depth; ++k) {
+    const float* src = line;
+    if (k >= kc) std::fill(line, line + rows, 0.0f);  // the pad of an odd depth
+    else if (direct) src = reinterpret_cast<const float*>(m.data + r0 + (p0 + k) * m.col_stride);
+    else read_line(m, r0, p0 + k, rows, false, line, how == Packing::Bf16PairsSwapped);
+    const int64_t place = pairs ? k ^ 1 : k;
+    for (int64_t s = 0; s < panels; ++s) {
+      float* at = static_cast<float*>(dst) + s * unit * depth + place * unit;
+      const int64_t n = s + 1 < panels ? unit : last;
+      std::memcpy(at, src + s * unit, static_cast<size_t>(n) * sizeof(float));
+      std::fill(at + n, at + unit, 0.0f);
     }
   }
+}
+
+/// Rows r0 .. r0+rows of m, depth p0 .. p0+kc, into micro-panels of `unit`
+/// rows: float32 panels dst[panel][k][r], or pairs dst[panel][k/2][r][k%2].
+/// Each source line is read along its unit stride; rows past the edge and
+/// the pad of an odd depth are zeros.
+template <typename S>
+void pack(View<S> m, int64_t r0, int64_t rows, int64_t p0, int64_t kc, int unit, void* dst, Packing how) {
+  assert(kc < kMaxDepth && unit <= kMaxUnit && rows <= kMaxLine);
+  if (m.col_stride == 1 && m.row_stride != 1) pack_along_k(m, r0, rows, p0, kc, unit, dst, how);
+  else pack_along_r(m, r0, rows, p0, kc, unit, dst, how);
 }
 
 /// A block (rows i0.., depth p0..) into MR-row panels.

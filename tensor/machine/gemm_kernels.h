@@ -45,4 +45,18 @@ bool bf16_native();
 /// EMBER_GEMM=ember: float32 matmul runs on ember's step 6 instead of OpenBLAS.
 bool f32_matmul_uses_ember();
 
+/// Packing's 32-bit transpose and bfloat16 rounding (tensor/gemm/panels.h)
+/// at `isa`, for the tests of every width (packing itself runs them at
+/// default_isa()).
+void transpose32_at(Isa isa, const void* src, int64_t src_stride, int64_t rows, int64_t cols, void* dst, int64_t dst_stride);
+void to_bf16_bits_at(Isa isa, const float* src, uint16_t* dst, int64_t n);
+
+/// This machine's arithmetic peak in GFLOP/s, measured, not read from a
+/// datasheet: `threads` threads at once each run a loop of independent
+/// multiply-adds at `isa` (FMA; SSE2: a multiply and an add), or vdpbf16ps
+/// with `bf16` (AVX512_BF16 only), with more chains than the units' latency
+/// needs; each run takes about 2 ms, and the best of `repeats` is kept (a
+/// run that shared a core with another program is only ever slower).
+double measured_peak_gflops(Isa isa, bool bf16, int threads, int repeats = 100);
+
 }  // namespace ember::gemm

@@ -33,4 +33,20 @@ struct Avx512Bf16 {
 void gemm_bf16_avx512(int64_t kc, const void* a, const void* b, float* c, int64_t ldc, bool accumulate) {
   microkernel_tile<Avx512Bf16, 12, 2>(kc, a, b, c, ldc, accumulate);
 }
+
+// The peak microbenchmark (tensor/machine/gemm_kernels.cpp, measured_peak_gflops):
+// 24 independent vdpbf16ps chains, one of each per iteration (32 pairs: 64 flops); returns a sum so the work is kept.
+float peak_loop_avx512_bf16(int64_t iters) {
+  __m512 acc[24];
+#pragma GCC unroll 32
+  for (int i = 0; i < 24; ++i) acc[i] = _mm512_set1_ps(1.0f + 0.01f * static_cast<float>(i));
+  const __m512bh x = (__m512bh)_mm512_set1_epi32(0x3F803F80), y = (__m512bh)_mm512_set1_epi32(0x3A803A80);
+  for (int64_t r = 0; r < iters; ++r) {
+#pragma GCC unroll 32
+    for (int i = 0; i < 24; ++i) acc[i] = _mm512_dpbf16_ps(acc[i], x, y);
+  }
+  __m512 s = acc[0];
+  for (int i = 1; i < 24; ++i) s = _mm512_add_ps(s, acc[i]);
+  return _mm512_cvtss_f32(s);
+}
 }  // namespace ember::gemm::simd
