@@ -6,8 +6,8 @@
 ///   autograd/      the differentiable ops, backward, grad modes, gradcheck, graph export
 ///   nn/            Module and the modules: embeddings, layers, losses, recurrent
 ///                  cells, attention, the GPT
-///   train/         optimizers, character data, the training loop, safetensors and
-///                  model checkpoints
+///   train/         optimizers, character data, the training loop and the memory
+///                  of a step, safetensors, model checkpoints, the run directory
 ///   plot/          the pictures (PLplot)
 ///   inspect/       the instruments: backward trace, profiler, memory timeline
 ///   distributed/   several processes training one model (MPI)
@@ -46,11 +46,15 @@
 #include "nn/loss.h"
 #include "nn/module.h"
 #include "nn/recurrent.h"
+#include "nn/text_fields.h"
 
 #include "train/checkpoint.h"
 #include "train/data.h"
 #include "train/optim.h"
+#include "train/run_dir.h"
 #include "train/safetensors.h"
+#include "train/step_memory.h"
+#include "train/train_state.h"
 #include "train/trainer.h"
 
 #include "plot/plot.h"

@@ -28,8 +28,6 @@ SavedTensor::SavedTensor(const Tensor& t) {
 
 void SavedTensor::mark_output(const std::shared_ptr<Node>& owner) { output_of_ = owner; }
 
-bool recording_backward() { return is_grad_enabled(); }
-
 namespace {
 thread_local int gradient_graph_depth = 0;
 }  // namespace

@@ -18,7 +18,8 @@
 /// apply() with grad mode on, so the ember ops inside a rule record nodes of
 /// their own. A rule written with ember ops (g * b.get(*this)) is
 /// differentiable as it stands; a rule with a fused kernel of its own checks
-/// recording_backward() and takes its composed formulation instead. The
+/// is_grad_enabled() (autograd/grad_mode.h: inside apply() it is on exactly
+/// when the backward records) and takes its composed formulation instead. The
 /// saved tensors keep their place in the graph for this (an input's own
 /// handle; the op's output comes back with this node as its grad_fn).
 #pragma once
@@ -27,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "autograd/grad_mode.h"
 #include "tensor/tensor.h"
 
 namespace ember {
@@ -61,6 +63,12 @@ class SavedTensor {
   bool defined() const { return tensor_.defined() || released_; }
   const Tensor& peek() const { return tensor_; }  // no checks (graph export)
   uint64_t saved_version() const { return version_; }  // the storage's version when it was saved
+  /// True if record() marked this as the output of the node that saved it
+  /// (mark_output set output_of_: its owner is not the empty one's).
+  bool is_output() const {
+    const std::weak_ptr<Node> none;
+    return output_of_.owner_before(none) || none.owner_before(output_of_);
+  }
 
  private:
   Tensor tensor_;
@@ -69,12 +77,24 @@ class SavedTensor {
   std::weak_ptr<Node> output_of_;  // set for the node's own output
 };
 
+/// One entry of Node::saved(): a SavedTensor member and its role in the op,
+/// the name its formula gives it ("x", "weight", "output"; "a" and "b" for
+/// the operands of a * b). Converts to the SavedTensor* itself, so a loop
+/// that needs only the tensors reads `for (SavedTensor* s : node.saved())`.
+struct SavedRef {
+  const char* name;
+  SavedTensor* tensor;
+  operator SavedTensor*() const { return tensor; }  // NOLINT: see above
+  SavedTensor* operator->() const { return tensor; }
+};
+
 struct Node {
   virtual ~Node();
   virtual const char* name() const = 0;
   virtual std::vector<Tensor> apply(const Tensor& grad_out) = 0;
-  /// The SavedTensor members, for freeing after backward and for graph export.
-  virtual std::vector<SavedTensor*> saved() { return {}; }
+  /// The SavedTensor members, each with its role: for freeing after backward,
+  /// for graph export and the instruments (which show the names).
+  virtual std::vector<SavedRef> saved() { return {}; }
   void release_saved() {
     for (SavedTensor* s : saved()) s->release();
   }
@@ -102,11 +122,6 @@ struct Node {
 #define EMBER_NODE_NAME(N)                   \
   static constexpr const char* kName = #N;   \
   const char* name() const override { return kName; }
-
-/// Inside apply(): true when backward records the gradient computation
-/// (create_graph). A rule with a fused kernel then uses its composed,
-/// differentiable formulation.
-bool recording_backward();
 
 /// RAII, used by the engine for a create_graph walk: every node recorded in
 /// its scope is marked in_gradient_graph.

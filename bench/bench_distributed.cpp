@@ -1,5 +1,5 @@
 // bench_distributed: data-parallel training on this machine, measured (the numbers
-// of README "Training on several processes").
+// of docs/book/10_several_processes.md).
 //
 //   bench_distributed [--threads N] [--steps S] [--rounds R]       one process: the baseline
 //   mpirun -np 2 bench_distributed [--steps S] [--rounds R]         2 ranks (1 thread each)

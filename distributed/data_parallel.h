@@ -17,7 +17,7 @@
 /// (MPI_Iallreduce started from the engine's leaf hooks) and measured it on
 /// its 2-core machine: 1-4% slower than all-reducing after backward, since
 /// there the transfer is a memory copy done by the same cores that compute.
-/// README, "Training on several processes", has the numbers; the reverse
+/// The book's chapter 10 (docs/book/10_several_processes.md) has the numbers; the reverse
 /// order of the buckets is the one an overlapped version would start them in.
 ///
 /// DataParallel is the train::Replicas that a train::Trainer uses
@@ -41,7 +41,7 @@ struct DataParallelOptions {
   /// calls, so the default is large: on an idle machine 64 KiB .. 4 MiB
   /// train equally fast, and when another process shares the cores every
   /// call is a rendezvous that can wait a scheduler slice for the other rank,
-  /// so fewer calls are faster (README, "Training on several processes").
+  /// so fewer calls are faster (docs/book/10_several_processes.md).
   int64_t bucket_bytes = int64_t{4} << 20;
 };
 

@@ -4,8 +4,9 @@
 //   e = a * b,  n = e + c,  o = tanh(n),  L = o * a      (a is used twice)
 //
 //   ./build/examples/autograd_basics [--out DIR] [--values]
-//   (writes DIR/autograd_basics.dot and, with Graphviz, DIR/autograd_basics.png;
-//    --values also writes each tensor's value and gradient into the picture)
+//   (writes DIR/autograd_basics.dot and, with Graphviz, DIR/autograd_basics.png:
+//    a title, the graph and a legend of its boxes, ellipses and arrows; --values
+//    also writes each tensor's value and gradient into the picture)
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -15,6 +16,7 @@
 
 #include "common/program.h"
 #include "ember.h"
+#include "plot/plot.h"
 
 using namespace ember;
 
@@ -104,15 +106,20 @@ int program(const std::string& out_dir, bool values) {
   // .grad from section 3.
   Graph last = forward(a, b, c);
   for (const Tensor& t : {last.e, last.n, last.o}) t.retain_grad();
-  write_dot(last.L, dot_path, {.values = values, .grads = values});
+  write_dot(last.L, dot_path,
+            {.values = values, .grads = values, .title = "The backward graph of L = tanh(a * b + c) * a"});
   std::cout << "  wrote " << dot_path
-            << " (boxes: Nodes, the tensor each computed and what it saved; ellipses: leaves"
-            << (values ? "; with values and gradients" : "") << ")\n";
+            << " (boxes: Nodes, the tensor each computed and what it saved, by role; ellipses: leaves"
+            << (values ? "; with values and gradients" : "") << "; the legend is in the picture)\n";
   if (std::system("command -v dot > /dev/null 2>&1") == 0) {
     const std::string png = (std::filesystem::path(out_dir) / "autograd_basics.png").string();
     const std::string cmd = "dot -Tpng '" + dot_path + "' -o '" + png + "'";
-    if (std::system(cmd.c_str()) == 0) std::cout << "  rendered " << png << "\n";
-    else std::cout << "  dot failed; try: " << cmd << "\n";
+    if (std::system(cmd.c_str()) == 0) {
+      ember::plot::flatten_png(png);  // Graphviz may leave an alpha channel: RGB, like every picture ember writes
+      std::cout << "  rendered " << png << "\n";
+    } else {
+      std::cout << "  dot failed; try: " << cmd << "\n";
+    }
   } else {
     std::cout << "  Graphviz is not installed. To draw it: dot -Tpng " << dot_path << " -o graph.png\n"
                  "  (or paste the file into any online Graphviz viewer)\n";

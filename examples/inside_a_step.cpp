@@ -20,6 +20,7 @@
 #include "common/program.h"
 #include "ember.h"
 #include "inspect/inspect.h"
+#include "train/step_memory.h"
 
 using namespace ember;
 
@@ -135,16 +136,11 @@ int program(const Options& o) {
               "  The first AdamW step then adds its two moments per parameter while every gradient is alive.\n",
               mb(inspect::MemoryTimeline::program_total(fb.live)), fb.label.empty() ? "(between ops)" : fb.label.c_str(),
               mb(fb.live[static_cast<size_t>(MemoryKind::SavedForBackward)]));
-  // The closed form, from what each op saves (see the README's "Watching it work"):
-  //   per block 16 BTD + 4 BT floats (each LayerNorm keeps its input and a mean and
-  //   1/std per row) + h B T^2 floats (attention weights; the causal mask is
-  //   inside scaled_softmax, nothing saved for it);
-  //   once: ln_f 2 BTD + 2 BT, the logits B T V and their log-sum-exp per row B T.
-  //   The ids and targets are saved too, but they were made before the timeline
-  //   started: it does not see them.
-  const double f = 4, BTD = static_cast<double>(B * T * D), BT = static_cast<double>(B * T);
-  const double saved = o.layers * (16 * BTD * f + 4 * BT * f + h * B * T * T * f) + 2 * BTD * f +
-                       2 * BT * f + static_cast<double>(B * T * V) * f + BT * f;
+  // The closed form of each kind, term by term in train/step_memory.h. The
+  // ids and targets are saved too (its saved_batch), but they were made
+  // before the timeline started: it does not see them.
+  const train::StepMemory closed = train::step_memory(model, B);
+  const double saved = static_cast<double>(closed.saved_activations);
   const int64_t live_saved_max = [&] {
     int64_t m = 0;
     for (const auto& s : memory.samples()) m = std::max(m, s.live[static_cast<size_t>(MemoryKind::SavedForBackward)]);
@@ -155,7 +151,7 @@ int program(const Options& o) {
               "  (made by this first step), saved for backward %.0f bytes (a view saved by a node shares\n"
               "  its input's memory and counts once). Measured: the saved tensors reached %lld bytes\n"
               "  (%+lld); the optimizer holds %lld bytes = 8P + 8 per parameter tensor (its step count).\n",
-              mb(4 * P), mb(4 * P), mb(8 * P), saved, (long long)live_saved_max,
+              mb(closed.parameters), mb(closed.gradients), mb(2 * closed.parameters), saved, (long long)live_saved_max,
               (long long)(live_saved_max - static_cast<int64_t>(saved)), (long long)state);
 
   // Provenance of the tied token embedding: who sent what to its .grad.
@@ -182,8 +178,7 @@ int program(const Options& o) {
   check(equal_bits(inspect::BackwardTrace::sum(parts), token_grad),
         "the provenance parts add up to the token embedding's .grad bit for bit");
   check(static_cast<double>(live_saved_max) == saved, "the saved-for-backward peak equals the closed form");
-  const int64_t step_counters = 8 * static_cast<int64_t>(model.parameters().size());
-  check(memory.live()[static_cast<size_t>(MemoryKind::OptimizerState)] == 8 * P + step_counters,
+  check(memory.live()[static_cast<size_t>(MemoryKind::OptimizerState)] == closed.optimizer_state,
         "AdamW holds exactly two moments per parameter and one int64 step count per parameter tensor");
   if (failures > 0) return 1;
 

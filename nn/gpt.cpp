@@ -2,56 +2,39 @@
 
 #include <algorithm>
 #include <cmath>
-#include <sstream>
 
 #include "autograd/grad_mode.h"
 #include "nn/init.h"
 #include "nn/loss.h"
+#include "nn/text_fields.h"
 #include "tensor/factory.h"
 #include "tensor/kernels.h"
-#include "tensor/parse.h"
 #include "tensor/storage.h"
 
 namespace ember::nn {
 
-std::string GPTConfig::to_string() const {
-  std::ostringstream os;
-  os << "vocab_size=" << vocab_size << " context_length=" << context_length << " dim=" << dim << " heads=" << heads
-     << " layers=" << layers << " dropout=" << dropout
-     << " positional=" << (positional == Positional::Learned ? "learned" : "sinusoidal")
-     << " tie_weights=" << (tie_weights ? 1 : 0) << " seed=" << seed << " dtype=" << dtype_name(dtype);
-  return os.str();
+namespace {
+// Every field of a config, in the order to_string writes them (and so in
+// the order every checkpoint's "ember.config" has them).
+const TextFields<GPTConfig>& config_fields() {
+  static const TextFields<GPTConfig> fields(
+      "GPTConfig",
+      {int_field("vocab_size", &GPTConfig::vocab_size), int_field("context_length", &GPTConfig::context_length),
+       int_field("dim", &GPTConfig::dim), int_field("heads", &GPTConfig::heads), int_field("layers", &GPTConfig::layers),
+       real_field("dropout", &GPTConfig::dropout, 6),
+       choice_field("positional", &GPTConfig::positional,
+                    {{"learned", Positional::Learned}, {"sinusoidal", Positional::Sinusoidal}}),
+       choice_field("tie_weights", &GPTConfig::tie_weights, {{"0", false}, {"1", true}}),
+       uint_field("seed", &GPTConfig::seed),
+       choice_field("dtype", &GPTConfig::dtype, {{"float32", kFloat32}, {"float64", kFloat64}})});
+  return fields;
 }
+}  // namespace
+
+std::string GPTConfig::to_string() const { return config_fields().to_string(*this); }
 
 GPTConfig GPTConfig::from_string(const std::string& s) {
-  GPTConfig c;
-  std::istringstream is(s);
-  std::string kv;
-  while (is >> kv) {
-    size_t eq = kv.find('=');
-    EMBER_CHECK(eq != std::string::npos, "GPTConfig", "malformed entry \"" << kv << "\" in \"" << s << "\"");
-    std::string k = kv.substr(0, eq), v = kv.substr(eq + 1);
-    auto i64 = [&] { return parse_int64(v, "GPTConfig", k); };
-    if (k == "vocab_size") c.vocab_size = i64();
-    else if (k == "context_length") c.context_length = i64();
-    else if (k == "dim") c.dim = i64();
-    else if (k == "heads") c.heads = i64();
-    else if (k == "layers") c.layers = i64();
-    else if (k == "dropout") c.dropout = parse_double(v, "GPTConfig", k);
-    else if (k == "seed") c.seed = parse_uint64(v, "GPTConfig", k);
-    else if (k == "positional") {
-      EMBER_CHECK(v == "learned" || v == "sinusoidal", "GPTConfig", "positional must be learned or sinusoidal, got " << v);
-      c.positional = v == "learned" ? Positional::Learned : Positional::Sinusoidal;
-    } else if (k == "tie_weights") {
-      EMBER_CHECK(v == "0" || v == "1", "GPTConfig", "tie_weights must be 0 or 1, got " << v);
-      c.tie_weights = v == "1";
-    } else if (k == "dtype") {
-      EMBER_CHECK(v == "float32" || v == "float64", "GPTConfig", "dtype must be float32 or float64, got " << v);
-      c.dtype = v == "float32" ? kFloat32 : kFloat64;
-    } else {
-      EMBER_FAIL("GPTConfig", "unknown key \"" << k << "\"");
-    }
-  }
+  GPTConfig c = config_fields().from_string(s);
   c.validate();
   return c;
 }
@@ -89,6 +72,8 @@ void GPTConfig::validate() const {
   EMBER_CHECK(heads > 0 && dim % heads == 0, "GPTConfig", "heads " << heads << " must be positive and divide dim " << dim);
   EMBER_CHECK(layers >= 0, "GPTConfig", "layers must be >= 0, got " << layers);
   EMBER_CHECK(dropout >= 0 && dropout < 1, "GPTConfig", "dropout must be in [0, 1), got " << dropout);
+  EMBER_CHECK(dtype == kFloat32 || dtype == kFloat64, "GPTConfig",
+              "dtype must be float32 or float64, got " << dtype_name(dtype));
   const int64_t p = parameter_count();
   const int64_t bytes = checked_mul(p, static_cast<int64_t>(dtype_size(dtype)), "GPTConfig", "the parameters' bytes");
   const int64_t have = allocator::physical_memory_bytes();

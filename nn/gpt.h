@@ -35,12 +35,16 @@ struct GPTConfig {
   std::string to_string() const;
   /// Parses and validate()s.
   static GPTConfig from_string(const std::string& s);
-  /// The number of parameters this configuration has (exact; error naming
-  /// the sizes if it does not fit int64).
+  /// The number of parameters this configuration has, before the model is
+  /// built: validate() needs it to refuse a model too large for the machine
+  /// before allocating a weight. Exact: it equals the built model's
+  /// Module::num_parameters() (tested over every option that changes it);
+  /// an error naming the sizes if it does not fit int64.
   int64_t parameter_count() const;
   /// Every size positive (layers >= 0), heads divides dim, dropout in [0, 1),
-  /// and the parameters fit in this machine's memory: an error naming the
-  /// value otherwise, before anything is allocated.
+  /// dtype float32 or float64, and the parameters fit in this machine's
+  /// memory: an error naming the value otherwise, before anything is
+  /// allocated.
   void validate() const;
 };
 

@@ -3,7 +3,10 @@
 //   * each op records exactly the Node types it declares;
 //   * every Node type defined in ember's sources is declared by some op, so
 //     an op added without a registry entry (and so without a gradient test)
-//     fails here. The Node types are read from the sources themselves
+//     fails here;
+//   * every node is recorded inside an OpScope (an op without one computes
+//     the right numbers, but the profiler and the backward trace cannot name
+//     it). The Node types are read from the sources themselves
 //     ("struct XBackward final : Node"), so nothing in the library has to
 //     register them.
 #include <gtest/gtest.h>
@@ -17,7 +20,10 @@
 #include <sstream>
 
 #include "autograd/node.h"
+#include "autograd/observer.h"
+#include "autograd/op_scope.h"
 #include "registry.h"
+#include "tensor/kernels.h"
 #include "test_util.h"
 
 namespace ember::samples {
@@ -88,6 +94,29 @@ std::string joined(const std::set<std::string>& names) {
   return out.empty() ? "(none)" : out;
 }
 
+// Watches ops begin and end while fn runs (the events the profiler and the
+// trace build on) and returns the nodes recorded while no OpScope was open.
+std::vector<std::string> nodes_recorded_outside_an_op_scope(const std::function<void()>& fn) {
+  struct Watcher : AutogradObserver {
+    int depth = 0;
+    std::vector<std::string> outside;
+    void op_begin(const char*, const std::vector<const Tensor*>&) override { ++depth; }
+    void op_end(const char*) override { --depth; }
+    void node_recorded(Node& node, const Tensor&) override {
+      if (depth == 0) outside.push_back(node.name());
+    }
+  } watcher;
+  struct Install {  // removed again also when fn throws
+    explicit Install(AutogradObserver* o) { set_autograd_observer(o); }
+    ~Install() { set_autograd_observer(nullptr); }
+  };
+  {
+    Install install(&watcher);
+    fn();
+  }
+  return watcher.outside;
+}
+
 class OpRegistry : public ::testing::TestWithParam<OpInfo> {};
 
 TEST_P(OpRegistry, Gradcheck) {
@@ -139,6 +168,20 @@ TEST_P(OpRegistry, RecordsTheNodesItDeclares) {
       << op.name << " declares nodes {" << joined(declared) << "} but its samples record {" << joined(recorded) << "}";
 }
 
+// Every op opens an OpScope before it records its node: what the profiler
+// and the backward trace see (autograd/op_scope.h).
+TEST_P(OpRegistry, RecordsEveryNodeInsideAnOpScope) {
+  const OpInfo& op = GetParam();
+  ASSERT_EQ(autograd_observer(), nullptr) << "another observer is installed";
+  Generator g(7);
+  for (const OpSample& s : op.samples(g)) {
+    const std::vector<std::string> outside = nodes_recorded_outside_an_op_scope([&] { (void)op.fn(s.inputs); });
+    EXPECT_TRUE(outside.empty()) << op.name << " on " << describe(s) << " recorded "
+                                 << joined(std::set<std::string>(outside.begin(), outside.end()))
+                                 << " outside any OpScope: its op must begin with OpScope scope(\"<name>\", ...)";
+  }
+}
+
 std::string test_name(const ::testing::TestParamInfo<OpInfo>& info) {
   std::string name = info.param.name;
   std::replace_if(name.begin(), name.end(), [](unsigned char c) { return !std::isalnum(c); }, '_');
@@ -187,6 +230,29 @@ TEST(AutogradRegistry, ListsEveryModuleOfTheLessons) {
     for (const OpInfo& op : op_registry()) count += op.name == name;
     EXPECT_EQ(count, 1) << name;
   }
+}
+
+// The check above, both ways, on an op defined here: recorded without an
+// OpScope it is caught, with one it is not.
+struct TwiceBackward final : Node {
+  EMBER_NODE_NAME(TwiceBackward)
+  std::vector<Tensor> apply(const Tensor& g) override { return {g * 2.0}; }
+};
+Tensor twice_without_scope(const Tensor& x) {
+  Tensor out = kernel::binary_scalar(kernel::Binary::Mul, x, 2.0);
+  if (needs_grad({x})) record(out, std::make_shared<TwiceBackward>(), {x});
+  return out;
+}
+Tensor twice_with_scope(const Tensor& x) {
+  OpScope scope("twice", x);
+  return twice_without_scope(x);
+}
+TEST(AutogradRegistry, FindsANodeRecordedWithoutOpScope) {
+  Tensor x = ones({3}, kFloat64).requires_grad_();
+  EXPECT_TRUE(nodes_recorded_outside_an_op_scope([&] { (void)twice_with_scope(x); }).empty());
+  const std::vector<std::string> outside = nodes_recorded_outside_an_op_scope([&] { (void)twice_without_scope(x); });
+  ASSERT_EQ(outside.size(), 1u);
+  EXPECT_EQ(outside[0], "TwiceBackward");
 }
 
 TEST(AutogradRegistry, RegisterOpRejectsDuplicatesAndGaps) {

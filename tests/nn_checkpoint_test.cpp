@@ -1,4 +1,4 @@
-// Checkpoints (train/checkpoint.h, train/trainer.h): the safetensors round trip of
+// Checkpoints (train/safetensors.h, train/checkpoint.h, train/trainer.h): the safetensors round trip of
 // every dtype and shape, module save/load (strict, ties, mismatches), every
 // kind of damaged file, atomic saves, and exact resumption of training.
 //
@@ -828,32 +828,42 @@ TEST_F(NnCheckpointResumeErrors, ADifferentModel) {
   expect_unchanged(m, before, "different model");
 }
 
-// ---- a crash at any instant of a save ----
+// ---- a run's checkpoints ----
+// (The run directory's protocol alone, with plain files, is in
+// tests/train_run_dir_test.cpp; here: what a trainer's checkpoint holds, and
+// that a killed save of a real run resumes bit for bit.)
 
-// The layout of a saved run: one complete step directory, `latest` pointing
-// at it, the stable names pointing through `latest`, nothing else.
-TEST(NnCheckpointLayout, ASaveLeavesOneStepDirectoryAndLinks) {
+TEST(NnCheckpointLayout, ATrainersCheckpointIsItsModelAndItsTrainingState) {
   TinyRun run;
   TempDir dir;
   nn::GPT m(run.config());
   train::Trainer t(m, run.tokens(), run.options());
   t.step();
-  t.save(dir.path(), {});
   t.step();
-  t.save(dir.path(), {});
+  t.save(dir.path(), {{"note", "two steps"}});
   EXPECT_EQ(dir.entries(), (std::vector<std::string>{"checkpoints", "latest", "model.safetensors",
                                                      "train_state.safetensors"}));
-  std::vector<std::string> steps;
-  for (const auto& e : fs::directory_iterator(dir.file("checkpoints"))) steps.push_back(e.path().filename().string());
-  EXPECT_EQ(steps, std::vector<std::string>{"step-00000002"}) << "the step-1 checkpoint is removed once step 2 is saved";
-  EXPECT_EQ(fs::read_symlink(dir.file("latest")), fs::path("checkpoints/step-00000002"));
-  EXPECT_EQ(fs::read_symlink(dir.file("model.safetensors")), fs::path("latest/model.safetensors"));
   const train::Checkpoint ck = train::latest_checkpoint(dir.path());
   EXPECT_EQ(ck.step, 2);
+  EXPECT_EQ(ck.dir, dir.file("checkpoints/step-00000002"));
+  EXPECT_EQ(ck.model, ck.dir + "/model.safetensors");
+  EXPECT_EQ(ck.train_state, ck.dir + "/train_state.safetensors");
   EXPECT_EQ(read_bytes(ck.model), read_bytes(dir.file("model.safetensors")));
+  const train::Metadata meta = train::read_safetensors(ck.model).metadata;
+  EXPECT_EQ(meta.at("note"), "two steps");
+  EXPECT_EQ(meta.at("ember.step"), "2");
+  const train::TrainState st = train::read_train_state(ck.train_state);
+  EXPECT_EQ(st.step, 2);
+  EXPECT_EQ(st.optimizer_steps, 2);
+  EXPECT_EQ(st.world_size, 1);
+  ASSERT_EQ(st.history.size(), 3u);
+  EXPECT_EQ(st.history[2].step, 2);
+  EXPECT_EQ(std::memcmp(&st.history[2].loss, &t.history()[2].loss, sizeof(double)), 0);
+  EXPECT_EQ(st.options, run.options().to_string());
+  EXPECT_EQ(st.optimizer.size(), 3 * m.parameters().size()) << "exp_avg, exp_avg_sq and step per parameter";
 }
 
-// The process is killed (SIGKILL, by tensor/io.h's test hook) before each
+// The process is killed (SIGKILL, by tensor/machine/faults.h's test hook) before each
 // file-system step of a save in turn: each write, fsync, rename, link and
 // removal. Resuming must then find a complete checkpoint (the one before or
 // the new one) and end, bit for bit, with the files an uninterrupted run

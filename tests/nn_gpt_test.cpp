@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ember.h"
@@ -93,6 +94,59 @@ TEST(NnGptConfig, FromStringErrors) {
   expect_error([] { nn::GPTConfig::from_string("dtype=int64"); }, {"GPTConfig", "dtype", "int64"});
   expect_error([] { nn::GPTConfig::from_string("tie_weights=yes"); }, {"GPTConfig", "tie_weights", "yes"});
   expect_error([] { nn::GPTConfig::from_string("seed=-1"); }, {"GPTConfig", "bad value \"-1\"", "seed"});
+}
+
+// One error per kind of field, with the whole message: integers, the
+// unsigned seed, the dropout rate, and the three choices.
+TEST(NnGptConfig, FromStringErrorsOnePerKindOfField) {
+  using nn::GPTConfig;
+  expect_error([] { GPTConfig::from_string("layers=two"); }, "GPTConfig",
+               {"bad value \"two\" for layers (expected an integer)"});
+  expect_error([] { GPTConfig::from_string("seed=0x10"); }, "GPTConfig",
+               {"bad value \"0x10\" for seed (expected a non-negative integer)"});
+  expect_error([] { GPTConfig::from_string("dropout=1e999"); }, "GPTConfig", {"bad value \"1e999\" for dropout"});
+  expect_error([] { GPTConfig::from_string("positional=rotary"); }, "GPTConfig",
+               {"positional must be learned or sinusoidal, got rotary"});
+  expect_error([] { GPTConfig::from_string("tie_weights=yes"); }, "GPTConfig", {"tie_weights must be 0 or 1, got yes"});
+  expect_error([] { GPTConfig::from_string("dtype=int64"); }, "GPTConfig", {"dtype must be float32 or float64, got int64"});
+  // A value that parses but is not a valid config: validate() names it.
+  expect_error([] { GPTConfig::from_string("dim=64 heads=5"); }, "GPTConfig", {"heads 5", "divide dim 64"});
+  // A dtype set in code that the text cannot hold is refused as the text's is,
+  // before any weight is made.
+  for (DType d : {kInt64, kBool}) {
+    GPTConfig c;
+    c.dtype = d;
+    expect_error([&] { nn::GPT m(c); }, "GPTConfig", {"dtype must be float32 or float64, got", dtype_name(d)});
+  }
+}
+
+// parameter_count is the closed form that GPTConfig::validate checks against
+// the machine's memory before a single weight is allocated; it must count
+// what the built model has, over every option that changes the count.
+TEST(NnGptConfig, ParameterCountEqualsTheBuiltModelsOverManyConfigs) {
+  int built = 0;
+  for (int64_t V : {1, 7, 65})
+    for (int64_t L : {1, 9})
+      for (auto [D, h] : {std::pair<int64_t, int64_t>{2, 1}, {12, 3}, {16, 4}})
+        for (int64_t layers : {0, 1, 3})
+          for (bool tied : {true, false})
+            for (auto pos : {nn::Positional::Learned, nn::Positional::Sinusoidal}) {
+              nn::GPTConfig c;
+              c.vocab_size = V;
+              c.context_length = L;
+              c.dim = D;
+              c.heads = h;
+              c.layers = layers;
+              c.tie_weights = tied;
+              c.positional = pos;
+              nn::GPT model(c);
+              ASSERT_EQ(c.parameter_count(), model.num_parameters()) << c.to_string();
+              ++built;
+            }
+  EXPECT_EQ(built, 3 * 2 * 3 * 3 * 2 * 2);
+  // And by hand for one: V 11, L 8, D 16, 2 layers, tied, learned:
+  // 11*16 + 8*16 + 2 * (12 * 16^2 + 13 * 16) + 2 * 16.
+  EXPECT_EQ(tiny_config().parameter_count(), 176 + 128 + 2 * 3280 + 32);
 }
 
 // ---- the model ----

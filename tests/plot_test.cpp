@@ -2,9 +2,13 @@
 // asked size and has something drawn on it; data a plot cannot show (NaN,
 // Inf, <= 0 on a log axis) is left out and counted; constant and huge series
 // still get a usable range; bad figures and unwritable paths are errors that
-// leave nothing behind.
+// leave nothing behind. The layout: no two texts of a picture overlap (the
+// examples' own pictures among them, log axes down to 1e-18), the boxes the
+// Report gives are where the ink is, legend entries never look alike, a log
+// axis of a few values labels them, an inside legend moves off the data.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <limits>
@@ -81,19 +85,21 @@ TEST(Plot, HeatmapCellsSitOnTheirRowAndColumn) {
   h.values.assign(12, 0.0);
   for (auto [r, c] : {std::pair{0, 1}, {2, 0}, {3, 2}}) h.values[r * 3 + c] = 1.0;
   h.width = h.height = 400;
-  plot::write_png(h, dir.file("cells.png"));
+  const plot::Report r = plot::write_png(h, dir.file("cells.png"));
   test::Png png = test::decode_png(dir.file("cells.png"));
   ASSERT_TRUE(png.ok) << png.error;
-  // the map's viewport: x 0.12 .. 0.84 of the width, y 0.10 .. 0.87 from the top
-  for (int r = 0; r < 4; ++r)
-    for (int c = 0; c < 3; ++c) {
-      const int x = static_cast<int>(400 * (0.12 + 0.72 * (c + 0.5) / 3));
-      const int y = static_cast<int>(400 * (0.10 + 0.77 * (r + 0.5) / 4));
+  const plot::Box& a = r.plot_area;  // the map's cells fill the plot area
+  EXPECT_GT(a.x1 - a.x0, 150);
+  EXPECT_GT(a.y1 - a.y0, 150);
+  for (int row = 0; row < 4; ++row)
+    for (int col = 0; col < 3; ++col) {
+      const int x = static_cast<int>(a.x0 + (a.x1 - a.x0) * (col + 0.5) / 3);
+      const int y = static_cast<int>(a.y0 + (a.y1 - a.y0) * (row + 0.5) / 4);
       const int red = png.rgb[(static_cast<size_t>(y) * 400 + x) * 3];
-      if (h.values[r * 3 + c] == 1.0)
-        EXPECT_LT(red, 100) << "cell (" << r << ", " << c << ") should be dark";
+      if (h.values[row * 3 + col] == 1.0)
+        EXPECT_LT(red, 100) << "cell (" << row << ", " << col << ") should be dark";
       else
-        EXPECT_GT(red, 200) << "cell (" << r << ", " << c << ") should be white";
+        EXPECT_GT(red, 200) << "cell (" << row << ", " << col << ") should be white";
     }
 }
 
@@ -187,6 +193,331 @@ TEST(Plot, BadFiguresAndPathsAreErrorsThatLeaveNothing) {
   test::expect_error([&] { plot::write_png(tiny, dir.file("bad.png")); }, "plot", {"10 x"});
   test::expect_error([&] { plot::write_png(loss_like(), dir.file("no/such/dir/x.png")); }, "plot", {"no/such/dir"});
   EXPECT_TRUE(fs::is_empty(dir.path)) << "no file and no temporary is left behind";
+}
+
+
+// ---- the layout ----
+
+// The pictures the examples draw, with data of the same shape and range.
+
+// lesson_c_race's gradient_init.png: a log axis from 1e-16 to 100 whose
+// numbers (0.0001) are as wide as the margin; two grey dashed lines.
+plot::LinePlot gradient_like() {
+  plot::LinePlot p;
+  p.title = "Gradient through time at initialisation";
+  p.x.label = "distance d from the scored output (steps back in time)";
+  p.y = {.label = "|dloss/dh_t| / |dloss/dh_T|, 64 streams", .min = 1e-16, .max = 100.0, .log = true};
+  const double rates[] = {0.44, 0.58, 0.62, 0.5};
+  const char* names[] = {"RNN, h_t", "LSTM, h_t", "GRU, h_t", "0.5^d (0.5^10 = 0.00098)"};
+  for (int k = 0; k < 4; ++k) {
+    plot::Series s{names[k]};
+    for (int d = 0; d < 35; ++d) s.x.push_back(d), s.y.push_back(std::pow(rates[k], d));
+    if (k == 3) s.color = plot::Color{140, 140, 140}, s.width = 1.0;
+    p.series.push_back(s);
+  }
+  plot::Series dots{"LSTM, cell state c_t", p.series[1].x, p.series[2].y, plot::palette(1), false, true};
+  p.series.push_back(dots);
+  p.vlines = {{10.0, "d = 10", plot::Color{140, 140, 140}}, {30.0, "d = K: the marked symbol", plot::Color{140, 140, 140}}};
+  p.legend = plot::Corner::Outside;
+  p.width = 1000;
+  return p;
+}
+
+// A log axis that ranges itself down to 1e-18.
+plot::LinePlot tiny_log_like() {
+  plot::LinePlot p;
+  p.title = "vanishing";
+  p.x.label = "step";
+  p.y = {.label = "ratio", .log = true};
+  plot::Series s{"ratio"};
+  for (int i = 0; i <= 36; ++i) s.x.push_back(i), s.y.push_back(std::pow(10.0, -i / 2.0));
+  p.series = {s};
+  return p;
+}
+
+// recall_accuracy.png: a log x axis 1..30, accuracy 0..1.05, the chance
+// line and the window's end, both grey and dashed.
+plot::LinePlot recall_accuracy_like() {
+  plot::LinePlot p;
+  p.title = "Recall: naming the marked symbol seen k steps ago";
+  p.x = {.label = "distance k (steps back, log scale)", .log = true};
+  p.y = {.label = "accuracy (128 new streams per k)", .min = 0.0, .max = 1.05};
+  for (const char* name : {"LSTM", "GRU", "Transformer", "RNN", "MLP, window of 8"}) {
+    plot::Series s{name};
+    for (int k = 1; k <= 30; ++k) s.x.push_back(k), s.y.push_back(name[0] == 'M' && k >= 8 ? 0.12 : 1.0);
+    p.series.push_back(s);
+  }
+  const plot::Color grey{140, 140, 140};
+  p.hlines = {{1.0 / 8, "chance (1/8)", grey}};
+  p.vlines = {{7.5, "the MLP's window ends", grey}};
+  p.legend = plot::Corner::Outside;
+  p.width = 1000;
+  return p;
+}
+
+// step_time.png: a log-log plot of a few lengths T.
+plot::LinePlot timing_like(const std::vector<double>& Ts) {
+  plot::LinePlot p;
+  p.title = "Wall time of one training step, one model at a time";
+  p.x = {.label = "sequence length T (log scale; 50k parameters, batch 32)", .log = true};
+  p.y = {.label = "ms per step (1 thread)", .log = true};
+  for (int m = 0; m < 3; ++m) {
+    plot::Series s{"model " + std::to_string(m)};
+    s.points = true;
+    for (double T : Ts) s.x.push_back(T), s.y.push_back((m + 1) * 0.6 * T);
+    p.series.push_back(s);
+  }
+  p.legend = plot::Corner::Outside;
+  p.width = 1000;
+  return p;
+}
+
+// train_gpt's loss.png after a short run: the training loss falls from the
+// top left to the bottom right, the legend asked for at the right edge.
+plot::LinePlot gpt_loss_like() {
+  plot::LinePlot p;
+  p.title = "Training a character-level GPT";
+  p.x.label = "step (optimizer updates)";
+  p.y.label = "cross-entropy loss (nats per character)";
+  plot::Series train{"training loss (one batch)"}, val{"validation loss"};
+  train.line = false;
+  train.points = true;
+  train.color = plot::Color{160, 160, 160};
+  val.points = true;
+  for (int i = 1; i <= 30; ++i) train.x.push_back(i), train.y.push_back(4.2 - 0.03 * i);
+  for (int i : {0, 15, 30}) val.x.push_back(i), val.y.push_back(4.18 - 0.025 * i);
+  p.series = {train, val};
+  p.hlines = {{std::log(65.0), "ln V = 4.17 (a uniform guess over 65 characters)"}};
+  p.legend = plot::Corner::Right;
+  return p;
+}
+
+// inside_a_step's memory.png: layers, and a reference line with a label of two lines.
+plot::StackedArea memory_like() {
+  plot::StackedArea a;
+  a.title = "Live tensor memory during one training step";
+  a.x.label = "time (ms)";
+  a.y.label = "live tensor memory (MB)";
+  for (int i = 0; i < 50; ++i) a.xs.push_back(i * 0.15);
+  for (const char* name : {"parameters", "gradients", "optimizer state", "saved for backward", "temporaries"}) {
+    plot::Series layer{name};
+    for (int i = 0; i < 50; ++i) layer.y.push_back(0.05 + 0.02 * std::sin(i * 0.3 + name[0]));
+    a.layers.push_back(layer);
+  }
+  a.vlines = {{6.9, "program peak 0.46 MB,\nduring AdamW.step"}};
+  a.legend = plot::Corner::Outside;
+  a.width = 1100;
+  return a;
+}
+
+// lesson_c_race's attention.png: names on both axes, a long x label.
+plot::Heatmap attention_like() {
+  plot::Heatmap h{.title = "Encoder-decoder attention on one reversal",
+                  .x_label = "source position j and its symbol (argmax on j = L-1-i at 98.1% of 256 sequences' outputs)",
+                  .y_label = "output position i and the symbol it writes",
+                  .value_label = "attention weight a_ij"};
+  h.rows = h.cols = 10;
+  for (int i = 0; i < 100; ++i) h.values.push_back(i % 11 == 0 ? 0.9 : 0.01);
+  for (int j = 0; j < 10; ++j) h.col_names.push_back(std::to_string(j) + " " + std::string(1, static_cast<char>('A' + j)));
+  h.row_names = h.col_names;
+  h.min = 0;
+  h.max = 1;
+  h.diverging = false;
+  h.width = 900;
+  h.height = 760;
+  return h;
+}
+
+std::string problems_of(const plot::Report& r) {
+  std::string all;
+  for (const std::string& p : plot::layout_problems(r)) all += "\n  " + p;
+  return all;
+}
+
+std::vector<std::string> texts_of(const plot::Report& r, plot::TextBox::Kind kind) {
+  std::vector<std::string> out;
+  for (const plot::TextBox& t : r.texts)
+    if (t.kind == kind) out.push_back(t.text);
+  return out;
+}
+
+bool has(const std::vector<std::string>& v, const std::string& s) { return std::find(v.begin(), v.end(), s) != v.end(); }
+
+// Every picture the examples draw, and the extremes: no text runs into
+// another, none leaves the picture or covers the data, the legend covers no
+// other text; and the numbers are there (a test that drops them all would
+// pass the overlap check trivially).
+TEST(Plot, NoTwoTextsOfAPictureOverlap) {
+  TempDir dir;
+  using Kind = plot::TextBox::Kind;
+  const plot::Report gradient = plot::write_png(gradient_like(), dir.file("gradient.png"));
+  EXPECT_EQ(problems_of(gradient), "");
+  const std::vector<std::string> y_numbers = texts_of(gradient, Kind::TickLabel);
+  for (const char* v : {"1e-16", "1e-12", "1e-08", "0.0001", "1", "100"}) EXPECT_TRUE(has(y_numbers, v)) << v;
+  EXPECT_TRUE(has(texts_of(gradient, Kind::AxisLabel), "|dloss/dh_t| / |dloss/dh_T|, 64 streams"));
+  EXPECT_TRUE(has(texts_of(gradient, Kind::Title), "Gradient through time at initialisation"));
+  EXPECT_EQ(texts_of(gradient, Kind::LegendText).size(), 7u);
+
+  const plot::Report tiny = plot::write_png(tiny_log_like(), dir.file("tiny.png"));
+  EXPECT_EQ(problems_of(tiny), "");
+  EXPECT_TRUE(has(texts_of(tiny, Kind::TickLabel), "1e-18"));
+
+  std::vector<std::pair<std::string, plot::Report>> others = {
+      {"recall accuracy", plot::write_png(recall_accuracy_like(), dir.file("acc.png"))},
+      {"timing", plot::write_png(timing_like({16, 64}), dir.file("t2.png"))},
+      {"timing, 5 lengths", plot::write_png(timing_like({16, 32, 64, 128, 256}), dir.file("t5.png"))},
+      {"gpt loss", plot::write_png(gpt_loss_like(), dir.file("gpt.png"))},
+      {"loss", plot::write_png(loss_like(), dir.file("loss.png"))},
+      {"memory", plot::write_png(memory_like(), dir.file("memory.png"))},
+      {"attention", plot::write_png(attention_like(), dir.file("attention.png"))}};
+  plot::LinePlot huge = loss_like();
+  for (double& v : huge.series[0].y) v *= 1e11;
+  others.push_back({"huge", plot::write_png(huge, dir.file("huge.png"))});
+  plot::Heatmap table{.title = "Sinusoidal positional table, D = 32, L = 128", .x_label = "dimension i",
+                      .y_label = "position p", .value_label = "table[p, i]"};
+  table.rows = 128;
+  table.cols = 32;
+  for (int k = 0; k < 128 * 32; ++k) table.values.push_back(std::sin(k * 0.1));
+  others.push_back({"table", plot::write_png(table, dir.file("table.png"))});
+  plot::BarChart bars;
+  bars.title = "time per op";
+  bars.y.label = "ms";
+  bars.names = {"matmul", "softmax", "layer_norm"};
+  bars.values = {3, 1, 0.5};
+  others.push_back({"bars", plot::write_png(bars, dir.file("bars.png"))});
+  for (const auto& [name, r] : others) {
+    EXPECT_EQ(problems_of(r), "") << name;
+    EXPECT_GE(texts_of(r, Kind::TickLabel).size(), 3u) << name;
+  }
+}
+
+// The checker itself finds what it should: overlapping texts, a text out of
+// the picture or over the data, a text under the legend, look-alike entries.
+TEST(Plot, LayoutProblemsNamesWhatIsWrong) {
+  plot::Report r;
+  r.width = 200;
+  r.height = 100;
+  r.plot_area = {50, 10, 190, 80};
+  r.legend_box = {120, 20, 180, 40};
+  using Kind = plot::TextBox::Kind;
+  r.texts = {{Kind::AxisLabel, "label", {10, 30, 25, 70}},
+             {Kind::TickLabel, "0.0001", {20, 40, 48, 50}},  // runs into the label
+             {Kind::Title, "title", {-5, 0, 40, 8}},         // out of the picture
+             {Kind::TickLabel, "7", {45, 60, 55, 70}},       // over the data
+             {Kind::LegendText, "a", {125, 22, 150, 30}},    // inside the legend: fine
+             {Kind::LegendText, "b", {125, 32, 185, 38}}};   // sticks out of it
+  r.legend = {{"a", {1, 2, 3}, true}, {"b", {1, 2, 3}, true}};
+  const std::vector<std::string> want = {"axis label \"label\" and tick label \"0.0001\" overlap",
+                                         "title \"title\" is not inside the picture",
+                                         "tick label \"7\" is over the plot area",
+                                         "legend text \"b\" sticks out of the legend's frame",
+                                         "legend entries \"a\" and \"b\" look alike"};
+  EXPECT_EQ(plot::layout_problems(r), want);
+  r.legend[1].dash = plot::Dash::Dotted;  // told apart
+  EXPECT_EQ(plot::layout_problems(r).size(), 4u);
+}
+
+// The boxes of the Report are where the text is drawn: every dark pixel
+// outside the plot area (its frame) and the legend lies in a text's box, and
+// every box has ink in it.
+TEST(Plot, TextBoxesHoldTheTextsInk) {
+  TempDir dir;
+  plot::BarChart bars;
+  bars.title = "time per op (ms)";
+  bars.y = {.label = "milliseconds per call", .log = true};
+  bars.names = {"matmul", "softmax", "layer_norm", "gelu"};
+  bars.values = {3, 0.2, 0.0004, 0.05};
+  const std::vector<std::pair<std::string, plot::Report>> figures = {
+      {"gradient", plot::write_png(gradient_like(), dir.file("gradient.png"))},
+      {"bars", plot::write_png(bars, dir.file("bars.png"))}};
+  for (const auto& [name, r] : figures) {
+    const test::Png png = test::decode_png(dir.file(name + ".png"));
+    ASSERT_TRUE(png.ok) << png.error;
+    std::vector<int64_t> ink(r.texts.size(), 0);
+    int64_t stray = 0;
+    for (int y = 0; y < png.height; ++y)
+      for (int x = 0; x < png.width; ++x) {
+        const uint8_t* p = &png.rgb[(static_cast<size_t>(y) * png.width + x) * 3];
+        if (std::max({p[0], p[1], p[2]}) > 120) continue;  // not the text's dark grey
+        auto in = [&](const plot::Box& b, double m) { return x + 0.5 >= b.x0 - m && x + 0.5 <= b.x1 + m && y + 0.5 >= b.y0 - m && y + 0.5 <= b.y1 + m; };
+        if (in(r.plot_area, 2) || in(r.legend_box, 1)) continue;
+        bool inside = false;
+        for (size_t i = 0; i < r.texts.size(); ++i)
+          if (in(r.texts[i].box, 1)) inside = true, ++ink[i];
+        stray += !inside;
+      }
+    EXPECT_EQ(stray, 0) << name << ": dark pixels outside every text's box";
+    for (size_t i = 0; i < r.texts.size(); ++i) {
+      if (r.texts[i].kind != plot::TextBox::Kind::LegendText) {
+        EXPECT_GT(ink[i], 10) << name << ": \"" << r.texts[i].text << "\"";
+      }
+    }
+  }
+}
+
+// Two grey dashed reference lines (d = 10 and d = K; chance and the window's
+// end) get two patterns, and two series given the same look get two too.
+TEST(Plot, NoTwoLegendEntriesLookAlike) {
+  TempDir dir;
+  const plot::Report g = plot::write_png(gradient_like(), dir.file("g.png"));
+  ASSERT_EQ(g.legend.size(), 7u);
+  const plot::LegendKey &d10 = g.legend[5], &dK = g.legend[6];
+  EXPECT_EQ(d10.text, "d = 10");
+  EXPECT_EQ(dK.text, "d = K: the marked symbol");
+  EXPECT_TRUE(d10.color == dK.color);
+  EXPECT_EQ(d10.dash, plot::Dash::Dashed);
+  EXPECT_NE(dK.dash, plot::Dash::Dashed);
+  const plot::Report a = plot::write_png(recall_accuracy_like(), dir.file("a.png"));
+  ASSERT_EQ(a.legend.size(), 7u);
+  EXPECT_NE(a.legend[5].dash, a.legend[6].dash) << "chance and the window's end";
+
+  plot::LinePlot same = loss_like();
+  same.series.push_back(same.series[0]);
+  same.series[1].label = "again";
+  same.series[0].color = same.series[1].color = plot::palette(0);
+  plot::LinePlot dots = same;
+  for (plot::Series& s : dots.series) s.line = false, s.points = true;
+  for (const plot::LinePlot& p : {same, dots}) {
+    const plot::Report r = plot::write_png(p, dir.file("same.png"));
+    EXPECT_EQ(problems_of(r), "");
+    ASSERT_EQ(r.legend.size(), 3u);
+    EXPECT_TRUE(r.legend[0].dash != r.legend[1].dash || r.legend[0].marker != r.legend[1].marker);
+  }
+}
+
+// A log axis of two or five lengths T labels each T under its point.
+TEST(Plot, AFewValuesOnALogAxisAreEachLabelled) {
+  TempDir dir;
+  for (const std::vector<double>& Ts : {std::vector<double>{16, 64}, std::vector<double>{16, 32, 64, 128, 256}}) {
+    const plot::Report r = plot::write_png(timing_like(Ts), dir.file("t.png"));
+    for (double T : Ts) {
+      const std::string text = std::to_string(static_cast<int>(T));
+      const double x = r.plot_area.x0 + (std::log10(T) - r.x_lo) / (r.x_hi - r.x_lo) * (r.plot_area.x1 - r.plot_area.x0);
+      bool found = false;
+      for (const plot::TextBox& t : r.texts)
+        found = found || (t.kind == plot::TextBox::Kind::TickLabel && t.text == text && t.box.y0 > r.plot_area.y1 &&
+                          std::abs((t.box.x0 + t.box.x1) / 2 - x) < 3);
+      EXPECT_TRUE(found) << "no tick label " << text << " under x = " << x;
+    }
+  }
+}
+
+// An inside legend asked for where the data is moves to where it is not.
+TEST(Plot, AnInsideLegendMovesOffTheData) {
+  TempDir dir;
+  const plot::LinePlot p = gpt_loss_like();
+  const plot::Report r = plot::write_png(p, dir.file("gpt.png"));
+  const plot::Box& a = r.plot_area;
+  auto px = [&](double v) { return a.x0 + (v - r.x_lo) / (r.x_hi - r.x_lo) * (a.x1 - a.x0); };
+  auto py = [&](double v) { return a.y1 - (v - r.y_lo) / (r.y_hi - r.y_lo) * (a.y1 - a.y0); };
+  const plot::Box& l = r.legend_box;
+  EXPECT_TRUE(l.x0 >= a.x0 && l.x1 <= a.x1 && l.y0 >= a.y0 && l.y1 <= a.y1) << "inside the frame";
+  for (const plot::Series& s : p.series)
+    for (size_t i = 0; i < s.x.size(); ++i) {
+      const double x = px(s.x[i]), y = py(s.y[i]);
+      EXPECT_FALSE(x >= l.x0 && x <= l.x1 && y >= l.y0 && y <= l.y1) << s.label << " point " << i << " is under the legend";
+    }
+  EXPECT_GT(l.y0, py(std::log(65.0))) << "the ln V line runs above it";
 }
 
 }  // namespace

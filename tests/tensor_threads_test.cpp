@@ -314,7 +314,9 @@ TEST(AdaptiveThreads, OneThreadRunsThePiecesWhileACoreIsTaken) {
   detail::set_load_sensor(idle_machine);
   FakeLoad::settle();
   EXPECT_EQ(threads_in_use(), 2);
-  if (kOpenMP) EXPECT_EQ(threads_that_ran(1000), 2);
+  if (kOpenMP) {
+    EXPECT_EQ(threads_that_ran(1000), 2);
+  }
 }
 
 TEST(AdaptiveThreads, TheSameBitsWhicheverNumberOfThreadsRuns) {
@@ -348,7 +350,9 @@ TEST(AdaptiveThreads, OffMeansTheConfiguredCount) {
   set_adaptive_threads(false);
   FakeLoad::settle();
   EXPECT_EQ(threads_in_use(), 2);
-  if (kOpenMP) EXPECT_EQ(threads_that_ran(1000), 2);
+  if (kOpenMP) {
+    EXPECT_EQ(threads_that_ran(1000), 2);
+  }
 }
 
 TEST(AdaptiveThreads, TheRealSensorReadsThisMachine) {

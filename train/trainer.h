@@ -15,6 +15,7 @@
 #include "train/checkpoint.h"
 #include "train/data.h"
 #include "train/optim.h"
+#include "train/train_state.h"  // StepLog, what train_state.safetensors holds
 
 namespace ember::train {
 
@@ -41,14 +42,6 @@ struct TrainOptions {
 /// every key whose value differs between `run` and `given` (`steps` is left
 /// out: a run may be continued further than it was planned).
 std::vector<std::string> differing_options(const TrainOptions& run, const TrainOptions& given);
-
-struct StepLog {
-  int64_t step;                // the number of updates done; 0: the untrained model
-  double loss;                 // training loss of this step's batch (NaN at step 0)
-  double lr;                   // NaN at step 0
-  double grad_norm;            // before clipping (NaN at step 0)
-  std::optional<double> val_loss;
-};
 
 /// What a Trainer needs to be one of several processes that train one model
 /// together (data parallelism; distributed::DataParallel implements it over MPI).
@@ -90,16 +83,15 @@ class Trainer {
   const std::vector<StepLog>& history() const { return history_; }
   const TrainOptions& options() const { return options_; }
 
-  /// Saves a checkpoint of the run into dir, as a pair of files that is
-  /// complete or absent at every instant, also if the process dies mid-save:
+  /// Saves a checkpoint of the run into the run directory dir
+  /// (train/run_dir.h: complete or absent at every instant, also if the
+  /// process dies mid-save):
   ///   dir/checkpoints/step-00000200/model.safetensors  the model, with `metadata`
   ///   dir/checkpoints/step-00000200/train_state.safetensors  optimizer, step, generators, history
   ///   dir/latest -> checkpoints/step-00000200          (replaced in one rename)
   ///   dir/model.safetensors -> latest/model.safetensors  (and train_state.safetensors)
-  /// Both files are written into a hidden staging directory, flushed, and the
-  /// directory is renamed to its step name: a step directory is always a
-  /// complete pair. Then `latest` moves to it and older checkpoints (and the
-  /// leftovers of killed saves) are removed. A step already saved is kept.
+  /// Older checkpoints (and the leftovers of killed saves) are removed. A
+  /// step already saved is kept.
   void save(const std::string& dir, const Metadata& metadata) const;
   /// Restores the newest complete checkpoint in dir (latest_checkpoint), in
   /// three steps: read both files, validate
@@ -117,8 +109,7 @@ class Trainer {
   int64_t resumed_world_size() const { return resumed_world_size_; }
 
  private:
-  void write_checkpoint(const std::string& checkpoints_dir, const std::string& name, const Metadata& metadata) const;
-  void write_pair(const std::string& dir, const Metadata& metadata) const;  // the two files into dir
+  void write_files(const std::string& dir, const Metadata& metadata) const;  // a checkpoint's two files into dir
 
   nn::GPT& model_;
   TrainOptions options_;
@@ -137,9 +128,10 @@ struct Checkpoint {
   int64_t step = 0;
   std::string dir, model, train_state;  // the step directory and its two files
 };
-/// The newest complete checkpoint in run_dir: the highest step directory
-/// under checkpoints/ (or, for a directory saved before step directories
-/// existed, its two files). Error naming run_dir when there is none.
+/// The newest complete checkpoint in run_dir (RunDir::latest): the highest
+/// step directory under checkpoints/ (or, for a directory saved before step
+/// directories existed, its two files, as step 0). Error naming run_dir when
+/// there is none.
 Checkpoint latest_checkpoint(const std::string& run_dir);
 
 }  // namespace ember::train

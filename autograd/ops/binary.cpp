@@ -36,7 +36,7 @@ struct MulBackward final : Node {
   EMBER_NODE_NAME(MulBackward)
   SavedTensor b, a;
   MulBackward(const Tensor& b_, const Tensor& a_) : b(b_), a(a_) {}
-  std::vector<SavedTensor*> saved() override { return {&a, &b}; }
+  std::vector<SavedRef> saved() override { return {{"a", &a}, {"b", &b}}; }
   std::vector<Tensor> apply(const Tensor& g) override {
     return {b.defined() ? g * b.get(*this) : Tensor(), a.defined() ? g * a.get(*this) : Tensor()};
   }
@@ -54,7 +54,7 @@ struct DivBackward final : Node {
   EMBER_NODE_NAME(DivBackward)
   SavedTensor a, b;
   DivBackward(const Tensor& a_, const Tensor& b_) : a(a_), b(b_) {}
-  std::vector<SavedTensor*> saved() override { return {&a, &b}; }
+  std::vector<SavedRef> saved() override { return {{"a", &a}, {"b", &b}}; }
   std::vector<Tensor> apply(const Tensor& g) override {
     const Tensor& B = b.get(*this);
     return {g / B, -g * a.get(*this) / (B * B)};
@@ -72,7 +72,7 @@ struct PowBackward final : Node {
   EMBER_NODE_NAME(PowBackward)
   SavedTensor a, b, out;
   PowBackward(const Tensor& a_, const Tensor& b_, const Tensor& o) : a(a_), b(b_), out(o) {}
-  std::vector<SavedTensor*> saved() override { return {&a, &b, &out}; }
+  std::vector<SavedRef> saved() override { return {{"a", &a}, {"b", &b}, {"output", &out}}; }
   std::vector<Tensor> apply(const Tensor& g) override {
     const Tensor &A = a.get(*this), &B = b.get(*this);
     return {g * B * pow(A, B - 1.0), g * out.get(*this) * log(A)};
@@ -91,7 +91,7 @@ struct MaximumBackward final : Node {
   SavedTensor a, b;
   bool is_max;
   MaximumBackward(const Tensor& a_, const Tensor& b_, bool m) : a(a_), b(b_), is_max(m) {}
-  std::vector<SavedTensor*> saved() override { return {&a, &b}; }
+  std::vector<SavedRef> saved() override { return {{"a", &a}, {"b", &b}}; }
   std::vector<Tensor> apply(const Tensor& g) override {
     const Tensor &A = a.get(*this), &B = b.get(*this);
     // weight of a: 1 where a wins, 0.5 on ties, 0 where b wins
@@ -179,7 +179,7 @@ struct RDivScalarBackward final : Node {
   EMBER_NODE_NAME(RDivScalarBackward)
   SavedTensor a, out;
   RDivScalarBackward(const Tensor& a_, const Tensor& o) : a(a_), out(o) {}
-  std::vector<SavedTensor*> saved() override { return {&a, &out}; }
+  std::vector<SavedRef> saved() override { return {{"a", &a}, {"output", &out}}; }
   std::vector<Tensor> apply(const Tensor& g) override { return {-g * out.get(*this) / a.get(*this)}; }
 };
 Tensor operator/(double s, const Tensor& a) {
@@ -195,7 +195,7 @@ struct PowScalarBackward final : Node {
   SavedTensor a;
   double e;
   PowScalarBackward(const Tensor& a_, double v) : a(a_), e(v) {}
-  std::vector<SavedTensor*> saved() override { return {&a}; }
+  std::vector<SavedRef> saved() override { return {{"a", &a}}; }
   std::vector<Tensor> apply(const Tensor& g) override {
     if (e == 2.0) return {g * a.get(*this) * 2.0};
     return {g * e * pow(a.get(*this), e - 1.0)};

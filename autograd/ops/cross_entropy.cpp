@@ -33,10 +33,10 @@ struct CrossEntropyBackward final : Node {
   double scale;
   CrossEntropyBackward(const Tensor& x, const Tensor& l, const Tensor& t, Reduction r, int64_t ig, double sc)
       : logits(x), lse(l), targets(t), reduction(r), ignore_index(ig), scale(sc) {}
-  std::vector<SavedTensor*> saved() override { return {&logits, &lse, &targets}; }
+  std::vector<SavedRef> saved() override { return {{"logits", &logits}, {"lse", &lse}, {"targets", &targets}}; }
   std::vector<Tensor> apply(const Tensor& g_in) override {
     const Tensor X = logits.get(*this), L = lse.get(*this), Tg = targets.get(*this);
-    if (!recording_backward()) return {kernel::cross_entropy_backward(X, Tg, L, g_in, scale, ignore_index)};
+    if (!is_grad_enabled()) return {kernel::cross_entropy_backward(X, Tg, L, g_in, scale, ignore_index)};
     const int64_t C = X.size(-1), N = L.numel();
     Tensor flat = reshape(X, {N, C});
     Tensor keep = kernel::to(kernel::compare_scalar(kernel::Compare::Ne, Tg, static_cast<double>(ignore_index)), X.dtype());

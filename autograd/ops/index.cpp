@@ -21,12 +21,12 @@ struct IndexSelectBackward final : Node {
   std::optional<int64_t> padding_idx;  // embedding only: the row that gets no gradient
   IndexSelectBackward(Shape s, int64_t d, const Tensor& i, std::optional<int64_t> pad = std::nullopt)
       : in_shape(std::move(s)), dim(d), ids(i), padding_idx(pad) {}
-  std::vector<SavedTensor*> saved() override { return {&ids}; }
+  std::vector<SavedRef> saved() override { return {{"ids", &ids}}; }
   std::vector<Tensor> apply(const Tensor& g) override {
     const Tensor i = ids.get(*this);
     Shape selected = in_shape;
     selected[dim] = i.numel();
-    if (recording_backward()) {  // the same scatter as a differentiable op (its own gradient: index_select)
+    if (is_grad_enabled()) {  // the same scatter as a differentiable op (its own gradient: index_select)
       Tensor grad_x = index_add(zeros(in_shape, g.dtype()), dim, i, reshape(g, selected));
       if (!padding_idx) return {grad_x};
       Shape row(in_shape.size(), 1);
@@ -49,7 +49,6 @@ Tensor index_select(const Tensor& x, int64_t d, const Tensor& ids) {
   return out;
 }
 
-// grad_x = scatter_add(zeros(x.shape), d, ids, grad_out)
 // ---- embedding: row lookup in a (V, D) table ----
 int64_t padding_index(int64_t padding_idx, const Shape& weight_shape, const char* op) {
   const int64_t V = weight_shape.at(0);
@@ -75,15 +74,16 @@ Tensor embedding(const Tensor& weight, const Tensor& ids, std::optional<int64_t>
   return out;
 }
 
+// grad_x = scatter_add(zeros(x.shape), d, ids, grad_out)
 struct GatherBackward final : Node {
   EMBER_NODE_NAME(GatherBackward)
   Shape in_shape;
   int64_t dim;
   SavedTensor ids;
   GatherBackward(Shape s, int64_t d, const Tensor& i) : in_shape(std::move(s)), dim(d), ids(i) {}
-  std::vector<SavedTensor*> saved() override { return {&ids}; }
+  std::vector<SavedRef> saved() override { return {{"ids", &ids}}; }
   std::vector<Tensor> apply(const Tensor& g) override {
-    if (recording_backward()) return {scatter_add(zeros(in_shape, g.dtype()), dim, ids.get(*this), g)};
+    if (is_grad_enabled()) return {scatter_add(zeros(in_shape, g.dtype()), dim, ids.get(*this), g)};
     return {kernel::scatter_add(in_shape, dim, ids.get(*this), g)};
   }
 };
@@ -101,7 +101,7 @@ struct IndexAddBackward final : Node {
   int64_t dim;
   SavedTensor ids;
   IndexAddBackward(int64_t d, const Tensor& i) : dim(d), ids(i) {}
-  std::vector<SavedTensor*> saved() override { return {&ids}; }
+  std::vector<SavedRef> saved() override { return {{"ids", &ids}}; }
   std::vector<Tensor> apply(const Tensor& g) override {
     const Tensor i = ids.get(*this);
     Tensor gs = index_select(g, dim, i.dim() == 0 ? reshape(i, {1}) : i);
@@ -124,7 +124,7 @@ struct ScatterAddBackward final : Node {
   int64_t dim;
   SavedTensor ids;
   ScatterAddBackward(int64_t d, const Tensor& i) : dim(d), ids(i) {}
-  std::vector<SavedTensor*> saved() override { return {&ids}; }
+  std::vector<SavedRef> saved() override { return {{"ids", &ids}}; }
   std::vector<Tensor> apply(const Tensor& g) override { return {g, gather(g, dim, ids.get(*this))}; }
 };
 Tensor scatter_add(const Tensor& x, int64_t d, const Tensor& ids, const Tensor& src) {

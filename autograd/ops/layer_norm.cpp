@@ -28,10 +28,10 @@ struct LayerNormBackward final : Node {
   double eps;
   LayerNormBackward(const Tensor& x_, const Tensor& m, const Tensor& r, const Tensor& w, double e)
       : x(x_), mean(m), rstd(r), weight(w), eps(e) {}
-  std::vector<SavedTensor*> saved() override { return {&x, &mean, &rstd, &weight}; }
+  std::vector<SavedRef> saved() override { return {{"x", &x}, {"mean", &mean}, {"rstd", &rstd}, {"weight", &weight}}; }
   std::vector<Tensor> apply(const Tensor& g_in) override {
     const Tensor X = x.get(*this), W = weight.get(*this);
-    if (!recording_backward()) {
+    if (!is_grad_enabled()) {
       kernel::LayerNormGrads d = kernel::layer_norm_backward(X, W, mean.get(*this), rstd.get(*this), g_in);
       return {d.x, d.weight, d.bias};
     }

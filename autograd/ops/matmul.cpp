@@ -22,7 +22,7 @@ struct MatmulBackward final : Node {
   bool bf16;         // the forward ran under autocast: so do the two products here
   MatmulBackward(const Tensor& a_, const Tensor& b_, int64_t ad, int64_t bd, bool bf)
       : a(a_), b(b_), a_dim(ad), b_dim(bd), bf16(bf) {}
-  std::vector<SavedTensor*> saved() override { return {&a, &b}; }
+  std::vector<SavedRef> saved() override { return {{"a", &a}, {"b", &b}}; }
   std::vector<Tensor> apply(const Tensor& g) override {
     AutocastGuard precision(bf16);
     // Work with matrices: (…, M, K) @ (…, K, N) -> (…, M, N).

@@ -85,7 +85,7 @@ struct VarBackward final : Node {
   int64_t correction;
   bool keepdim;
   VarBackward(const Tensor& v, Shape d, int64_t c, bool k) : x(v), dims(std::move(d)), correction(c), keepdim(k) {}
-  std::vector<SavedTensor*> saved() override { return {&x}; }
+  std::vector<SavedRef> saved() override { return {{"x", &x}}; }
   std::vector<Tensor> apply(const Tensor& g) override {
     const Tensor X = x.get(*this);
     double denom = static_cast<double>(reduced_count(X.shape(), dims) - correction);
@@ -111,7 +111,7 @@ struct NormBackward final : Node {
   bool keepdim;
   NormBackward(const Tensor& v, const Tensor& o, double p_, Shape d, bool k)
       : x(v), out(o), p(p_), dims(std::move(d)), keepdim(k) {}
-  std::vector<SavedTensor*> saved() override { return {&x, &out}; }
+  std::vector<SavedRef> saved() override { return {{"x", &x}, {"output", &out}}; }
   std::vector<Tensor> apply(const Tensor& g) override {
     const Tensor& X = x.get(*this);
     Tensor n = expand_back(out.get(*this), X.shape(), dims, keepdim);
@@ -144,15 +144,15 @@ struct MaxBackward final : Node {
   bool keepdim;
   SavedTensor indices;
   MaxBackward(Shape s, int64_t d, bool k, const Tensor& i) : in_shape(std::move(s)), dim(d), keepdim(k), indices(i) {}
-  std::vector<SavedTensor*> saved() override { return {&indices}; }
+  std::vector<SavedRef> saved() override { return {{"indices", &indices}}; }
   std::vector<Tensor> apply(const Tensor& g) override {
     if (in_shape.empty()) return {g};
     Tensor idx = indices.get(*this), gk = g;
     if (!keepdim) {
       idx = kernel::unsqueeze(idx, dim);
-      gk = recording_backward() ? unsqueeze(gk, dim) : kernel::unsqueeze(gk, dim);
+      gk = is_grad_enabled() ? unsqueeze(gk, dim) : kernel::unsqueeze(gk, dim);
     }
-    if (recording_backward()) {
+    if (is_grad_enabled()) {
       // The same scatter as g times a constant one-hot mask of the winners.
       Tensor ones_at = kernel::scatter_add(in_shape, dim, idx, ones(idx.shape(), g.dtype()));
       return {expand(gk, in_shape) * ones_at};
@@ -204,10 +204,10 @@ struct SoftmaxBackward final : Node {
   bool log;
   double scale;  // scaled_softmax: the derivative of scale * x comes out as a factor
   SoftmaxBackward(const Tensor& o, int64_t d, bool l, double s = 1.0) : out(o), dim(d), log(l), scale(s) {}
-  std::vector<SavedTensor*> saved() override { return {&out}; }
+  std::vector<SavedRef> saved() override { return {{"output", &out}}; }
   std::vector<Tensor> apply(const Tensor& g) override {
     const Tensor y = out.get(*this);
-    if (recording_backward()) {  // the formulas above, in ember ops
+    if (is_grad_enabled()) {  // the formulas above, in ember ops
       if (log) return {g - exp(y) * sum(g, {dim}, true)};
       Tensor dx = y * (g - sum(g * y, {dim}, true));  // masked keys: y = 0, so 0
       return {scale == 1.0 ? dx : dx * scale};

@@ -13,7 +13,7 @@ struct WhereBackward final : Node {
   EMBER_NODE_NAME(WhereBackward)
   SavedTensor cond;
   explicit WhereBackward(const Tensor& c) : cond(c) {}
-  std::vector<SavedTensor*> saved() override { return {&cond}; }
+  std::vector<SavedRef> saved() override { return {{"cond", &cond}}; }
   std::vector<Tensor> apply(const Tensor& g) override {
     const Tensor c = cond.get(*this);
     Tensor zero = scalar_tensor(0.0, g.dtype());
@@ -32,7 +32,7 @@ struct MaskedFillBackward final : Node {
   EMBER_NODE_NAME(MaskedFillBackward)
   SavedTensor mask;
   explicit MaskedFillBackward(const Tensor& m) : mask(m) {}
-  std::vector<SavedTensor*> saved() override { return {&mask}; }
+  std::vector<SavedRef> saved() override { return {{"mask", &mask}}; }
   std::vector<Tensor> apply(const Tensor& g) override { return {masked_fill(g, mask.get(*this), 0.0)}; }
 };
 Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {

@@ -31,7 +31,7 @@ Tensor fused(const Tensor& saved, const Tensor& g, const F& f) {
 struct SavesOne : Node {
   SavedTensor kept;
   explicit SavesOne(const Tensor& t) : kept(t) {}
-  std::vector<SavedTensor*> saved() override { return {&kept}; }
+  std::vector<SavedRef> saved() override { return {{kept.is_output() ? "output" : "x", &kept}}; }
 };
 }  // namespace
 
@@ -163,7 +163,7 @@ struct TanhBackward final : SavesOne {
   using SavesOne::SavesOne;
   std::vector<Tensor> apply(const Tensor& g) override {
     const Tensor y = kept.get(*this);
-    if (recording_backward()) return {g * (1.0 - y * y)};
+    if (is_grad_enabled()) return {g * (1.0 - y * y)};
     return {fused(y, g, [](auto yv, auto gv) EMBER_INLINE { return gv * (1 - yv * yv); })};
   }
 };
@@ -180,7 +180,7 @@ struct SigmoidBackward final : SavesOne {
   using SavesOne::SavesOne;
   std::vector<Tensor> apply(const Tensor& g) override {
     const Tensor y = kept.get(*this);
-    if (recording_backward()) return {g * y * (1.0 - y)};
+    if (is_grad_enabled()) return {g * y * (1.0 - y)};
     return {fused(y, g, [](auto yv, auto gv) EMBER_INLINE { return gv * yv * (1 - yv); })};
   }
 };
@@ -197,7 +197,7 @@ struct ReluBackward final : SavesOne {
   using SavesOne::SavesOne;
   std::vector<Tensor> apply(const Tensor& g) override {
     const Tensor y = kept.get(*this);
-    if (recording_backward()) return {where(gt(y, 0.0), g, scalar_tensor(0.0, g.dtype()))};
+    if (is_grad_enabled()) return {where(gt(y, 0.0), g, scalar_tensor(0.0, g.dtype()))};
     return {fused(y, g, [](auto yv, auto gv) EMBER_INLINE { return yv > 0 ? gv : decltype(gv)(0); })};
   }
 };
@@ -226,7 +226,7 @@ struct GeluBackward final : SavesOne {
   GeluBackward(const Tensor& x, GeluApprox a) : SavesOne(x), approx(a) {}
   std::vector<Tensor> apply(const Tensor& g) override {
     const Tensor x = kept.get(*this);
-    if (recording_backward()) {  // the formulas above, in ember ops
+    if (is_grad_enabled()) {  // the formulas above, in ember ops
       if (approx == GeluApprox::None) {
         Tensor cdf = 0.5 * (1.0 + erf(x * (std::numbers::sqrt2 / 2)));
         Tensor pdf = exp(-0.5 * x * x) * (std::numbers::inv_sqrtpi / std::numbers::sqrt2);
@@ -255,7 +255,7 @@ struct ClampBackward final : SavesOne {
   std::vector<Tensor> apply(const Tensor& g) override {
     const double l = lo.value_or(-INFINITY), h = hi.value_or(INFINITY);
     const Tensor x = kept.get(*this);
-    if (recording_backward()) {
+    if (is_grad_enabled()) {
       const Tensor zero = scalar_tensor(0.0, g.dtype());
       return {where(ge(x, l), where(le(x, h), g, zero), zero)};
     }

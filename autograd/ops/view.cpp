@@ -104,7 +104,7 @@ struct SliceBackward final : Node {
   SliceBackward(Shape s, int64_t d, int64_t st, int64_t sp, int64_t len, bool drop)
       : in_shape(std::move(s)), dim(d), start(st), step(sp), length(len), dropped_dim(drop) {}
   std::vector<Tensor> apply(const Tensor& g) override {
-    if (recording_backward()) {  // the same write, as a differentiable index_add of the rows taken
+    if (is_grad_enabled()) {  // the same write, as a differentiable index_add of the rows taken
       Tensor rows = arange(static_cast<double>(start), static_cast<double>(start + length * step),
                            static_cast<double>(step), kInt64);
       return {index_add(zeros(in_shape, g.dtype()), dim, rows, dropped_dim ? unsqueeze(g, dim) : g)};

@@ -1,0 +1,76 @@
+// The checkers' side of the exercises: each exercises/checks/<id>_<name>.cpp
+// defines check::exercise(), a list of steps; check.cpp runs them in order
+// against the learner's file and prints, in plain words, what passed and
+// what is wrong. The first step that fails stops the run (later steps
+// usually build on it).
+//
+// Exit status: 0 every step passed, 1 a step failed or is still TODO.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ember.h"
+#include "exercises/exercise.h"
+
+namespace check {
+
+using ember::Shape;
+using ember::Tensor;
+
+/// A failed step: what is wrong, and (optionally) where to look.
+struct Failure {
+  std::string message, hint;
+};
+
+/// Fails the current step with a sentence the learner reads.
+[[noreturn]] void fail(const std::string& message, const std::string& hint = "");
+/// fail(message, hint) unless ok.
+void expect(bool ok, const std::string& message, const std::string& hint = "");
+
+/// "(1, -2, 3)" or "((1, 2), (3, 4))": the values of a small tensor, up to
+/// 12 of them, with at most 6 significant digits.
+std::string show(const Tensor& t);
+std::string show(const std::vector<double>& v);
+std::string show(const Shape& s);  // "(2, 3)"
+std::string num(double v);         // 6 significant digits
+
+/// The largest |got - want| (got and want are converted to float64; their
+/// shapes must match, else fail() saying so).
+double max_diff(const Tensor& got, const Tensor& want, const std::string& what);
+/// Fails unless got has want's shape and every value is within tol of want's.
+void expect_close(const Tensor& got, const Tensor& want, const std::string& what, double tol = 1e-6,
+                  const std::string& hint = "");
+/// The same for numbers.
+void expect_near(double got, double want, const std::string& what, double tol = 1e-9, const std::string& hint = "");
+
+/// Runs f, which must throw ember::Error with every one of `parts` in its
+/// message; returns the message. `what` says what should have been refused.
+std::string expect_error(const std::function<void()>& f, const std::vector<std::string>& parts, const std::string& what);
+
+/// A note the learner reads under the step once it passed (a report, a
+/// number worth seeing).
+void note(const std::string& text);
+
+/// The names of every node reachable from t's grad_fn (t's own first).
+std::vector<std::string> graph_nodes(const Tensor& t);
+
+struct Step {
+  std::string name;            // "square(x) computes x * x"
+  std::function<void()> body;  // fails, or returns
+};
+
+struct Exercise {
+  std::string id;       // "2.1"
+  std::string title;    // "SquareBackward"
+  std::string chapter;  // "docs/book/02_the_autograd_engine.md"
+  std::vector<Step> steps;
+};
+
+/// Defined once per exercise, in its checker file.
+Exercise exercise();
+
+}  // namespace check

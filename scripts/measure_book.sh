@@ -1,0 +1,205 @@
+#!/usr/bin/env bash
+# Re-measures what the book quotes as timings, and redraws its pictures:
+#   bash scripts/measure_book.sh [STEP ...]     (no step: all of them, about an hour)
+# Steps:
+#   pictures     the pictures that do not depend on time (docs/images/)
+#   race         the full lesson_c_race (chapter 6; it takes many minutes)
+#   gpt          train_gpt with its defaults (chapter 7), and its loss picture
+#   inside       inside_a_step: the profile, the guided reading, the memory picture (chapter 8)
+#   watch        what the instruments cost: bench_ember --watch (chapter 8)
+#   distributed  bench_distributed, 1 process and 2 ranks (chapter 10)
+#   bench        bench_ember, and bench/compare.sh against PyTorch when it is installed (chapter 11)
+#   blas         sgemm and a GPT step under every OpenBLAS core this CPU runs (chapter 11)
+#   threads      a training step with a busy core beside it, adaptive threads on and off (chapter 11)
+#
+# Each step writes docs/book/measured/<name>.txt: a header (the machine, the
+# commit of the code measured, the date, the load average before and after,
+# the command) and the program's output as it printed it. The chapters quote
+# these files; tests/doc_test.py checks every quoted number against them and
+# that each chapter names the file's machine and commit. After a run, the
+# doc-test says which quoted numbers changed. Builds nothing: run
+# bash scripts/test.sh first (and cmake --build build --target bench_ember).
+# Run it on a machine that is otherwise idle; the header records how busy it was.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${EMBER_BUILD_DIR:-build}
+out=docs/book/measured
+images=docs/images
+mkdir -p "$out" "$images"
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+export OMP_WAIT_POLICY=passive
+
+root=$PWD
+bin() { echo "$root/$build/$1"; }
+need() { [[ -x $(bin "$1") ]] || { echo "measure_book.sh: $build/$1 is missing: bash scripts/test.sh first" >&2; exit 2; }; }
+
+# The code a measurement measures: the last commit that changed anything but
+# the docs, marked when the work tree has uncommitted changes to it.
+code_paths=(tensor autograd nn train inspect distributed plot examples bench CMakeLists.txt cmake)
+commit() {
+  local c
+  c=$(git log -1 --format=%h -- "${code_paths[@]}")
+  git diff --quiet HEAD -- "${code_paths[@]}" || c="$c+local-changes"
+  echo "$c"
+}
+machine() {
+  local cpu kernels
+  cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
+  kernels=$("$(bin examples/tensor_tour)" | sed -n 's/^machine: [^;]*; //p' | head -n 1)
+  echo "$cpu with $(nproc) cores ($kernels)"
+}
+load() { cut -d' ' -f1 /proc/loadavg; }
+
+# record NAME "the command, as a reader runs it" FUNCTION: runs FUNCTION in
+# the scratch directory and writes its output, under the header, to $out/NAME.txt.
+record() {
+  local name=$1 what=$2 fn=$3 before body
+  before=$(load)
+  echo "--- $name: $what"
+  body=$(cd "$scratch" && "$fn" 2>&1)
+  {
+    echo "# measured by scripts/measure_book.sh"
+    echo "# machine: $(machine)"
+    echo "# commit: $(commit)"
+    echo "# date: $(date -u +%Y-%m-%d)"
+    echo "# load: 1-minute load average $before before, $(load) after"
+    echo "# command: $what"
+    echo "$body" | sed "s|$root/||g; s|$scratch/||g"
+  } > "$out/$name.txt"
+  echo "    wrote $out/$name.txt"
+}
+
+step_pictures() {
+  need examples/embeddings_demo
+  need examples/lesson_c_race
+  (
+    cd "$scratch"
+    "$(bin examples/embeddings_demo)" --out pics > /dev/null
+    "$(bin examples/embeddings_demo)" --out pics --dim 32 > /dev/null
+    "$(bin examples/autograd_basics)" --out pics > /dev/null
+    "$(bin examples/lesson_c_race)" --quick --out pics/lesson_c > /dev/null
+  )
+  cp "$scratch/pics/sinusoidal_table_D64.png" "$images/embeddings_sinusoidal_D64.png"
+  cp "$scratch/pics/sinusoidal_table_D32.png" "$images/embeddings_sinusoidal_D32.png"
+  cp "$scratch/pics/adjacent_cosine_D64.png" "$images/embeddings_adjacent_cosine_D64.png"
+  cp "$scratch/pics/autograd_basics.png" "$images/autograd_basics_graph.png"
+  for p in recall_accuracy recall_reach gradient_init gradient_trained attention step_ops; do
+    cp "$scratch/pics/lesson_c/$p.png" "$images/lesson_c_$p.png"
+  done
+  echo "--- pictures: wrote $images/embeddings_*.png, autograd_basics_graph.png, lesson_c_*.png"
+}
+
+race_full() { "$(bin examples/lesson_c_race)" --out race_full; }
+step_race() {  # (the --quick race is the doc-test's, run live; its pictures are the pictures step's)
+  need examples/lesson_c_race
+  record lesson_c_race_full "./build/examples/lesson_c_race" race_full
+}
+
+gpt() { "$(bin examples/train_gpt)" --out gpt; }
+step_gpt() {
+  need examples/train_gpt
+  record train_gpt "./build/examples/train_gpt" gpt
+  cp "$scratch/gpt/loss.png" "$images/gpt_loss.png"
+}
+
+inside() { "$(bin examples/inside_a_step)" --out inside; }
+step_inside() {
+  need examples/inside_a_step
+  record inside_a_step "./build/examples/inside_a_step" inside
+  cp "$scratch/inside/memory.png" "$images/memory_step.png"
+  if command -v chromium > /dev/null; then  # the step-through page at step 60, as a browser shows it
+    timeout 120 chromium --headless --no-sandbox --disable-gpu --no-first-run --user-data-dir="$scratch/chromium" \
+      --window-size=1400,900 --screenshot="$root/$images/backward_page.png" \
+      "file://$scratch/inside/backward.html?step=60" > /dev/null 2>&1 || echo "    (no screenshot: chromium failed)"
+  fi
+}
+
+watched=(gpt_tiny_train_step chain_2000_small_ops small_op_overhead)
+watch() {
+  echo "## no instrument"
+  "$(bin bench/bench_ember)" "${watched[@]}"
+  for m in trace profile memory; do
+    echo "## --watch $m"
+    "$(bin bench/bench_ember)" --watch "$m" "${watched[@]}"
+  done
+}
+step_watch() {
+  need bench/bench_ember
+  record bench_watch "./build/bench/bench_ember [--watch trace|profile|memory] ${watched[*]}" watch
+}
+
+mpi() { OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe -np 2 --bind-to none "$@"; }
+distributed() {
+  echo "## 1 process, 2 threads"
+  "$(bin bench/bench_distributed)" --threads 2
+  echo "## 1 process, 1 thread"
+  "$(bin bench/bench_distributed)" --threads 1
+  if command -v mpirun > /dev/null; then
+    echo "## 2 ranks, 1 thread each"
+    mpi "$(bin bench/bench_distributed)"
+    echo "## MPI_Allreduce by message size, 2 ranks"
+    mpi "$(bin bench/bench_distributed)" --allreduce
+  fi
+}
+step_distributed() {
+  need bench/bench_distributed
+  record distributed "./build/bench/bench_distributed --threads 2|1; mpirun -np 2 --bind-to none ./build/bench/bench_distributed [--allreduce]" distributed
+}
+
+bench() { "$(bin bench/bench_ember)"; }
+compare() { bash "$root/bench/compare.sh" --build "$root/$build"; }
+step_bench() {
+  need bench/bench_ember
+  record bench_ember "./build/bench/bench_ember" bench
+  if /usr/bin/python3 -c 'import torch' 2> /dev/null; then
+    record bench_compare "bash bench/compare.sh" compare
+  else
+    echo "--- bench_compare: skipped (no PyTorch: bash scripts/deps.sh --bench)"
+  fi
+}
+
+cores() {
+  for core in $("$(bin tests/blas_cores)") Prescott; do
+    echo "## OPENBLAS_CORETYPE=$core"
+    OPENBLAS_CORETYPE=$core "$(bin bench/bench_ember)" matmul_1024 gpt_small_train_step
+  done
+}
+step_blas() {
+  need bench/bench_ember
+  need tests/blas_cores
+  record blas_cores "OPENBLAS_CORETYPE=<core> ./build/bench/bench_ember matmul_1024 gpt_small_train_step" cores
+}
+
+threads() {
+  local busy_pid=""
+  trap '[ -n "$busy_pid" ] && kill "$busy_pid" 2> /dev/null' RETURN
+  for busy in no yes; do
+    if [ "$busy" = yes ]; then
+      yes > /dev/null &
+      busy_pid=$!
+      sleep 1
+    fi
+    for adaptive in 1 0; do
+      echo "## another program busy on one core: $busy; EMBER_ADAPTIVE_THREADS=$adaptive, 2 threads"
+      EMBER_ADAPTIVE_THREADS=$adaptive "$(bin bench/bench_ember)" gpt_tiny_train_step
+    done
+    echo "## another program busy on one core: $busy; 1 thread"
+    "$(bin bench/bench_ember)" --threads 1 gpt_tiny_train_step
+  done
+}
+step_threads() {
+  need bench/bench_ember
+  record threads "[yes > /dev/null &] EMBER_ADAPTIVE_THREADS=1|0 ./build/bench/bench_ember [--threads 1] gpt_tiny_train_step" threads
+}
+
+steps=("$@")
+((${#steps[@]})) || steps=(pictures race gpt inside watch distributed bench blas threads)
+for s in "${steps[@]}"; do
+  if ! declare -F "step_$s" > /dev/null; then
+    echo "measure_book.sh: no step '$s' (pictures race gpt inside watch distributed bench blas threads)" >&2
+    exit 2
+  fi
+  "step_$s"
+done
+echo "done: now run python3 tests/doc_test.py --source . --build $build to see which quoted numbers changed"

@@ -1,0 +1,697 @@
+#!/usr/bin/env python3
+"""The doc-test: no number in the docs that a program does not print, and no
+file or function named in them that the tree does not have.
+
+It reads README.md, docs/mainpage.md, exercises/README.md and docs/book/*.md
+and understands a few HTML comments (invisible on GitHub and in Doxygen):
+
+  <!-- run: KEY [tol=T] [needs=P] [status=S] -->
+                                   before a ```sh block: its commands are KEY;
+                                   they run (once, in a scratch directory) if
+                                   something refers to KEY, must end with exit
+                                   status S (default 0; "any"), and are skipped
+                                   when the program P is missing
+  <!-- output: KEY [tol=T] -->     before a fenced block: every line of the
+                                   block appears in KEY's output, in order
+                                   (a line "..." skips any lines); the words
+                                   must be equal, the numbers within tolerance
+  158<!-- = KEY "A" [> "B"] N [tol=T] -->
+                                   the number just before the comment is the
+                                   N-th number (1-based; -1 is the last) of the
+                                   first output line that contains "A" (after
+                                   "A", the first line containing "B")
+  <!-- measured: NAME -->          before a fenced block: as output, against
+                                   docs/book/measured/NAME.txt, which
+                                   scripts/measure_book.sh wrote (timings)
+  37.2<!-- = @NAME "A" N -->       a number from that file
+  <!-- measured-on: NAME -->       after a sentence: it must name the machine
+                                   and the commit the file records
+  1994<!-- prose -->               a number that is not a program's figure (a
+                                   year, a lesson's hand-worked input); above
+                                   a fenced block: the whole block
+
+A tolerance T is absolute (tol=0.01) or relative (tol=2%). Without one, a
+number may differ by half a unit of its last written digit (the doc rounds
+the program's value). The run's tol applies to every check of that KEY.
+
+Every other number in prose or tables that looks like a program's figure (a
+decimal fraction, an integer of 100 or more, a number with a unit of time,
+size or rate) must carry one of these comments. Numbers in inline code and in
+sh/cpp/cmake/formula/diagram blocks are inputs, not figures; other fenced
+blocks with such numbers must be checked (or marked prose). Headings and the
+numbers of chapters, lessons, exercises and versions are not figures.
+
+  <!-- packages: SCRIPT -->        before the README's install block: the
+                                   packages must be SCRIPT's pkgs=(...) list
+
+The README has at most 250 lines, and its test command is what .ci/run runs.
+
+Paths: every `dir/file.ext`, `dir/`, `file.cpp:function` and
+`file.h:Class::member` in inline code, every link and image target, and every
+path in a sh block must exist (build/ and out/ are made by programs and not
+checked); for `file:name`, the name must be defined or declared in the file.
+Exercises: every `scripts/exercise.sh ID` names an exercise, and every
+exercise is named in its chapter.
+
+  doc_test.py --source DIR --build DIR [--jobs N] [--keep DIR [--reuse]] [--only FILE | --files F...]
+"""
+
+import argparse
+import concurrent.futures
+import os
+import pathlib
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+
+DOCS = ["README.md", "docs/mainpage.md", "exercises/README.md"]
+BOOK = "docs/book"
+MEASURED = "docs/book/measured"
+README_MAX_LINES = 250
+
+SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
+# A number as the docs write it: 1.5, -0.25, 1e-18, 1.3·10⁻¹⁸, 313344.
+DOC_NUMBER = re.compile(r"(?<![\w.])[-−]?\d+(?:\.\d+)?(?:(?:e[-+]?\d+)|(?:·10[⁻]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+))?(?![\w])")
+# A number as programs print them.
+OUT_NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+UNIT = r"(?:%|×|x\b|\s?ms\b|\s?µs\b|\s?ns\b|\s?s\b|\s?MB\b|\s?KiB\b|\s?MiB\b|\s?GB/s\b|\s?GFLOP/s\b|\s?bytes\b)"
+COMMENT = re.compile(r"<!--(.*?)-->", re.S)
+FENCE = re.compile(r"^(\s*)```(\w*)")
+CODE_LANGS = {"sh", "bash", "cpp", "c++", "cmake", "diagram", "formula"}
+
+
+class Problems:
+    def __init__(self):
+        self.items = []
+
+    def add(self, where, message):
+        self.items.append(f"{where}: {message}")
+
+
+def parse_number(text):
+    """The value of a number as written in the docs, or None."""
+    t = text.replace("−", "-").strip()
+    if "·10" in t:
+        mant, exp = t.split("·10")
+        return float(mant) * 10 ** int(exp.translate(SUPERSCRIPT))
+    try:
+        return float(t)
+    except ValueError:
+        return None
+
+
+def allowed_error(doc_text, value, tol):
+    """How far a program's number may be from the docs' `doc_text`."""
+    rounding = 0.0
+    t = doc_text.replace("−", "-")
+    if "e" not in t and "·" not in t and "." in t:
+        rounding = 0.5 * 10 ** -len(t.split(".")[1])
+    elif "e" in t or "·" in t:  # 1.3e-18: half a unit of the mantissa's last digit
+        mant = t.split("e")[0].split("·")[0]
+        digits = len(mant.split(".")[1]) if "." in mant else 0
+        rounding = 0.5 * 10 ** -digits * abs(value) / max(abs(float(mant)), 1e-300)
+    extra = 0.0
+    if tol:
+        extra = abs(value) * float(tol[:-1]) / 100 if tol.endswith("%") else float(tol)
+    return max(rounding, extra) * (1 + 1e-9) + 1e-15
+
+
+def options(words):
+    """key=value words of an annotation."""
+    return dict(w.split("=", 1) for w in words if "=" in w)
+
+
+# ---- reading the markdown ----
+
+class Block:
+    def __init__(self, lang, lines, line, annotation):
+        self.lang, self.lines, self.line, self.annotation = lang, lines, line, annotation
+
+
+def split_markdown(text):
+    """(prose lines with their numbers, fenced blocks). An annotation is the
+    HTML comment on the line right above a block (blank lines allowed)."""
+    prose, blocks = [], []
+    lines = text.split("\n")
+    i = 0
+    pending = None
+    in_comment = False
+    while i < len(lines):
+        line = lines[i]
+        m = FENCE.match(line)
+        if m and not in_comment:
+            lang, body, start = m.group(2), [], i + 1
+            i += 1
+            while i < len(lines) and not lines[i].strip().startswith("```"):
+                body.append(lines[i])
+                i += 1
+            blocks.append(Block(lang, body, start, pending))
+            pending = None
+            i += 1
+            continue
+        stripped = line.strip()
+        c = re.fullmatch(r"<!--(.*?)-->", stripped)
+        if c and re.match(r"\s*(run:|output:|measured:|packages:|prose\s*$)", c.group(1)):
+            pending = c.group(1).strip()
+        elif stripped:
+            pending = None
+        if "<!--" in line and "-->" not in line.split("<!--", 1)[1]:
+            in_comment = True
+        if in_comment and "-->" in line:
+            in_comment = "<!--" in line.rsplit("-->", 1)[1]
+        prose.append((i + 1, line))
+        i += 1
+    return prose, blocks
+
+
+def quoted(spec):
+    """'"A" > "B" 3 tol=1%' -> (["A", "B"], 3, {"tol": "1%"})"""
+    parts = re.findall(r'"([^"]*)"', spec)
+    rest = re.sub(r'"[^"]*"', " ", spec).replace(">", " ").split()
+    index = None
+    for w in rest:
+        if re.fullmatch(r"-?\d+", w):
+            index = int(w)
+    return parts, index, options(rest)
+
+
+# ---- running the programs ----
+
+class Runner:
+    def __init__(self, source, build, jobs, keep, reuse):
+        self.source, self.build, self.jobs, self.keep, self.reuse = source, build, jobs, keep, reuse
+        self.commands = {}  # key -> (command, tol, where)
+        self.needs = {}     # key -> a program the command needs (skipped without it)
+        self.status = {}    # key -> the exit status it must end with ("any": whatever)
+        self.skipped = []
+        self.wanted = set()
+        self.outputs = {}   # key -> (status, text)
+
+    def define(self, key, command, tol, where, problems):
+        if key in self.commands and self.commands[key][0] != command:
+            problems.add(where, f"run key '{key}' is already the command '{self.commands[key][0]}'")
+        self.commands.setdefault(key, (command, tol, where))
+
+    def run_one(self, key):
+        command = self.commands[key][0]
+        saved = pathlib.Path(self.keep or "") / key / "doc_test_output.txt"
+        if self.keep and self.reuse and saved.exists():
+            return key, int(self.status.get(key, "0").replace("any", "0")), saved.read_text()
+        # The docs write commands as a reader runs them from the repository root.
+        shell = command.replace("./build/", str(self.build) + "/")
+        shell = re.sub(r"(?<![\w/.])(scripts|bench|data)/", str(self.source) + r"/\1/", shell)
+        scratch = pathlib.Path(self.keep) / key if self.keep else pathlib.Path(tempfile.mkdtemp(prefix="doc_test_"))
+        scratch.mkdir(parents=True, exist_ok=True)
+        try:
+            return self.run_in(key, shell, scratch, saved)
+        finally:
+            if not self.keep:  # what the programs wrote (checkpoints, pictures) goes
+                shutil.rmtree(scratch, ignore_errors=True)
+
+    def run_in(self, key, shell, scratch, saved):
+        # Open MPI refuses root unless told; CI runs as root.
+        env = dict(os.environ, OMP_WAIT_POLICY="passive", OMPI_ALLOW_RUN_AS_ROOT="1",
+                   OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_btl="self,vader")
+        try:
+            p = subprocess.run(["bash", "-c", shell], cwd=scratch, env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, timeout=900, text=True)
+            if self.keep:
+                saved.write_text(p.stdout)
+            return key, p.returncode, p.stdout
+        except subprocess.TimeoutExpired:
+            return key, -1, "(timed out after 900 s)"
+
+    def run_wanted(self, problems):
+        todo = [k for k in sorted(self.wanted) if k in self.commands]
+        for k in list(todo):
+            need = self.needs.get(k)
+            if need and not shutil.which(need):
+                self.skipped.append(f"{k} (no {need})")
+                todo.remove(k)
+        for k in sorted(self.wanted - set(self.commands)):
+            problems.add("docs", f"a check refers to the command '{k}', but no <!-- run: {k} --> block defines it")
+        # The long runs first, so that the short ones fill in beside them.
+        todo.sort(key=lambda k: not re.search(r"lesson_c_race|train_gpt|mpirun", self.commands[k][0]))
+        with concurrent.futures.ThreadPoolExecutor(max_workers=self.jobs) as pool:
+            for key, status, text in pool.map(self.run_one, todo):
+                want = self.status.get(key, "0")
+                ok = want == "any" or status == int(want)
+                self.outputs[key] = (0 if ok else status, text)
+                if not ok:
+                    problems.add(self.commands[key][2], f"the command '{self.commands[key][0]}' ended with status "
+                                 f"{status}, not {want}; its output ends:\n" + "\n".join(text.splitlines()[-15:]))
+
+    def text(self, key):
+        return self.outputs.get(key, (1, ""))[1]
+
+
+def measured_file(source, name):
+    path = source / MEASURED / f"{name}.txt"
+    return path.read_text() if path.exists() else None
+
+
+def header_field(text, field):
+    m = re.search(rf"^# {field}: (.*)$", text, re.M)
+    return m.group(1).strip() if m else ""
+
+
+# ---- comparing ----
+
+def tokens(line):
+    """A line as words and numbers: ("words", [numbers as text])."""
+    nums = OUT_NUMBER.findall(line)
+    words = " ".join(OUT_NUMBER.sub("#", line).split())
+    return words, nums
+
+
+def line_matches(doc_line, out_line, tol):
+    dw, dn = tokens(doc_line)
+    ow, on = tokens(out_line)
+    if dw != ow or len(dn) != len(on):
+        return False
+    for d, o in zip(dn, on):
+        dv, ov = parse_number(d), float(o)
+        if abs(dv - ov) > allowed_error(d, ov, tol):
+            return False
+    return True
+
+
+def match_block(block_lines, out_text, same):
+    """Matches a block's lines to the output, in order: (None, [the output line
+    each block line matched, or None for "..." and blank lines]) or, on the
+    first line that does not match, (that line, the nearest output line)."""
+    out = [l.rstrip() for l in out_text.splitlines()]
+    matched = []
+    pos = 0
+    anchored = False  # after the first line, lines must follow one another unless "..." intervenes
+    for line in (l.rstrip() for l in block_lines):
+        if line.strip() in ("...", "…"):
+            anchored = False
+            matched.append(None)
+            continue
+        if not line.strip():
+            matched.append(None)
+            continue
+        if anchored:
+            while pos < len(out) and not out[pos].strip():
+                pos += 1
+            if pos < len(out) and same(line, out[pos]):
+                matched.append(out[pos])
+                pos += 1
+                continue
+            return (line, out[pos] if pos < len(out) else "(end of output)"), None
+        found = next((j for j in range(pos, len(out)) if same(line, out[j])), None)
+        if found is None:
+            near = next((o for o in out if tokens(o)[0] == tokens(line)[0]), None)
+            return (line, near or "(no line with these words)"), None
+        matched.append(out[found])
+        pos, anchored = found + 1, True
+    return None, matched
+
+
+def compare_block(block_lines, out_text, tol):
+    """None when every line appears in order, else the first line that does not."""
+    bad, _ = match_block(block_lines, out_text, lambda d, o: line_matches(d, o, tol))
+    return bad
+
+
+def same_words(doc_line, out_line):
+    """The same line but for its numbers (what --refresh replaces)."""
+    dw, dn = tokens(doc_line)
+    ow, on = tokens(out_line)
+    return dw == ow and len(dn) == len(on)
+
+
+def find_number(text, parts, index):
+    lines = text.splitlines()
+    pos = 0
+    for p in parts:
+        while pos < len(lines) and p not in lines[pos]:
+            pos += 1
+        if pos == len(lines):
+            return None, f'no line contains "{p}"'
+    line = lines[pos]
+    tail = line.split(parts[-1], 1)[1] if len(parts) > 0 else line
+    nums = OUT_NUMBER.findall(tail)
+    if index is None or not nums or index == 0 or abs(index) > len(nums):
+        return None, f'the line "{line.strip()}" has no number {index} after "{parts[-1]}"'
+    return nums[index - 1 if index > 0 else index], line.strip()
+
+
+# ---- the checks ----
+
+TIME_OR_SIZE = re.compile(r"^\s?(ms|µs|ns|s|min|MB|MiB|KiB|GB|GiB|GB/s|GFLOP/s|MFLOP|tok/s|tokens/s)\b")
+
+
+def figure_like(text, before, after=""):
+    """Does a number in prose look like a program's figure?"""
+    t = text.replace("−", "-")
+    if re.search(r"(?i)(exercise|exercises|chapter|chapters|§|lesson|version|C\+\+|OpenBLAS|PyTorch|Debian|CMake)\s*$",
+                 before) or before.endswith("**"):  # "**2.1 Title.**" heads an exercise
+        return False
+    if re.search(r"[A-Za-z]-$", before):  # a name: AVX-512, UTF-8
+        return False
+    if "." in t or "e" in t or "·" in t or TIME_OR_SIZE.match(after):
+        return True
+    return abs(float(t)) >= 100
+
+
+def mask(text, pattern):
+    """text with every match of pattern blanked (newlines kept, so lines stay lines)."""
+    return re.sub(pattern, lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+
+
+def check_prose(md, prose, runner, source, problems, inline_checks):
+    lines = [line for _, line in prose]
+    numbers = [n for n, _ in prose]
+    # Inline code may run over a line break (never over a blank line).
+    masked = mask("\n".join(lines), r"`[^`\n]*(?:\n[^`\n]+)*`").split("\n")
+    paragraph = ""
+    for lineno, line, plain in zip(numbers, lines, masked):
+        where = f"{md}:{lineno}"
+        paragraph = "" if not line.strip() else paragraph + " "
+        if line.lstrip().startswith("#") or line.strip() == "<!-- prose -->":  # headings; a block's mark
+            continue
+        # Annotations after numbers, then the numbers that carry none.
+        covered = set()
+        for m in COMMENT.finditer(line):
+            body = m.group(1).strip()
+            before = line[:m.start()]
+            if body.startswith("measured-on:"):  # the sentence may start on an earlier line
+                inline_checks.append(("on", where, body.split(":", 1)[1].strip(), " ".join((paragraph + before).split())))
+                continue
+            if not (body.startswith("=") or body == "prose"):
+                continue
+            nm = re.search(rf"({DOC_NUMBER.pattern}){UNIT}?`?$", before)
+            if not nm:
+                problems.add(where, f"<!-- {body} --> must follow a number directly")
+                continue
+            covered.add(nm.start(1))
+            if body.startswith("="):
+                inline_checks.append(("num", where, body[1:].strip(), nm.group(1)))
+        paragraph += line
+        text = mask(plain, r"<!--.*?-->")
+        text = mask(text, r"\]\([^)]*\)")  # link targets
+        text = mask(text, r"https?://\S+")
+        for m in DOC_NUMBER.finditer(text):
+            if m.start() in covered or not figure_like(m.group(0), text[:m.start()], text[m.end():]):
+                continue
+            problems.add(where, f"the number {m.group(0)} looks like a program's figure but has no check "
+                                f"(<!-- = KEY \"line\" N -->) and is not marked <!-- prose -->")
+
+
+def check_blocks(md, blocks, runner, source, problems, block_checks):
+    for b in blocks:
+        where = f"{md}:{b.line}"
+        ann = b.annotation or ""
+        kind, _, spec = ann.partition(":")
+        words = spec.split()
+        if kind == "run":
+            if b.lang not in ("sh", "bash"):
+                problems.add(where, "<!-- run: --> belongs above a ```sh block")
+                continue
+            cmds = [l.split(" #")[0].strip() for l in b.lines if l.strip() and not l.strip().startswith("#")]
+            runner.define(words[0], "\n".join(cmds), options(words[1:]).get("tol"), where, problems)
+            runner.status[words[0]] = options(words[1:]).get("status", "0")
+            if "needs" in options(words[1:]):
+                runner.needs[words[0]] = options(words[1:])["needs"]
+        elif kind in ("output", "measured"):
+            block_checks.append((kind, where, words[0], options(words[1:]).get("tol"), b.lines, (md, b.line)))
+        elif kind == "packages":
+            check_packages(source, where, words[0], b.lines, problems)
+        elif kind.strip() == "prose":
+            continue  # a lesson's hand-worked numbers, checked by the example that prints them
+        elif b.lang not in CODE_LANGS:
+            nums = [m.group(0) for line in b.lines for m in DOC_NUMBER.finditer(line)
+                    if figure_like(m.group(0), line[:m.start()], line[m.end():])]
+            if nums:
+                problems.add(where, f"this ```{b.lang} block has figures ({', '.join(nums[:4])}, ...) but no "
+                                    "<!-- output: KEY --> or <!-- measured: NAME --> above it")
+
+
+def check_packages(source, where, script, lines, problems):
+    """The packages a block installs must be those the script installs."""
+    text = (source / script).read_text()
+    m = re.search(r"^pkgs=\((.*?)\)", text, re.S | re.M)
+    want = set(m.group(1).split()) if m else set()
+    got = set()
+    for line in lines:
+        if line.strip().startswith(("cmake", "ctest")):
+            continue
+        got |= {w for w in line.replace("\\", " ").split() if w not in ("sudo", "apt-get", "install", "-y")}
+    if got != want:
+        problems.add(where, f"the packages differ from {script}'s: missing {sorted(want - got)}, "
+                            f"not there {sorted(got - want)}")
+
+
+PATH_TOKEN = re.compile(r"^[\w.+-]+(?:/[\w.+*{},-]+)*/?(?::[\w:~]+)?$")
+
+
+def path_exists(source, md_dir, token, problems, where):
+    token = token.rstrip(".,;")
+    if token.startswith(("build/", "out/", "./build/", "./out/", "exercises/mine/", "/", "http", "~", "$")) or "*" in token or "{" in token:
+        return
+    if re.fullmatch(r"\.\w+", token):  # an extension: ".cpp"
+        return
+    path, _, name = token.partition(":")
+    has_ext = re.search(r"\.(h|cpp|md|py|sh|txt|in|cmake|png|json|gz|supp)$", path)
+    top = path.split("/")[0]
+    if not has_ext and not (top and (source / top).is_dir() and "/" in path):
+        return  # "df/dx", "(B, T)/2": not a path
+    for base in (source, md_dir):
+        p = base / path
+        if p.exists():
+            break
+    else:
+        problems.add(where, f"`{token}`: there is no {path} in the tree")
+        return
+    if name:
+        if p.is_dir():
+            problems.add(where, f"`{token}`: {path} is a folder")
+            return
+        text = p.read_text(errors="replace")
+        last = name.split("::")[-1]
+        owner = name.split("::")[-2] if "::" in name else None
+        pattern = rf"(\b(struct|class|enum(\s+class)?)\s+{re.escape(last)}\b|\b{re.escape(last)}\s*\(|#define\s+{re.escape(last)}\b|\b{re.escape(last)}\s*=)"
+        if owner:
+            pattern = rf"({re.escape(owner)}::{re.escape(last)}\s*\(|{pattern})"
+            if not re.search(rf"\b{re.escape(owner)}\b", text):
+                problems.add(where, f"`{token}`: {path} does not mention {owner}")
+                return
+        if not re.search(pattern, text):
+            problems.add(where, f"`{token}`: {path} defines no {name}")
+
+
+def check_paths(source, md, text, blocks, problems):
+    md_dir = (source / md).parent
+    for lineno, line in enumerate(text.split("\n"), 1):
+        where = f"{md}:{lineno}"
+        for span in re.findall(r"`([^`\n]+)`", line):
+            for tok in span.split():
+                if PATH_TOKEN.match(tok) and not tok.startswith("-"):
+                    path_exists(source, md_dir, tok, problems, where)
+        for target in re.findall(r"\]\(([^)\s]+)\)", line):
+            if target.startswith(("http", "#", "mailto:")):
+                continue
+            target = target.split("#")[0]
+            if target and not (md_dir / target).exists():
+                problems.add(where, f"the link target {target} does not exist")
+    for b in blocks:
+        if b.lang not in ("sh", "bash"):
+            continue
+        for k, line in enumerate(b.lines):
+            where = f"{md}:{b.line + k + 1}"
+            code = line.split(" #")[0]
+            try:
+                words = shlex.split(code)
+            except ValueError:
+                words = code.split()
+            for w in words:
+                m = re.match(r"^\./build/(examples|bench|tests)/(\w+)$", w)
+                if m:
+                    src = source / m.group(1)
+                    cmake = (src / "CMakeLists.txt").read_text() if (src / "CMakeLists.txt").exists() else ""
+                    if not ((src / f"{m.group(2)}.cpp").exists() or (src / m.group(2)).is_dir()
+                            or re.search(rf"add_executable\({m.group(2)}\b", cmake)):
+                        problems.add(where, f"{w}: there is no {m.group(1)}/{m.group(2)}.cpp (or folder)")
+                elif re.match(r"^(scripts|bench|tests|docs|data|examples|exercises|\.ci)/", w):
+                    path_exists(source, md_dir, w, problems, where)
+
+
+def check_exercises(source, book_files, problems):
+    starts = sorted((source / "exercises/start").glob("*.cpp"))
+    ids = {p.name.split("_")[0]: p for p in starts}
+    named = {}
+    for md in book_files:
+        for m in re.finditer(r"exercise\.sh (\d+\.\d+)", (source / md).read_text()):
+            named.setdefault(m.group(1), set()).add(md)
+    for i in sorted(named):
+        if i not in ids:
+            problems.add(sorted(named[i])[0], f"exercise {i} is named but exercises/start/{i}_*.cpp does not exist")
+    for i, p in ids.items():
+        chapter = f"{int(i.split('.')[0]):02d}_"
+        if not any(pathlib.Path(md).name.startswith(chapter) for md in named.get(i, ())):
+            problems.add(f"exercises/start/{p.name}", f"exercise {i} is not named (bash scripts/exercise.sh {i}) "
+                                                     f"in its chapter docs/book/{chapter}*.md")
+
+
+def refresh(source, block_checks, inline_checks):
+    """Rewrites what the docs quote from docs/book/measured/ with the files'
+    current numbers (the words must still match)."""
+    edits = {}  # md -> its lines
+    changed = 0
+
+    def lines_of(md):
+        return edits.setdefault(md, (source / md).read_text().split("\n"))
+
+    for kind, where, key, tol, block, (md, start) in block_checks:
+        text = measured_file(source, key) if kind == "measured" else None
+        if text is None:
+            continue
+        bad, matched = match_block(block, text, same_words)
+        if bad:
+            print(f"{where}: not refreshed, no line in {MEASURED}/{key}.txt has the words of\n    {bad[0].strip()}")
+            continue
+        lines = lines_of(md)
+        for k, new in enumerate(matched):
+            if new is not None and lines[start + k].rstrip() != new:
+                lines[start + k] = new
+                changed += 1
+    for kind, where, spec, number in inline_checks:
+        if kind != "num" or not spec.startswith("@"):
+            continue
+        key = spec.split()[0]
+        parts, index, _ = quoted(spec[len(key):])
+        text = measured_file(source, key[1:])
+        found = find_number(text, parts, index)[0] if text else None
+        if found is None or found == number:
+            continue
+        md, lineno = where.rsplit(":", 1)
+        lines = lines_of(md)
+        i = int(lineno) - 1
+        lines[i] = re.sub(rf"(?<![\w.]){re.escape(number)}(?={UNIT}?`?<!--\s*=\s*{re.escape(key)})", found, lines[i], 1)
+        changed += 1
+        print(f"{where}: {number} -> {found}")
+    for md, lines in edits.items():
+        (source / md).write_text("\n".join(lines))
+    print(f"refresh: {changed} quoted measurement(s) rewritten; read the prose around them again")
+    return 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--source", required=True)
+    ap.add_argument("--build", required=True)
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--keep", help="run the programs in DIR/KEY and keep what they write and print")
+    ap.add_argument("--reuse", action="store_true", help="with --keep: reuse what an earlier run printed")
+    ap.add_argument("--only", help="check only this markdown file (its paths and numbers)")
+    ap.add_argument("--refresh", action="store_true",
+                    help="after scripts/measure_book.sh: rewrite the quoted measurements (measured blocks and "
+                         "@NAME numbers) from docs/book/measured/, and say what changed")
+    ap.add_argument("--files", nargs="+", help="check these markdown files (relative to --source) and nothing "
+                                               "else of the tree (the doc-test's own test)")
+    args = ap.parse_args()
+    source, build = pathlib.Path(args.source).resolve(), pathlib.Path(args.build).resolve()
+    problems = Problems()
+
+    book = sorted(str(p.relative_to(source)) for p in (source / BOOK).glob("*.md"))
+    files = args.files or [f for f in DOCS + book if (source / f).exists()]
+    if args.only:
+        files = [f for f in files if f == args.only or f.endswith("/" + args.only)]
+    runner = Runner(source, build, args.jobs, args.keep, args.reuse)
+    inline_checks, block_checks = [], []
+    for md in files:
+        text = (source / md).read_text()
+        prose, blocks = split_markdown(text)
+        check_blocks(md, blocks, runner, source, problems, block_checks)
+        check_prose(md, prose, runner, source, problems, inline_checks)
+        check_paths(source, md, text, blocks, problems)
+    if not args.only and not args.files:
+        check_exercises(source, book, problems)
+        readme = (source / "README.md").read_text().splitlines()
+        if len(readme) > README_MAX_LINES:
+            problems.add("README.md", f"{len(readme)} lines; the front door has at most {README_MAX_LINES}")
+        ci = (source / ".ci/run").read_text()
+        if "bash scripts/test.sh" not in "\n".join(readme) or "bash scripts/test.sh" not in ci:
+            problems.add("README.md", "the README's test command (bash scripts/test.sh) must be what .ci/run calls")
+
+    # Which programs must run.
+    for kind, where, key, tol, lines, _ in block_checks:
+        if kind == "output":
+            runner.wanted.add(key)
+    for kind, where, spec, number in inline_checks:
+        if kind == "num" and not spec.startswith("@"):
+            runner.wanted.add(spec.split()[0])
+    if not args.refresh:
+        runner.run_wanted(problems)
+
+    if args.refresh:
+        return refresh(source, block_checks, inline_checks)
+
+    for kind, where, key, tol, lines, _ in block_checks:
+        if kind == "output":
+            if key not in runner.outputs or runner.outputs[key][0] != 0:
+                continue
+            text = runner.text(key)
+            tol = tol or runner.commands[key][1]
+            what = f"the output of '{runner.commands[key][0]}'"
+        else:
+            text = measured_file(source, key)
+            if text is None:
+                problems.add(where, f"{MEASURED}/{key}.txt does not exist (scripts/measure_book.sh writes it)")
+                continue
+            what = f"{MEASURED}/{key}.txt"
+        bad = compare_block(lines, text, tol)
+        if bad:
+            problems.add(where, f"this block's line\n    {bad[0].strip()}\n  is not in {what}; nearest:\n    {bad[1].strip()}")
+
+    for kind, where, spec, number in inline_checks:
+        if kind == "on":
+            text = measured_file(source, spec)
+            if text is None:
+                problems.add(where, f"{MEASURED}/{spec}.txt does not exist")
+                continue
+            for field in ("machine", "commit"):
+                value = header_field(text, field)
+                if not value or value.split(" (")[0] not in number:
+                    problems.add(where, f"the sentence should name the {field} of {MEASURED}/{spec}.txt: {value}")
+            continue
+        key = spec.split()[0]
+        parts, index, opts = quoted(spec[len(key):])
+        if key.startswith("@"):
+            text = measured_file(source, key[1:])
+            if text is None:
+                problems.add(where, f"{MEASURED}/{key[1:]}.txt does not exist")
+                continue
+            tol, what = opts.get("tol"), f"{MEASURED}/{key[1:]}.txt"
+        else:
+            if key not in runner.outputs or runner.outputs[key][0] != 0:
+                continue
+            text = runner.text(key)
+            tol, what = opts.get("tol") or runner.commands[key][1], f"'{runner.commands[key][0]}'"
+        found, line = find_number(text, parts, index)
+        if found is None:
+            problems.add(where, f"{number}: in {what}, {line}")
+            continue
+        dv, ov = parse_number(number), float(found)
+        if dv is None or abs(dv - ov) > allowed_error(number, ov, tol):
+            problems.add(where, f"the docs say {number}, but {what} prints {found}:\n    {line}")
+
+    checked = len(inline_checks) + len(block_checks)
+    if problems.items:
+        print(f"doc-test: {len(problems.items)} problem(s) in {len(files)} files:")
+        for p in problems.items:
+            print("  " + p.replace("\n", "\n  "))
+        return 1
+    skipped = f"; skipped (a program is missing): {', '.join(runner.skipped)}" if runner.skipped else ""
+    print(f"doc-test: {len(files)} files, {checked} checks against {len(runner.outputs)} program runs, "
+          f"every path and function found: ok{skipped}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,81 @@
+#include "train/train_state.h"
+
+#include <cmath>
+
+#include "tensor/factory.h"
+#include "tensor/parse.h"
+
+namespace ember::train {
+
+namespace {
+constexpr int64_t kHistoryColumns = 5;  // step, loss, lr, grad_norm, val_loss
+
+Tensor history_tensor(const std::vector<StepLog>& history) {
+  Tensor t = empty({static_cast<int64_t>(history.size()), kHistoryColumns}, kFloat64);
+  for (size_t i = 0; i < history.size(); ++i) {
+    const StepLog& h = history[i];
+    double* row = t.data_ptr<double>() + i * kHistoryColumns;
+    row[0] = static_cast<double>(h.step);
+    row[1] = h.loss;
+    row[2] = h.lr;
+    row[3] = h.grad_norm;
+    row[4] = h.val_loss ? *h.val_loss : NAN;
+  }
+  return t;
+}
+
+std::vector<StepLog> history_rows(const Tensor& t) {
+  std::vector<StepLog> out;
+  for (int64_t i = 0; i < t.size(0); ++i) {
+    const double* row = t.data_ptr<double>() + i * kHistoryColumns;
+    out.push_back({static_cast<int64_t>(row[0]), row[1], row[2], row[3],
+                   std::isnan(row[4]) ? std::nullopt : std::optional<double>(row[4])});
+  }
+  return out;
+}
+}  // namespace
+
+int64_t metadata_count(const Metadata& m, const std::string& key, const std::string& file) {
+  auto it = m.find(key);
+  EMBER_CHECK(it != m.end(), "resume", file << ": no " << key << " in the metadata");
+  int64_t v = parse_int64(it->second, "resume", file + ": metadata " + key);
+  EMBER_CHECK(v >= 0, "resume", file << ": metadata " << key << " = " << v << " is negative");
+  return v;
+}
+
+void write_train_state(const std::string& path, const TrainState& s) {
+  NamedTensors tensors;
+  for (const auto& [name, t] : s.optimizer) tensors.emplace_back("optim." + name, t);
+  tensors.emplace_back("generators", s.generators);
+  tensors.emplace_back("history", history_tensor(s.history));
+  Metadata meta = {{"ember.step", std::to_string(s.step)}, {"ember.optimizer.steps", std::to_string(s.optimizer_steps)}};
+  if (s.options) meta["ember.train"] = *s.options;
+  // (absent for one process, so that its files stay as they were)
+  if (s.world_size > 1) meta["ember.world_size"] = std::to_string(s.world_size);
+  write_safetensors(path, tensors, meta);
+}
+
+TrainState read_train_state(const std::string& path) {
+  SafetensorsContents st = read_safetensors(path);
+  TrainState out;
+  out.step = metadata_count(st.metadata, "ember.step", path);
+  out.optimizer_steps =
+      st.metadata.count("ember.optimizer.steps") ? metadata_count(st.metadata, "ember.optimizer.steps", path) : 0;
+  if (auto it = st.metadata.find("ember.train"); it != st.metadata.end()) out.options = it->second;
+  if (st.metadata.count("ember.world_size")) out.world_size = metadata_count(st.metadata, "ember.world_size", path);
+  Tensor history;
+  for (auto& [name, t] : st.tensors) {
+    if (name.rfind("optim.", 0) == 0) out.optimizer.emplace_back(name.substr(6), t);
+    else if (name == "generators") out.generators = t;
+    else if (name == "history") history = t;
+    else EMBER_FAIL("resume", path << ": unexpected tensor \"" << name << "\"");
+  }
+  // One row per step, after the step-0 row of the untrained model.
+  EMBER_CHECK(history.defined() && history.dtype() == kFloat64 && history.dim() == 2 &&
+                  history.size(1) == kHistoryColumns && history.size(0) - 1 == out.step,
+              "resume", path << ": the history does not match step " << out.step);
+  out.history = history_rows(history);
+  return out;
+}
+
+}  // namespace ember::train
