@@ -72,7 +72,8 @@ TEST(BFloat16, RoundsToNearestWithTiesToEven) {
 
 // Every one of the 65536 high halves with low halves that are 0, ties,
 // either side of a tie and extremes: the scalar conversion, the loop the
-// packing uses (gemm::bf16_bits_of) and the exact reference agree.
+// packing uses (gemm::bf16_bits_of, and at every width) and the exact
+// reference agree.
 TEST(BFloat16, EveryHighHalfRoundsAsTheExactReferenceSays) {
   const uint32_t lows[] = {0x0000, 0x0001, 0x7FFF, 0x8000, 0x8001, 0xC000, 0xFFFF};
   std::vector<float> in;
@@ -92,6 +93,11 @@ TEST(BFloat16, EveryHighHalfRoundsAsTheExactReferenceSays) {
     ++checked;
   }
   EXPECT_GT(checked, 450000);
+  for (Isa isa : gemm::isas_for_this_cpu()) {  // the vectorized loop packing runs, at every width
+    std::vector<uint16_t> wide(in.size());
+    gemm::to_bf16_bits_at(isa, in.data(), wide.data(), static_cast<int64_t>(in.size()));
+    ASSERT_EQ(wide, batch) << gemm::isa_name(isa);
+  }
 }
 
 TEST(BFloat16, IsAStorageDtype) {

@@ -188,7 +188,7 @@ TEST(Gemm, StepsFiveAndSixGiveTheSameBitsAtEveryWidthAndThreadCount) {
 // width, against the plain loops.
 TEST(Gemm, PackingTransposesAndRoundsAlikeAtEveryWidth) {
   std::mt19937 g(8);
-  std::vector<uint32_t> src(64 * 70), dst(70 * 64), want(70 * 64);
+  std::vector<uint32_t> src(64 * 70), dst(70 * 66), want(70 * 66);  // dst: cols rows of 66
   for (uint32_t& v : src) v = g();
   std::vector<float> f(1000);
   for (float& v : f) v = std::ldexp(float(g() % 100000) - 50000, int(g() % 60) - 30);
