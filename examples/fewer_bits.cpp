@@ -3,7 +3,7 @@
 // under autocast (products in bfloat16, float32 sums, everything else
 // float32), and the error of each op in bfloat16 against float64.
 //
-//   ./build/examples/fewer_bits                  # train_gpt's model, 600 steps each, about 2 minutes
+//   ./build/examples/fewer_bits                  # train_gpt's model, 600 steps each (docs/book/13_gemm_and_bfloat16.md)
 //   ./build/examples/fewer_bits --steps 100 --dim 32 --layers 1 --out out/bits
 //
 // Prints, for one batch through the untrained model:

@@ -3,7 +3,7 @@
 // against this machine's arithmetic peak (measured here, not a datasheet's),
 // and drawn on a roofline with the memory and compute ceilings measured here.
 //
-//   ./build/examples/gemm_lesson                       # C = A B at 1024^2, about a minute
+//   ./build/examples/gemm_lesson                       # C = A B at 1024^2 (docs/book/13_gemm_and_bfloat16.md)
 //   ./build/examples/gemm_lesson --size 512 --rounds 3 --out out/gemm
 //
 // Writes to --out: roofline.png and gemm_lesson.csv (every number of the
