@@ -28,6 +28,7 @@
 #include "tensor/shape.h"
 #include "tensor/tensor.h"
 
+#include "autograd/autocast.h"
 #include "autograd/engine.h"
 #include "autograd/grad_mode.h"
 #include "autograd/gradcheck.h"

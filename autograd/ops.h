@@ -29,7 +29,7 @@ Tensor select(const Tensor& x, int64_t d, int64_t index);
 Tensor flatten(const Tensor& x, int64_t start = 0, int64_t end = -1);
 Tensor contiguous(const Tensor& x);
 Tensor clone(const Tensor& x);
-Tensor to(const Tensor& x, DType dt);  // differentiable between float32 and float64
+Tensor to(const Tensor& x, DType dt);  // differentiable between float32 and float64; bfloat16: storage only
 
 // ---- joining (autograd/ops/join.cpp) ----
 Tensor cat(const std::vector<Tensor>& xs, int64_t d = 0);

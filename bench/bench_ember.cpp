@@ -1,6 +1,9 @@
 // bench_ember: times ember on a fixed set of workloads.
 //
-//   bench_ember [--threads N] [--watch WHAT] [--profile] [workload ...]   (default: all, 2 threads)
+//   bench_ember [--threads N] [--watch WHAT] [--profile] [--bf16] [workload ...]   (default: all, 2 threads)
+//
+// --bf16 runs every workload under an AutocastGuard: its products in
+// bfloat16 with float32 sums (autograd/autocast.h), the rest float32.
 //
 // --watch trace|profile|memory runs every timed iteration under that inspect/
 // instrument (a fresh one per iteration, made and destroyed inside the timed
@@ -25,6 +28,7 @@
 #include <cstdlib>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -229,7 +233,7 @@ double median_ms(const Workload& w, int warmup, Watch watch) {
 int main(int argc, char** argv) {
   int threads = 2;
   Watch watch = Watch::None;
-  bool profile = false;
+  bool profile = false, bf16 = false;
   std::vector<std::string> wanted;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -247,13 +251,15 @@ int main(int argc, char** argv) {
       }
     } else if (arg == "--profile") {
       profile = true;
+    } else if (arg == "--bf16") {
+      bf16 = true;
     } else if (arg == "--blas-info") {
       const ember::BlasInfo b = ember::blas_info();
       std::printf("core %s\nsummary %s\nchosen_by_ember %d\nlibrary %s\n", b.core.c_str(), b.summary().c_str(),
                   b.chosen_by_ember ? 1 : 0, b.library.c_str());
       return 0;
     } else if (arg == "-h" || arg == "--help") {
-      std::printf("usage: %s [--threads N] [--watch none|trace|profile|memory] [--profile] [--blas-info] [workload ...]\nworkloads:", argv[0]);
+      std::printf("usage: %s [--threads N] [--watch none|trace|profile|memory] [--profile] [--bf16] [--blas-info] [workload ...]\nworkloads:", argv[0]);
       for (const Workload& w : workloads()) std::printf(" %s", w.name.c_str());
       std::printf("\n");
       return 0;
@@ -267,6 +273,11 @@ int main(int argc, char** argv) {
   }
   ember::set_num_threads(threads);
   std::printf("# machine %s; %s\n", ember::blas_info().cpu.c_str(), ember::blas_info().summary().c_str());  // compare.sh skips lines starting with #
+  std::optional<ember::AutocastGuard> autocast;  // this thread runs every workload
+  if (bf16) {
+    autocast.emplace();
+    std::printf("# autocast: products in bfloat16 with float32 sums\n");
+  }
   ember::manual_seed(0);
 
   std::vector<Workload> all = workloads();

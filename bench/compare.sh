@@ -4,7 +4,10 @@
 # best. Builds nothing:
 #   cmake --build build --target bench_ember && bash bench/compare.sh
 #
-# Usage: bench/compare.sh [--build DIR] [--threads N] [workload ...]
+# Usage: bench/compare.sh [--build DIR] [--threads N] [--bf16] [workload ...]
+#   --bf16: both frameworks under their bfloat16 autocast (ember's
+#   AutocastGuard, torch.autocast("cpu", dtype=torch.bfloat16)); run once
+#   without and once with it to put fp32 and bf16 side by side.
 #   DIR defaults to build; PYTHON (env) defaults to /usr/bin/python3, the
 #   Debian interpreter that has python3-torch. No workload: all of them.
 #
@@ -19,11 +22,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-build=build threads=2 names=()
+build=build threads=2 names=() precision=()
 while (($#)); do
   case $1 in
     --build) build=$2; shift 2 ;;
     --threads) threads=$2; shift 2 ;;
+    --bf16) precision=(--bf16); shift ;;
     *) names+=("$1"); shift ;;
   esac
 done
@@ -62,7 +66,7 @@ collect() {
   local fw=$1 policy=$2 out=$tmp/$1.$2
   : >"$out"
   local -a run
-  if [[ $fw == ember ]]; then run=("$bench" --threads "$threads"); else run=("$python" bench/torch_reference.py --threads "$threads"); fi
+  if [[ $fw == ember ]]; then run=("$bench" --threads "$threads" "${precision[@]}"); else run=("$python" bench/torch_reference.py --threads "$threads" "${precision[@]}"); fi
   local -a list=("${plain[@]}")
   [[ $fw == torch ]] && list=("${torch_plain[@]}")
   local -a env=(env)
@@ -84,6 +88,7 @@ done
 echo "cpu: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), threads: $threads"
 echo "ember: $(sed -n 's/^summary //p' <<<"$blas_line")"
 echo "torch: $("$python" -c 'import torch; print("PyTorch", torch.__version__)') on Debian's OpenBLAS with OPENBLAS_CORETYPE=$core"
+((${#precision[@]})) && echo "precision: bfloat16 autocast in both (products in bfloat16, float32 sums; the rest float32)"
 echo "each framework: the fastest of OMP_WAIT_POLICY unset (default), =active and =passive, per workload (the policy column)"
 echo "load average before: $load_before, after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo

@@ -3,7 +3,9 @@
 defined the same way, timed the same way (setup untimed, 2 warmup runs, the
 median of `reps` timed runs), printed the same way: `name median_ms`.
 
-    python3 bench/torch_reference.py [--threads N] [workload ...]
+    python3 bench/torch_reference.py [--threads N] [--bf16] [workload ...]
+
+--bf16 runs every timed body under torch.autocast("cpu", dtype=torch.bfloat16).
 
 Some workloads add `<name>_ns_per_op` / `<name>_tokens_per_s` lines; the last
 line is `peak_rss_mb N`, the process's peak resident memory.
@@ -176,8 +178,14 @@ WORKLOADS = {
 }
 
 
-def median_ms(setup, reps, warmup=2):
+def median_ms(setup, reps, warmup=2, bf16=False):
     body = setup()
+    if bf16:
+        plain = body
+
+        def body():
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                plain()
     for _ in range(warmup):
         body()
     times = []
@@ -191,6 +199,7 @@ def median_ms(setup, reps, warmup=2):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--bf16", action="store_true", help='autocast: torch.autocast("cpu", dtype=torch.bfloat16)')
     parser.add_argument("workloads", nargs="*", help="default: all of " + " ".join(WORKLOADS))
     args = parser.parse_args()
     unknown = [n for n in args.workloads if n not in WORKLOADS]
@@ -202,7 +211,7 @@ def main():
     for name, (setup, reps, ops, tokens) in WORKLOADS.items():
         if args.workloads and name not in args.workloads:
             continue
-        ms = median_ms(setup, reps)
+        ms = median_ms(setup, reps, bf16=args.bf16)
         print(f"{name} {ms:.3f}", flush=True)
         if ops:
             print(f"{name}_ns_per_op {ms * 1e6 / ops:.1f}", flush=True)

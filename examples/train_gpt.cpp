@@ -122,7 +122,7 @@ struct Flags {
   train::TrainOptions opt;
   int threads = 2;
   int64_t save_every = 200, sample_every = 0, sample_chars = 300, more_steps = 0, profile_step = 0;
-  bool no_tie = false, overwrite = false;
+  bool no_tie = false, overwrite = false, bf16 = false;
   int64_t bucket_kb = distributed::DataParallelOptions{}.bucket_bytes >> 10;
 };
 
@@ -213,6 +213,11 @@ int train_main(Flags& f, const CLI::App& app, const std::string& program_name) {
     if (auto d = model_file.metadata.find("ember.data"); d != model_file.metadata.end() && !app.count("--data"))
       f.data = d->second;
     const int64_t step = parse_int64(model_file.metadata.at("ember.step"), "train_gpt", path + ": ember.step");
+    // The precision is the run's, like its other training options.
+    const bool run_bf16 = model_file.metadata.count("ember.autocast") > 0;
+    EMBER_CHECK(!app.count("--bf16") || run_bf16, "train_gpt",
+                "--bf16 was given, but " << f.resume << " was trained in float32; leave it out");
+    f.bf16 = run_bf16;
     apply_resume(f, app, train::Trainer::saved_options(f.resume), ck, step);
   }
   std::string text = train::read_text_file(f.data);
@@ -247,6 +252,13 @@ int train_main(Flags& f, const CLI::App& app, const std::string& program_name) {
   if (main_rank) hold = claim_run_dir(f);
   train::Metadata meta = train::gpt_metadata(f.cfg, tok);
   meta["ember.data"] = f.data;
+  // --bf16: every product of the run (forward, backward, evaluation,
+  // sampling) in bfloat16 with float32 sums; weights and the rest float32.
+  std::optional<AutocastGuard> autocast;
+  if (f.bf16) {
+    autocast.emplace();
+    meta["ember.autocast"] = "bfloat16";
+  }
 
   std::cout << "data        " << f.data << ": " << text.size() << " bytes, vocabulary of " << tok.vocab_size()
             << " characters\n"
@@ -254,7 +266,7 @@ int train_main(Flags& f, const CLI::App& app, const std::string& program_name) {
             << "parameters  " << model.num_parameters() << "\n"
             << "training    " << f.opt.steps << " steps of " << f.opt.batch << " x " << f.cfg.context_length
             << " tokens, AdamW lr " << f.opt.lr << ", " << f.threads << " threads" << (ranks > 1 ? " per process" : "")
-            << "\n"
+            << (f.bf16 ? ", products in bfloat16 (autocast)" : "") << "\n"
             << "machine     " << examples::machine_line() << "\n";
   if (ddp) {
     std::cout << "processes   " << ranks << " (mpirun), " << f.opt.batch / ranks << " sequences of each batch per process; "
@@ -396,6 +408,7 @@ int main(int argc, char** argv) {
   app.add_option("--positional", f.positional, "learned | sinusoidal")->check(CLI::IsMember({"learned", "sinusoidal"}));
   app.add_flag("--overwrite", f.overwrite, "start a fresh run in --out even if it holds a run: that run's files are removed");
   app.add_flag("--no-tie", f.no_tie, "give the LM head its own weight instead of the token embedding's");
+  app.add_flag("--bf16", f.bf16, "mixed precision: products in bfloat16 with float32 sums (autocast), the rest float32");
   app.add_option("--dropout", f.cfg.dropout, "dropout probability")->check(ember::examples::between(0.0, 0.9));
   app.add_option("--eval-every", f.opt.eval_every, "validation loss every N steps")->check(ember::examples::at_least<int64_t>(1));
   app.add_option("--save-every", f.save_every, "checkpoint every N steps")->check(ember::examples::at_least<int64_t>(1));

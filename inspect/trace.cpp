@@ -53,7 +53,8 @@ TensorSummary TensorSummary::of(const Tensor& t, int64_t first_values) {
   s.dtype = t.dtype();
   s.numel = t.numel();
   if (s.numel == 0) return s;
-  Tensor c = kernel::contiguous(t);
+  // bfloat16 values are summarized as the float32 values they are exactly.
+  Tensor c = t.dtype() == kBFloat16 ? kernel::to(t, kFloat32) : kernel::contiguous(t);
   double sq = 0, lo = INFINITY, hi = -INFINITY;
   EMBER_DISPATCH_ALL(c.dtype(), "TensorSummary", [&]<typename T>() {
     const T* p = c.data_ptr<T>();

@@ -11,6 +11,9 @@
 #   bench        bench_ember, and bench/compare.sh against PyTorch when it is installed (chapter 11)
 #   blas         sgemm and a GPT step under every OpenBLAS core this CPU runs (chapter 11)
 #   threads      a training step with a busy core beside it, adaptive threads on and off (chapter 11)
+#   gemm         gemm_lesson at 1024^2: every GEMM step, OpenBLAS, the peaks, the roofline (chapter 13)
+#   bits         fewer_bits: the tiny GPT in float32 and in bfloat16 autocast, its loss curves (chapter 13)
+#   bf16bench    bench/compare.sh on the products and the GPT step, float32 then --bf16 (chapter 13)
 #
 # Each step writes docs/book/measured/<name>.txt: a header (the machine, the
 # commit of the code measured, the date, the load average before and after,
@@ -193,11 +196,37 @@ step_threads() {
   record threads "[yes > /dev/null &] EMBER_ADAPTIVE_THREADS=1|0 ./build/bench/bench_ember [--threads 1] gpt_tiny_train_step" threads
 }
 
+gemm_lesson() { "$(bin examples/gemm_lesson)" --out gemm; }
+step_gemm() {
+  need examples/gemm_lesson
+  record gemm_lesson "./build/examples/gemm_lesson" gemm_lesson
+  cp "$scratch/gemm/roofline.png" "$images/gemm_roofline.png"
+}
+
+fewer_bits() { "$(bin examples/fewer_bits)" --out bits; }
+step_bits() {
+  need examples/fewer_bits
+  record fewer_bits "./build/examples/fewer_bits" fewer_bits
+  cp "$scratch/bits/loss_curves.png" "$images/bf16_loss_curves.png"
+}
+
+bf16_workloads=(matmul_1024 matmul_fwd_bwd_1024 attention_block_fwd_bwd gpt_small_train_step)
+bf16bench() {
+  echo "## float32"
+  bash "$root/bench/compare.sh" --build "$root/$build" "${bf16_workloads[@]}"
+  echo "## bfloat16 autocast"
+  bash "$root/bench/compare.sh" --build "$root/$build" --bf16 "${bf16_workloads[@]}"
+}
+step_bf16bench() {
+  need bench/bench_ember
+  record bench_bf16 "bash bench/compare.sh [--bf16] ${bf16_workloads[*]}" bf16bench
+}
+
 steps=("$@")
-((${#steps[@]})) || steps=(pictures race gpt inside watch distributed bench blas threads)
+((${#steps[@]})) || steps=(pictures race gpt inside watch distributed bench blas threads gemm bits bf16bench)
 for s in "${steps[@]}"; do
   if ! declare -F "step_$s" > /dev/null; then
-    echo "measure_book.sh: no step '$s' (pictures race gpt inside watch distributed bench blas threads)" >&2
+    echo "measure_book.sh: no step '$s' (pictures race gpt inside watch distributed bench blas threads gemm bits bf16bench)" >&2
     exit 2
   fi
   "step_$s"

@@ -14,8 +14,8 @@ void copy_(const Tensor& dst, const Tensor& src, const char* op) {
   EMBER_CHECK(b == dst.shape(), op,
               "source of shape " << shape_str(src.shape()) << " cannot be broadcast to destination "
                                  << shape_str(dst.shape()));
-  EMBER_DISPATCH_ALL(dst.dtype(), op, [&]<typename D>() {
-    EMBER_DISPATCH_ALL(src.dtype(), op, [&]<typename S>() {
+  EMBER_DISPATCH_STORAGE(dst.dtype(), op, [&]<typename D>() {
+    EMBER_DISPATCH_STORAGE(src.dtype(), op, [&]<typename S>() {
       if (std::is_same_v<D, S> && dst.is_contiguous() && src.is_contiguous() && src.shape() == dst.shape()) {
         std::memmove(dst.raw_data(), src.raw_data(), static_cast<size_t>(dst.numel()) * sizeof(D));
         detail::note_elementwise(dst, {&src}, /*computes=*/false);
@@ -28,7 +28,7 @@ void copy_(const Tensor& dst, const Tensor& src, const char* op) {
 }
 
 void fill_(const Tensor& dst, double value) {
-  EMBER_DISPATCH_ALL(dst.dtype(), "fill_", [&]<typename T>() {
+  EMBER_DISPATCH_STORAGE(dst.dtype(), "fill_", [&]<typename T>() {
     T v = static_cast<T>(value);
     if (dst.is_contiguous()) {
       T* p = dst.data_ptr<T>();

@@ -126,7 +126,7 @@ Tensor unary(Unary op, const Tensor& x) {
     });
   }
   EMBER_CHECK(is_floating(x.dtype()), unary_name(op),
-              "expected a floating tensor, got " << dtype_name(x.dtype()) << " of shape " << shape_str(x.shape()));
+              "expected a float32 or float64 tensor, got " << dtype_name(x.dtype()) << " of shape " << shape_str(x.shape()));
   return EMBER_DISPATCH_FLOAT(x.dtype(), unary_name(op), [&]<typename T>() { return unary_float<T>(op, x); });
 }
 

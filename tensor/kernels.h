@@ -126,8 +126,13 @@ CrossEntropyForward cross_entropy_forward(const Tensor& logits, const Tensor& ta
 Tensor cross_entropy_backward(const Tensor& logits, const Tensor& targets, const Tensor& lse, const Tensor& grad_losses,
                               double scale, int64_t ignore_index);
 
-// ---- linear algebra (tensor/matmul.cpp, over OpenBLAS) ----
+// ---- linear algebra (tensor/matmul.cpp, over OpenBLAS or tensor/gemm/) ----
+/// float32/float64 -> the same (OpenBLAS; ember's GEMM when EMBER_GEMM=ember);
+/// bfloat16 x bfloat16 -> float32 (ember's bfloat16 GEMM, float32 sums).
 Tensor matmul(const Tensor& a, const Tensor& b);
+/// autocast's product: float32 (or bfloat16) inputs, each value rounded to
+/// bfloat16 as it is packed, products and sums in float32 -> float32.
+Tensor matmul_bf16(const Tensor& a, const Tensor& b);
 
 // ---- indexing ----
 /// Checks that every id is in [0, n); error names op, id, its position, range.

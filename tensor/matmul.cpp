@@ -1,4 +1,4 @@
-// matmul over BLAS.
+// matmul over BLAS, or over ember's own GEMM (tensor/gemm/).
 //
 // PyTorch semantics: 1-D x 1-D is a dot product; a 1-D operand is treated as
 // a row (left) or column (right) vector and that dim is removed afterwards;
@@ -11,12 +11,21 @@
 // Threads: OpenBLAS runs single-threaded; ember splits the products itself
 // (run_gemms, below), so that every parallel op goes through parallel_for.
 // Loading OpenBLAS and choosing its kernels is tensor/machine/blas_library.cpp.
+//
+// ember's own GEMM (tensor/gemm/, step 6) takes any strides as they are (its
+// packing reads them), so no operand is copied for it. It runs the
+// bfloat16 products: matmul_bf16 (float32 inputs rounded to bfloat16 while
+// packed: autocast's product) and matmul of two bfloat16 tensors, both
+// accumulating in float32 and returning float32; and the float32 products
+// when EMBER_GEMM=ember (tensor/machine/gemm_kernels.h).
 #include <algorithm>
 #include <type_traits>
 
+#include "tensor/gemm/gemm.h"
 #include "tensor/hooks.h"
 #include "tensor/kernels.h"
 #include "tensor/machine/blas_library.h"
+#include "tensor/machine/gemm_kernels.h"
 #include "tensor/parallel.h"
 
 namespace ember::kernel {
@@ -107,8 +116,52 @@ void run_gemms(BlasOperand A, BlasOperand B, int64_t M, int64_t N, int64_t K, co
   });
 }
 
+// Which GEMM runs a product.
+enum class Engine { Blas, EmberF32, EmberBf16 };
+
+// The (M, K) matrix of batch entry i of x, as the GEMM lesson's view.
+template <typename T>
+gemm::View<T> matrix_view(const Tensor& x, int64_t offset) {
+  const int64_t d = x.dim();
+  return {x.data_ptr<T>() + offset, x.size(-2), x.size(-1), x.stride()[d - 2], x.stride()[d - 1]};
+}
+
+// Offsets of batch entry i in a and b (strides of the broadcast batch dims).
+void batch_offsets(int64_t i, const Tensor& ta, const Tensor& tb, const Shape& batch, int64_t& oa, int64_t& ob) {
+  oa = ob = 0;
+  for (int64_t d = static_cast<int64_t>(batch.size()) - 1; d >= 0; --d) {
+    const int64_t id = i % batch[d];
+    i /= batch[d];
+    oa += id * ta.stride()[d];
+    ob += id * tb.stride()[d];
+  }
+}
+
+// ember's GEMM on every product of the batch: a stack is split by whole
+// products (each on one thread), one product by step 6's own tiles.
+template <typename T>
+void run_ember_gemms(Engine engine, const Tensor& a, const Tensor& b, Tensor& out, const Shape& batch) {
+  const int64_t M = a.size(-2), N = b.size(-1), K = a.size(-1), nb = numel_of(batch);
+  const gemm::Isa isa = gemm::default_isa();
+  auto one = [&](int64_t i, bool parallel) {
+    int64_t oa, ob;
+    batch_offsets(i, a, b, batch, oa, ob);
+    const gemm::Out c{out.data_ptr<float>() + i * M * N, M, N, N};
+    if constexpr (std::is_same_v<T, float>) {
+      if (engine == Engine::EmberF32) return gemm::threaded(matrix_view<T>(a, oa), matrix_view<T>(b, ob), c, isa, parallel);
+    }
+    gemm::bf16_product(matrix_view<T>(a, oa), matrix_view<T>(b, ob), c, isa, gemm::bf16_native(), parallel);
+  };
+  if (nb == 1) return one(0, true);
+  const double flops = 2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
+  const int64_t grain = static_cast<int64_t>(std::max(1.0, kGemmGrain / flops));
+  detail::parallel_for(nb, grain, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) one(i, false);
+  });
+}
+
 // a: (..., M, K) b: (..., K, N) with equal batch shapes (already broadcast) -> (..., M, N)
-Tensor batched_matmul(Tensor a, Tensor b, const Shape& batch) {
+Tensor batched_matmul(Tensor a, Tensor b, const Shape& batch, Engine engine) {
   const int64_t M = a.size(-2), K = a.size(-1), N = b.size(-1);
   constexpr int64_t kBlasInt = 2147483647;  // OpenBLAS's int is 32 bits (an LP64 build)
   EMBER_CHECK(M <= kBlasInt && N <= kBlasInt && K <= kBlasInt, "matmul",
@@ -116,10 +169,20 @@ Tensor batched_matmul(Tensor a, Tensor b, const Shape& batch) {
   Shape out_shape = batch;
   out_shape.push_back(M);
   out_shape.push_back(N);
-  Tensor out = empty(out_shape, a.dtype());
+  Tensor out = empty(out_shape, engine == Engine::Blas ? a.dtype() : kFloat32);
   if (out.numel() == 0) return out;
   if (K == 0) {
     fill_(out, 0.0);
+    return out;
+  }
+  const int64_t nb = numel_of(batch);
+  const double item = static_cast<double>(dtype_size(a.dtype()));
+  // 2 M N K per product: a multiply and an add for every (m, n, k).
+  const double flops = 2.0 * nb * M * N * K;
+  if (engine != Engine::Blas) {
+    note_work(flops, item * nb * (M * K + K * N), 4.0 * nb * M * N);
+    if (a.dtype() == kBFloat16) run_ember_gemms<bfloat16>(engine, a, b, out, batch);
+    else run_ember_gemms<float>(engine, a, b, out, batch);
     return out;
   }
   BlasOperand opa{false, 1}, opb{false, 1};
@@ -131,10 +194,7 @@ Tensor batched_matmul(Tensor a, Tensor b, const Shape& batch) {
     b = contiguous(b);
     blas_layout(K, N, b.stride()[b.dim() - 2], b.stride()[b.dim() - 1], opb);
   }
-  const int64_t nb = numel_of(batch);
-  // 2 M N K per product: a multiply and an add for every (m, n, k).
-  const double item = static_cast<double>(dtype_size(a.dtype()));
-  note_work(2.0 * nb * M * N * K, item * nb * (M * K + K * N), item * nb * M * N);
+  note_work(flops, item * nb * (M * K + K * N), item * nb * M * N);
   EMBER_DISPATCH_FLOAT(a.dtype(), "matmul", [&]<typename T>() {
     run_gemms<T>(opa, opb, M, N, K, a.data_ptr<T>(), b.data_ptr<T>(), out.data_ptr<T>(), a, b, batch);
   });
@@ -143,15 +203,18 @@ Tensor batched_matmul(Tensor a, Tensor b, const Shape& batch) {
 
 }  // namespace
 
-Tensor matmul(const Tensor& a, const Tensor& b) {
-  EMBER_CHECK(a.dim() >= 1 && b.dim() >= 1, "matmul",
+namespace {
+Tensor matmul_with(const Tensor& a, const Tensor& b, Engine engine, const char* op) {
+  EMBER_CHECK(a.dim() >= 1 && b.dim() >= 1, op,
               "both arguments need at least 1 dim, got shapes " << shape_str(a.shape()) << " and " << shape_str(b.shape()));
-  EMBER_CHECK(a.dtype() == b.dtype(), "matmul",
+  EMBER_CHECK(a.dtype() == b.dtype(), op,
               "dtype mismatch: " << dtype_name(a.dtype()) << " " << shape_str(a.shape()) << " vs "
                                  << dtype_name(b.dtype()) << " " << shape_str(b.shape()));
-  EMBER_CHECK(is_floating(a.dtype()), "matmul",
-              "expected floating tensors, got " << dtype_name(a.dtype()) << " of shapes " << shape_str(a.shape())
-                                                << " and " << shape_str(b.shape()));
+  const bool takes = engine == Engine::EmberBf16 ? a.dtype() == kFloat32 || a.dtype() == kBFloat16 : is_floating(a.dtype());
+  EMBER_CHECK(takes, op,
+              "expected " << (engine == Engine::EmberBf16 ? "float32 or bfloat16" : "floating") << " tensors, got "
+                          << dtype_name(a.dtype()) << " of shapes " << shape_str(a.shape()) << " and "
+                          << shape_str(b.shape()));
   const int64_t ka = a.size(-1), kb = b.dim() == 1 ? b.size(0) : b.size(-2);
   EMBER_CHECK(ka == kb, "matmul",
               "a has shape " << shape_str(a.shape()) << " but b has shape " << shape_str(b.shape())
@@ -165,7 +228,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
       Tensor flat = as_strided(a, {a.numel() / ka, ka}, rows_strides, a.storage_offset());
       Shape out_shape(a.shape().begin(), a.shape().end() - 1);
       out_shape.push_back(b.size(1));
-      return reshape(batched_matmul(flat, b, {}), out_shape);
+      return reshape(batched_matmul(flat, b, {}, engine), out_shape);
     }
   }
   // Promote 1-D operands to matrices, remember to drop the dim at the end.
@@ -176,7 +239,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   try {
     batch = broadcast_shapes(ba, bb, "matmul");
   } catch (const Error&) {
-    EMBER_FAIL("matmul", "batch dims of a " << shape_str(a.shape()) << " and b " << shape_str(b.shape())
+    EMBER_FAIL(op, "batch dims of a " << shape_str(a.shape()) << " and b " << shape_str(b.shape())
                                             << " cannot be broadcast: " << shape_str(ba) << " vs " << shape_str(bb));
   }
   Shape ta = batch, tb = batch;
@@ -184,10 +247,20 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   ta.push_back(A.size(-1));
   tb.push_back(B.size(-2));
   tb.push_back(B.size(-1));
-  Tensor out = batched_matmul(expand(A, ta), expand(B, tb), batch);
+  Tensor out = batched_matmul(expand(A, ta), expand(B, tb), batch, engine);
   if (a.dim() == 1) out = squeeze(out, out.dim() - 2);
   if (b.dim() == 1) out = squeeze(out, out.dim() - 1);
   return out;
 }
+}  // namespace
+
+Tensor matmul(const Tensor& a, const Tensor& b) {
+  Engine engine = Engine::Blas;
+  if (a.dtype() == kBFloat16 && b.dtype() == kBFloat16) engine = Engine::EmberBf16;
+  else if (a.dtype() == kFloat32 && b.dtype() == kFloat32 && gemm::f32_matmul_uses_ember()) engine = Engine::EmberF32;
+  return matmul_with(a, b, engine, "matmul");
+}
+
+Tensor matmul_bf16(const Tensor& a, const Tensor& b) { return matmul_with(a, b, Engine::EmberBf16, "matmul_bf16"); }
 
 }  // namespace ember::kernel

@@ -157,7 +157,7 @@ Tensor sum(const Tensor& x, const Shape& dims, bool keepdim) {
 
 Tensor mean(const Tensor& x, const Shape& dims, bool keepdim) {
   EMBER_CHECK(is_floating(x.dtype()), "mean",
-              "expected a floating tensor, got " << dtype_name(x.dtype()) << " of shape " << shape_str(x.shape()));
+              "expected a float32 or float64 tensor, got " << dtype_name(x.dtype()) << " of shape " << shape_str(x.shape()));
   Rows r = as_rows(x, dims, keepdim, "mean");
   Tensor out = empty(r.out_shape, x.dtype());
   const double K = static_cast<double>(r.K);
@@ -170,7 +170,7 @@ Tensor mean(const Tensor& x, const Shape& dims, bool keepdim) {
 
 Tensor var(const Tensor& x, const Shape& dims, int64_t correction, bool keepdim) {
   EMBER_CHECK(is_floating(x.dtype()), "var",
-              "expected a floating tensor, got " << dtype_name(x.dtype()) << " of shape " << shape_str(x.shape()));
+              "expected a float32 or float64 tensor, got " << dtype_name(x.dtype()) << " of shape " << shape_str(x.shape()));
   EMBER_CHECK(correction >= 0, "var", "correction must be >= 0, got " << correction);
   Rows r = as_rows(x, dims, keepdim, "var");
   Tensor out = empty(r.out_shape, x.dtype());
@@ -196,7 +196,7 @@ Tensor var(const Tensor& x, const Shape& dims, int64_t correction, bool keepdim)
 
 Tensor norm(const Tensor& x, double p, const Shape& dims, bool keepdim) {
   EMBER_CHECK(is_floating(x.dtype()), "norm",
-              "expected a floating tensor, got " << dtype_name(x.dtype()) << " of shape " << shape_str(x.shape()));
+              "expected a float32 or float64 tensor, got " << dtype_name(x.dtype()) << " of shape " << shape_str(x.shape()));
   EMBER_CHECK(p > 0, "norm", "p must be > 0 (or infinity: max |x|), got " << p);
   Rows r = as_rows(x, dims, keepdim, "norm");
   Tensor out = empty(r.out_shape, x.dtype());
@@ -277,7 +277,7 @@ namespace {
 template <bool Log>
 Tensor softmax_impl(const Tensor& x, int64_t d, const char* op, double scale = 1.0, int64_t causal = 0) {
   EMBER_CHECK(is_floating(x.dtype()), op,
-              "expected a floating tensor, got " << dtype_name(x.dtype()) << " of shape " << shape_str(x.shape()));
+              "expected a float32 or float64 tensor, got " << dtype_name(x.dtype()) << " of shape " << shape_str(x.shape()));
   const int64_t w = wrap_dim_or_scalar(d, x.dim(), op);
   if (x.dim() == 0) return Log ? zeros_like(x) : ones_like(x);
   Rows r = as_rows(x, {w}, true, op);

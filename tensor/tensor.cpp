@@ -68,7 +68,7 @@ T Tensor::item() const {
   EMBER_CHECK(defined(), "item", "tensor is undefined");
   EMBER_CHECK(numel() == 1, "item",
               "only a tensor with one element can be converted to a scalar, got shape " << shape_str(shape()));
-  return EMBER_DISPATCH_ALL(dtype(), "item", [&]<typename S>() { return static_cast<T>(*static_cast<S*>(raw_data())); });
+  return EMBER_DISPATCH_STORAGE(dtype(), "item", [&]<typename S>() { return static_cast<T>(*static_cast<S*>(raw_data())); });
 }
 
 template <typename T>
@@ -76,7 +76,7 @@ std::vector<T> Tensor::to_vector() const {
   EMBER_CHECK(defined(), "to_vector", "tensor is undefined");
   std::vector<T> out(static_cast<size_t>(numel()));
   if (out.empty()) return out;
-  EMBER_DISPATCH_ALL(dtype(), "to_vector", [&]<typename S>() {
+  EMBER_DISPATCH_STORAGE(dtype(), "to_vector", [&]<typename S>() {
     const char* base = static_cast<const char*>(raw_data());
     const int64_t nd = dim();
     Shape idx(nd, 0);

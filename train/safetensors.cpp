@@ -28,6 +28,7 @@ const char* st_dtype(DType d) {
     case DType::Float64: return "F64";
     case DType::Int64: return "I64";
     case DType::Bool: return "BOOL";
+    case DType::BFloat16: return "BF16";
   }
   return "?";
 }
@@ -36,6 +37,7 @@ bool parse_st_dtype(const std::string& s, DType& out) {
   else if (s == "F64") out = kFloat64;
   else if (s == "I64") out = kInt64;
   else if (s == "BOOL") out = kBool;
+  else if (s == "BF16") out = kBFloat16;
   else return false;
   return true;
 }

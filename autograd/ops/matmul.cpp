@@ -2,6 +2,12 @@
 // with create_graph they record, for a second derivative). Batch dims that were
 // broadcast are summed back by the engine; 1-D operands are re-inserted as
 // the row/column they stood for, then removed again.
+//
+// Under autocast (autograd/autocast.h) a float32 product runs in bfloat16
+// with float32 sums (kernel::matmul_bf16), and its node runs the two
+// backward products the same way: the precision is the forward's, recorded
+// in the node, not whatever scope is open when backward runs.
+#include "autograd/autocast.h"
 #include "autograd/node.h"
 #include "autograd/op_scope.h"
 #include "autograd/ops.h"
@@ -13,9 +19,12 @@ struct MatmulBackward final : Node {
   EMBER_NODE_NAME(MatmulBackward)
   SavedTensor a, b;  // a is needed only for dB, b only for dA
   int64_t a_dim, b_dim;
-  MatmulBackward(const Tensor& a_, const Tensor& b_, int64_t ad, int64_t bd) : a(a_), b(b_), a_dim(ad), b_dim(bd) {}
+  bool bf16;         // the forward ran under autocast: so do the two products here
+  MatmulBackward(const Tensor& a_, const Tensor& b_, int64_t ad, int64_t bd, bool bf)
+      : a(a_), b(b_), a_dim(ad), b_dim(bd), bf16(bf) {}
   std::vector<SavedRef> saved() override { return {{"a", &a}, {"b", &b}}; }
   std::vector<Tensor> apply(const Tensor& g) override {
+    AutocastGuard precision(bf16);
     // Work with matrices: (…, M, K) @ (…, K, N) -> (…, M, N).
     Tensor G = g;
     if (a_dim == 1) G = unsqueeze(G, G.dim() - (b_dim == 1 ? 0 : 1));
@@ -46,11 +55,12 @@ struct MatmulBackward final : Node {
   }
 };
 Tensor matmul(const Tensor& a, const Tensor& b) {
-  OpScope scope("matmul", a, b);
-  Tensor out = kernel::matmul(a, b);
+  const bool bf16 = is_autocast_enabled() && a.dtype() == kFloat32 && b.dtype() == kFloat32;
+  OpScope scope(bf16 ? "matmul_bf16" : "matmul", a, b);
+  Tensor out = bf16 ? kernel::matmul_bf16(a, b) : kernel::matmul(a, b);
   if (needs_grad({a, b})) {
     auto node = std::make_shared<MatmulBackward>(b.requires_grad() ? a : Tensor(), a.requires_grad() ? b : Tensor(),
-                                                 a.dim(), b.dim());
+                                                 a.dim(), b.dim(), bf16);
     record(out, node, {a, b});
   }
   return out;

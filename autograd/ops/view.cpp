@@ -177,6 +177,12 @@ struct ToBackward final : Node {
 Tensor to(const Tensor& x, DType dt) {
   OpScope scope("to", x);
   if (x.dtype() == dt) return x;
+  // bfloat16 tensors do not take part in autograd (a storage type): a
+  // silent cut from the graph would leave the weights without gradients.
+  EMBER_CHECK(dt != kBFloat16 || !needs_grad({x}), "to",
+              "a " << dtype_name(x.dtype()) << " tensor of shape " << shape_str(x.shape())
+                   << " that requires grad cannot become bfloat16 (it would leave the graph); for training "
+                      "in bfloat16 use an AutocastGuard, or detach() first");
   Tensor out = kernel::to(x, dt);
   if (is_floating(dt) && is_floating(x.dtype()) && needs_grad({x}))
     record(out, std::make_shared<ToBackward>(x.dtype()), {x});

@@ -118,4 +118,6 @@ head -c 2000 /dev/zero | tr '\0' 'a' >"$work/a.txt"
 if ! out=$(timeout 120 "$train" --data "$work/a.txt" "${small[@]}" --out "$work/one_char" 2>&1); then
   echo "FAIL: a one-character text"; echo "$out"; failures=$((failures + 1))
 fi
+# A float32 run resumed with --bf16: the precision is the run's, refused by name.
+expect "was trained in float32" -- "$train" --resume "$work/run" --bf16 --more-steps 1
 exit $((failures > 0))
