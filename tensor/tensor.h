@@ -63,7 +63,9 @@ class Tensor {
   void* raw_data() const;
 
   // ---- reading values ----
-  template <typename T> T item() const;               // error unless numel()==1
+  /// The one value of a one-element tensor, as T (error unless numel() == 1):
+  /// `loss.item()` is a double, as in PyTorch; `ids.item<int64_t>()` an integer.
+  template <typename T = double> T item() const;
   template <typename T> std::vector<T> to_vector() const;  // row-major copy
 
   // ---- autograd fields (the data; the engine lives in autograd/) ----
