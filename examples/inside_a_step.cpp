@@ -67,7 +67,6 @@ int program(const Options& o) {
   memory.track(model.parameters(), MemoryKind::Parameters);
   inspect::Profiler profile;
   inspect::BackwardTrace trace;
-  trace.name_leaves(model.named_parameters());
   Tensor loss = model.loss(x, y);
   opt.zero_grad();
   loss.backward();

@@ -22,13 +22,28 @@ void Module::check_new_name(const std::string& name) const {
               "name \"" << name << "\" is already registered");
 }
 
+Module::~Module() {
+  for (auto& [_, t] : params_)
+    if (t.impl()->owner == this) t.impl()->owner = nullptr;  // the tensor may outlive its module
+}
+
 Tensor Module::register_parameter(const std::string& name, Tensor t, bool requires_grad) {
   check_new_name(name);
   EMBER_CHECK(t.defined() && t.is_floating_point(), type_name(),
               "parameter \"" << name << "\" must be a defined floating tensor");
   if (requires_grad) t.requires_grad_(true);
+  if (!t.impl()->owner) t.impl()->owner = this;
   params_.emplace_back(name, t);
   return params_.back().second;
+}
+
+std::string Module::name_of(const TensorImpl& impl) const {
+  for (const auto& [name, t] : params_)
+    if (t.impl() == &impl) {
+      const std::string prefix = path();
+      return prefix.empty() ? name : prefix + "." + name;
+    }
+  return "";
 }
 
 Tensor Module::register_buffer(const std::string& name, Tensor t) {
@@ -44,6 +59,8 @@ void Module::replace_parameter(const std::string& name, const Tensor& t) {
               "cannot replace parameter \"" << name << "\" of shape " << shape_str(p.shape()) << " "
                                             << dtype_name(p.dtype()) << " with a tensor of shape "
                                             << shape_str(t.shape()) << " " << dtype_name(t.dtype()));
+  if (p.impl()->owner == this) p.impl()->owner = nullptr;
+  if (!t.impl()->owner) t.impl()->owner = this;  // a tied weight keeps the module it came from
   p = t;
 }
 
