@@ -32,9 +32,12 @@ int64_t MemoryTimeline::program_total(const Bytes& b) {
 // The program's clock: the other instruments' time in their own handlers
 // (a trace summarising every gradient) is left out, so it does not show as
 // long flat stretches where the program did nothing.
+// A sample taken inside another instrument's handler (its allocation) sees
+// that handler's time counted only later: the clock never runs backwards.
 void MemoryTimeline::sample() {
   const double others = is_watching() ? Context::others_ms(this) - others0_ : 0;
-  samples_.push_back({now_ms() - t0_ - others, live_, Context::label()});
+  const double ms = std::max(samples_.empty() ? 0.0 : samples_.back().ms, now_ms() - t0_ - others);
+  samples_.push_back({ms, live_, Context::label()});
 }
 
 void MemoryTimeline::track(const std::vector<Tensor>& tensors, MemoryKind kind) {

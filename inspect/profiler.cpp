@@ -142,6 +142,7 @@ void Profiler::open(std::string name, std::string module, std::string shapes, bo
   events_.push_back(std::move(e));
   open_.push_back(events_.size() - 1);
   open_others_.push_back(Context::others_ms(this));
+  if (events_.size() == 1) others_at_first_ = open_others_.back();
   events_.back().start_ms = now_ms();
 }
 
@@ -153,7 +154,9 @@ void Profiler::close() {
   const double others = Context::others_ms(this) - open_others_.back();
   open_others_.pop_back();
   e.total_ms = std::max(0.0, now_ms() - e.start_ms - others);
-  if (open_.empty()) others_ms_ += others;
+  // Between the events too (a trace summarising the leaves' gradients after
+  // the last node): all of it is inside span_ms().
+  if (open_.empty()) others_ms_ = Context::others_ms(this) - others_at_first_;
   e.self_ms += e.total_ms;  // self_ms held minus the children's totals so far
   if (!open_.empty()) {
     Event& parent = events_[open_.back()];

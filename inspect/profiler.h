@@ -101,8 +101,9 @@ class Profiler : public Instrument {
   void write_chrome_trace(const std::string& path) const;
   /// Wall time from the first event's start to the last event's end.
   double span_ms() const;
-  /// The time other instruments watching at once spent inside the events
-  /// (left out of every event's time; part of span_ms()).
+  /// The time other instruments watching at once spent in their handlers
+  /// within span_ms(), inside the events (left out of each event's time) and
+  /// between them.
   double others_ms() const { return others_ms_; }
 
   // ---- the events it records ----
@@ -121,7 +122,8 @@ class Profiler : public Instrument {
   std::vector<Event> events_;
   std::vector<size_t> open_;  // indices of the events still running, innermost last
   std::vector<double> open_others_;  // Context::others_ms() when each of them opened
-  double others_ms_ = 0;             // the other instruments' time inside the top-level events
+  double others_ms_ = 0;             // the other instruments' time from the first event's start to the last one's end
+  double others_at_first_ = 0;       // Context::others_ms() when the first event opened
   int ops_in_rule_ = 0;       // ops open inside a backward rule (counted into the rule)
 };
 

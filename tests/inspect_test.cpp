@@ -328,6 +328,24 @@ TEST(InspectProfiler, AnotherInstrumentsTimeIsLeftOut) {
   EXPECT_LE(nodes + prof.others_ms(), wall);
 }
 
+// The memory timeline's clock is the program's: another instrument's 40 ms
+// in its handlers is not a flat stretch of the picture, and the clock never
+// runs backwards (a sample inside another handler sees its time late).
+TEST(InspectMemory, TheTimeAxisLeavesTheOtherInstrumentsOut) {
+  Tensor x = ones({3}).requires_grad_();
+  Tensor y = exp(x).sum();
+  inspect::MemoryTimeline mem;
+  SlowInstrument slow;
+  const double t0 = inspect::now_ms();
+  y.backward();
+  const double wall = inspect::now_ms() - t0;
+  ASSERT_GE(wall, 40.0);
+  const auto& samples = mem.samples();
+  ASSERT_GE(samples.size(), 3u);
+  for (size_t i = 1; i < samples.size(); ++i) EXPECT_GE(samples[i].ms, samples[i - 1].ms) << i;
+  EXPECT_LE(samples.back().ms, wall - 40.0);
+}
+
 TEST(InspectMemory, PeakOfAScriptedSequenceIsItsClosedForm) {
   inspect::MemoryTimeline mem;
   std::optional<Tensor> a = empty({1000});  // 4000 bytes
