@@ -1,11 +1,11 @@
 // Train a tiny character-level GPT on the CPU and watch it learn.
 //
-//   ./build/examples/train_gpt                       # Shakespeare, defaults (see README: about a minute, val loss ~1.9)
+//   ./build/examples/train_gpt                       # Shakespeare, defaults (docs/book/07_training_a_gpt.md)
 //   ./build/examples/train_gpt --data my.txt --steps 2000 --dim 128 --layers 4
 //   ./build/examples/train_gpt --resume out/gpt      # continue a saved run exactly, into the same directory
 //   ./build/examples/train_gpt --resume out/gpt --more-steps 500   # train a finished run further
-//   mpirun -np 2 ./build/examples/train_gpt          # two processes share each batch (README:
-//                                                    # "Training on several processes")
+//   mpirun -np 2 ./build/examples/train_gpt          # two processes share each batch
+//                                                    # (docs/book/10_several_processes.md)
 //
 // Writes to --out (default out/gpt; with --resume, the resumed directory):
 // a checkpoint (every --save-every steps, at the end and on Ctrl-C) as

@@ -117,7 +117,7 @@ int main(int argc, char** argv) {
                "pictures of their losses, accuracy against distance, gradients through time, attention and step time."};
   ember::examples::show_defaults(app);
   Options o;
-  app.add_flag("--quick", o.quick, "the short race of the test suite: K = 30 and fewer steps (about 35 s on 2 cores)");
+  app.add_flag("--quick", o.quick, "the short race of the test suite: K = 30 and fewer steps");
   app.add_flag("--check", o.check, "exit with status 1 if a fact the pictures should show did not happen");
   app.add_flag("--attention-feedback", o.attention_feedback,
                "the encoder-decoder in Bahdanau's order: the context also fed back into the decoder's GRU");

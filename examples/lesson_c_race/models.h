@@ -108,7 +108,7 @@ class TransformerLM final : public RaceModel {
 ///   α_i from s_{i-1},  s_i = GRUCell([y_{i-1}, context_i], s_{i-1})
 /// It reverses as well, but its alignment comes later and softer: the GRU
 /// can carry part of what it read, so the decoder need not look as sharply
-/// (the README has the numbers).
+/// (docs/book/06_sequence_models.md has the numbers).
 class Seq2seqAttention final : public RaceModel {
  public:
   Seq2seqAttention(const TaskShape& task, int64_t E, int64_t H, double std, bool feedback, Generator& gen);
