@@ -4,6 +4,8 @@
 // that nothing watches once the instruments are gone.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -21,6 +23,11 @@ namespace {
 
 using namespace ember;
 using inspect::BackwardTrace;
+
+// A scratch file of this process: test runs of several checkouts share /tmp.
+std::string test_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / (std::to_string(::getpid()) + "_" + name)).string();
+}
 
 // L = sum(w * x) + sum(exp(w)): dL/dw = x + exp(w), dL/dx = w.
 struct SmallGraph {
@@ -237,7 +244,7 @@ TEST(InspectProfiler, MatmulFlopsAreTwoMNKAndBackwardIsSeparate) {
   EXPECT_TRUE(have_fwd && have_bwd);
   EXPECT_NE(prof.table().find("MatmulBackward"), std::string::npos);
   // Chrome trace-event JSON with one "X" event per op call.
-  const std::string path = (std::filesystem::temp_directory_path() / "ember_profile_test.json").string();
+  const std::string path = test_path("ember_profile_test.json");
   prof.write_chrome_trace(path);
   std::ifstream f(path);
   std::stringstream text;
@@ -258,7 +265,7 @@ TEST(InspectProfiler, ChromeTraceCategoriesAreTheTablesPasses) {
   optim::clip_grad_norm_(fc.parameters(), 1.0);
   opt.step();
   prof.stop_watching();
-  const std::string path = (std::filesystem::temp_directory_path() / "ember_profile_cat_test.json").string();
+  const std::string path = test_path("ember_profile_cat_test.json");
   prof.write_chrome_trace(path);
   std::ifstream f(path);
   const nlohmann::json trace = nlohmann::json::parse(f);
@@ -404,7 +411,7 @@ TEST(InspectHooks, NothingWatchesWithoutAnInstrument) {
 
 // chromium --headless --dump-dom: the page after its script ran.
 std::string dump_dom(const std::string& url) {
-  const std::string dir = (std::filesystem::temp_directory_path() / "ember_chromium_profile").string();
+  const std::string dir = test_path("ember_chromium_profile");
   const std::string cmd =
       "timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
       "--disable-background-networking --disable-component-update --disable-sync --user-data-dir='" +
@@ -438,7 +445,7 @@ TEST(InspectPage, ChromiumShowsTheTracesStepAtStepN) {
   SmallGraph g;
   BackwardTrace trace;
   g.loss().backward();
-  const std::string path = (std::filesystem::temp_directory_path() / "ember_backward_test.html").string();
+  const std::string path = test_path("ember_backward_test.html");
   trace.to_html(path);
   for (int64_t step : {int64_t{0}, int64_t{2}, static_cast<int64_t>(trace.steps().size()) - 1}) {
     SCOPED_TRACE("step " + std::to_string(step));
@@ -478,6 +485,8 @@ TEST(InspectPage, ChromiumShowsTheTracesStepAtStepN) {
   // The graph starts fitted to its pane.
   EXPECT_NE(past.find("data-zoom=\"fit\""), std::string::npos);
   std::filesystem::remove(path);
+  std::error_code ignored;
+  std::filesystem::remove_all(test_path("ember_chromium_profile"), ignored);
 }
 
 }  // namespace
