@@ -67,7 +67,6 @@ int program(const Options& o) {
   memory.track(model.parameters(), MemoryKind::Parameters);
   inspect::Profiler profile;
   inspect::BackwardTrace trace;
-  trace.name_leaves(model.named_parameters());
   Tensor loss = model.loss(x, y);
   opt.zero_grad();
   loss.backward();
@@ -82,7 +81,7 @@ int program(const Options& o) {
   trace.to_html(html);
   {
     std::ofstream f(prof);
-    f << profile.table(inspect::Profiler::By::Op) << "\n" << profile.table(inspect::Profiler::By::Module);
+    f << profile.report();  // by op, then by module, the machine's peaks once
   }
   profile.write_chrome_trace(json);
   memory.write_png(png, "Live tensor memory during one training step");

@@ -82,14 +82,14 @@ void lstm_step() {
 }
 
 void two_score_attention() {
-  std::puts("\n4. Attention over two encoder states: scores (2, 1), values (10, 4)");
-  // With d = 1 the scaled dot product is q*k: q = 1, keys (2, 1) give scores (2, 1).
+  std::puts("\n4. Attention over two encoder states: the scores are 2 and 1, the values 10 and 4");
+  // With d = 1 the scaled dot product is q*k: q = 1 and the keys 2 and 1 give the scores 2 and 1.
   Tensor q = tensor(std::vector<double>{1}, {1, 1});
   Tensor k = tensor(std::vector<double>{2, 1}, {2, 1});
   Tensor v = tensor(std::vector<double>{10, 4}, {2, 1});
   nn::Attention a = nn::scaled_dot_product_attention(q, k, v);
   std::vector<double> w = a.weights.to_vector<double>();
-  show("alpha_1 = softmax(2, 1)[0]", w[0], 0.731);
+  show("alpha_1 = softmax([2, 1])[0]", w[0], 0.731);
   show("alpha_2", w[1], 0.269);
   show("context = 0.731*10 + 0.269*4", a.output.item<double>(), 8.386, 1e-3);
 }

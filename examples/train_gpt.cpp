@@ -320,8 +320,7 @@ int train_main(Flags& f, const CLI::App& app, const std::string& program_name) {
       const std::string json = f.out + "/profile_step_" + std::to_string(s.step) + ".json";
       profiler->write_chrome_trace(json);
       std::cout << (tty ? "\n" : "") << "--- profile of step " << s.step << " ---\n"
-                << profiler->table(inspect::Profiler::By::Op, 20) << "\n"
-                << profiler->table(inspect::Profiler::By::Module, 12) << "(trace for chrome://tracing or ui.perfetto.dev: "
+                << profiler->report(20, 12) << "(trace for chrome://tracing or ui.perfetto.dev: "
                 << json << ")" << std::endl;
     }
     if (s.step == 1 && first_step == 0)

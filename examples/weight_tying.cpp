@@ -89,11 +89,9 @@ int program() {
   // Both backward passes run under a trace, so a gradient can be split by
   // the node that sent each part (gradient provenance).
   ember::inspect::BackwardTrace untied_trace;
-  untied_trace.name_leaves(untied.named_parameters());
   (untied.forward(ids) * R).sum().backward();
   untied_trace.stop_watching();
   ember::inspect::BackwardTrace trace;
-  trace.name_leaves(tied.named_parameters());
   (tied.forward(ids) * R).sum().backward();
   trace.stop_watching();  // it keeps this backward; the ones below are not traced
   std::printf("\nafter one backward (■ = row with non-zero gradient, rows 0..%lld):\n", (long long)(V - 1));

@@ -1,5 +1,6 @@
 #include "inspect/memory.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -14,6 +15,7 @@ size_t index(MemoryKind k) { return static_cast<size_t>(k); }
 MemoryTimeline::MemoryTimeline() : t0_(now_ms()) {
   sample();  // zero at the start
   start();
+  others0_ = Context::others_ms(this);
 }
 MemoryTimeline::~MemoryTimeline() { stop(); }
 
@@ -27,7 +29,16 @@ int64_t MemoryTimeline::program_total(const Bytes& b) {
   return total(b) - b[index(MemoryKind::Instruments)];
 }
 
-void MemoryTimeline::sample() { samples_.push_back({now_ms() - t0_, live_, Context::label()}); }
+// The program's clock: the other instruments' time in their own handlers
+// (a trace summarising every gradient) is left out, so it does not show as
+// long flat stretches where the program did nothing.
+// A sample taken inside another instrument's handler (its allocation) sees
+// that handler's time counted only later: the clock never runs backwards.
+void MemoryTimeline::sample() {
+  const double others = is_watching() ? Context::others_ms(this) - others0_ : 0;
+  const double ms = std::max(samples_.empty() ? 0.0 : samples_.back().ms, now_ms() - t0_ - others);
+  samples_.push_back({ms, live_, Context::label()});
+}
 
 void MemoryTimeline::track(const std::vector<Tensor>& tensors, MemoryKind kind) {
   for (const Tensor& t : tensors) {
@@ -109,9 +120,14 @@ void MemoryTimeline::write_png(const std::string& path, const std::string& title
   // The legend holds the peak's op, cut to fit: summary() has it whole.
   std::string at = p.label.empty() ? "between ops" : p.label;
   if (at.size() > 30) at = at.substr(0, 28) + "..";
-  char label[200];
-  std::snprintf(label, sizeof label, "program peak %.2f MB,\nduring %s", p.bytes / 1e6, at.c_str());
+  int64_t kept = 0;  // what the instruments keep: drawn as the top layer, left out of the peak
+  for (const Sample& s : samples_) kept = std::max(kept, s.live[index(MemoryKind::Instruments)]);
+  char label[300];
+  std::snprintf(label, sizeof label, "program peak %.2f MB,\nduring %s%s", p.bytes / 1e6, at.c_str(),
+                kept > 0 ? ";\nthe top layer is the\ninstruments' own, not\ncounted in the peak" : "");
   fig.vlines = {{p.ms, label}};
+  // Room after the last sample, so that a peak at the end is not drawn on the frame.
+  if (!samples_.empty() && samples_.back().ms > 0) fig.x.max = samples_.back().ms * 1.04;
   fig.legend = plot::Corner::Outside;
   fig.width = 1100;
   plot::write_png(fig, path);

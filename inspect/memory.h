@@ -38,7 +38,7 @@ class MemoryTimeline : public Instrument {
  public:
   using Bytes = std::array<int64_t, kMemoryKinds>;  // indexed by MemoryKind
   struct Sample {
-    double ms = 0;      // since the timeline started
+    double ms = 0;      // since the timeline started, less the other instruments' own time
     Bytes live{};       // after the event
     std::string label;  // what ran: the op or backward node (Context::label)
   };
@@ -84,6 +84,7 @@ class MemoryTimeline : public Instrument {
   Bytes live_{};
   std::vector<Sample> samples_;
   double t0_ = 0;
+  double others0_ = 0;  // Context::others_ms() when the timeline started
 };
 
 }  // namespace ember::inspect

@@ -142,6 +142,7 @@ void Profiler::open(std::string name, std::string module, std::string shapes, bo
   events_.push_back(std::move(e));
   open_.push_back(events_.size() - 1);
   open_others_.push_back(Context::others_ms(this));
+  if (events_.size() == 1) others_at_first_ = open_others_.back();
   events_.back().start_ms = now_ms();
 }
 
@@ -153,7 +154,9 @@ void Profiler::close() {
   const double others = Context::others_ms(this) - open_others_.back();
   open_others_.pop_back();
   e.total_ms = std::max(0.0, now_ms() - e.start_ms - others);
-  if (open_.empty()) others_ms_ += others;
+  // Between the events too (a trace summarising the leaves' gradients after
+  // the last node): all of it is inside span_ms().
+  if (open_.empty()) others_ms_ = Context::others_ms(this) - others_at_first_;
   e.self_ms += e.total_ms;  // self_ms held minus the children's totals so far
   if (!open_.empty()) {
     Event& parent = events_[open_.back()];
@@ -236,12 +239,19 @@ std::vector<Profiler::Row> Profiler::rows(By by) const {
   return out;
 }
 
-const char* Profiler::Row::pass() const {
-  const bool update = key == "clip_grad_norm_" || (key.size() > 5 && key.compare(key.size() - 5, 5, ".step") == 0);
+const char* Profiler::pass_of(const std::string& name, bool backward) {
+  // An optimizer's update is its step() ("AdamW.step", "SGD.step"); clipping rescales the gradients before it.
+  const bool update = name == "clip_grad_norm_" || (name.size() > 5 && name.compare(name.size() - 5, 5, ".step") == 0);
   return backward ? "bwd" : update ? "upd" : "fwd";
 }
 
-std::string Profiler::table(By by, size_t limit) const {
+std::string Profiler::table(By by, size_t limit) const { return rows_text(by, limit) + footer(); }
+
+std::string Profiler::report(size_t op_limit, size_t module_limit) const {
+  return rows_text(By::Op, op_limit) + "\n" + rows_text(By::Module, module_limit) + "\n" + footer();
+}
+
+std::string Profiler::rows_text(By by, size_t limit) const {
   const MachinePeaks peak = machine_peaks();
   const std::vector<Row> rs = rows(by);
   const double span = span_ms() - others_ms_;  // the program's time: the other instruments' left out
@@ -251,12 +261,8 @@ std::string Profiler::table(By by, size_t limit) const {
                 "pass", by == By::Op ? "module" : "ops", "calls", "total ms", "self ms", "self%", "GFLOP/s", "%peak",
                 "GB/s", "%bw");
   os << line << std::string(117, '-') << "\n";
-  double self_sum = 0, flops_sum = 0;
-  for (size_t i = 0; i < rs.size(); ++i) {
+  for (size_t i = 0; i < rs.size() && i < limit; ++i) {
     const Row& r = rs[i];
-    self_sum += r.self_ms;
-    flops_sum += r.flops;
-    if (i >= limit) continue;
     const double gflops = r.total_ms > 0 ? r.flops / (r.total_ms * 1e6) : 0;
     const double gbps = r.total_ms > 0 ? r.bytes / (r.total_ms * 1e6) : 0;
     auto cut = [](const std::string& s, size_t n) { return s.size() <= n ? s : s.substr(0, n - 2) + ".."; };
@@ -268,6 +274,21 @@ std::string Profiler::table(By by, size_t limit) const {
     os << line;
   }
   if (rs.size() > limit) os << "... " << rs.size() - limit << " more rows\n";
+  return os.str();
+}
+
+// The totals and this machine's peaks: what every table's numbers are measured against.
+std::string Profiler::footer() const {
+  const MachinePeaks peak = machine_peaks();
+  const std::vector<Row> rs = rows(By::Op);
+  const double span = span_ms() - others_ms_;
+  double self_sum = 0, flops_sum = 0;
+  for (const Row& r : rs) {
+    self_sum += r.self_ms;
+    flops_sum += r.flops;
+  }
+  std::ostringstream os;
+  char line[512];
   std::string others;
   if (others_ms_ > 0) {
     char o[96];
@@ -298,13 +319,14 @@ void Profiler::write_chrome_trace(const std::string& path) const {
   trace["traceEvents"] = nlohmann::ordered_json::array();
   const double origin = events_.empty() ? 0 : events_.front().start_ms;
   for (const Event& e : events_) {
+    const std::string pass = e.pass();
     trace["traceEvents"].push_back({{"name", e.name},
-                                    {"cat", e.backward ? "backward" : "forward"},
+                                    {"cat", pass},
                                     {"ph", "X"},
                                     {"ts", (e.start_ms - origin) * 1000.0},  // microseconds
                                     {"dur", e.total_ms * 1000.0},
                                     {"pid", 1},
-                                    {"tid", e.backward ? 2 : 1},
+                                    {"tid", pass == "bwd" ? 2 : pass == "upd" ? 3 : 1},
                                     {"args",
                                      {{"module", e.module},
                                       {"inputs", e.shapes},
@@ -314,6 +336,7 @@ void Profiler::write_chrome_trace(const std::string& path) const {
   }
   trace["traceEvents"].push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 1}, {"tid", 1}, {"args", {{"name", "forward"}}}});
   trace["traceEvents"].push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 1}, {"tid", 2}, {"args", {{"name", "backward"}}}});
+  trace["traceEvents"].push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 1}, {"tid", 3}, {"args", {{"name", "update"}}}});
   const std::string text = trace.dump(1);
   write_file_atomically(path, {text}, "write_chrome_trace");
 }

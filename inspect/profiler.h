@@ -7,7 +7,7 @@
 ///   loss.backward();
 ///   opt.step();
 ///   std::cout << prof.table();                 // by op, slowest first
-///   std::cout << prof.table(inspect::Profiler::By::Module);
+///   std::cout << prof.report();                // by op, then by module
 ///   prof.write_chrome_trace("trace.json");     // chrome://tracing or ui.perfetto.dev
 ///
 /// A forward row is one op (the OpScope of autograd/ops), labelled with the
@@ -56,6 +56,12 @@ MachinePeaks machine_peaks();
 
 class Profiler : public Instrument {
  public:
+  /// What an op or a node belongs to: "fwd" (a forward op), "bwd" (a node's
+  /// rule) or "upd" (an optimizer's update, gradient clipping: AdamW.step,
+  /// clip_grad_norm_). The one rule behind the table's "pass" column and
+  /// the Chrome trace's categories.
+  static const char* pass_of(const std::string& name, bool backward);
+
   /// One op call or one backward node run.
   struct Event {
     std::string name;          // "matmul", "MatmulBackward"
@@ -66,6 +72,7 @@ class Profiler : public Instrument {
     double flops = 0, bytes_read = 0, bytes_written = 0;  // including the ops it called
     int depth = 0;             // 0: called by the program; 1+: called by another op
     int parent = -1;           // the event that called it (index into events())
+    const char* pass() const { return pass_of(name, backward); }
   };
   /// A row of the table: the events of one op (or one module) added up.
   struct Row {
@@ -73,8 +80,7 @@ class Profiler : public Instrument {
     bool backward = false;
     int64_t calls = 0;
     double total_ms = 0, self_ms = 0, flops = 0, bytes = 0;
-    /// "fwd" (an op), "bwd" (a node's rule) or "upd" (an optimizer's update, gradient clipping).
-    const char* pass() const;
+    const char* pass() const { return pass_of(key, backward); }
   };
   enum class By { Op, Module };
 
@@ -87,12 +93,17 @@ class Profiler : public Instrument {
   /// The rows as a table (at most `limit`), with GFLOP/s, GB/s and % of this
   /// machine's peaks, and the totals.
   std::string table(By by = By::Op, size_t limit = 25) const;
-  /// Chrome trace-event JSON ("X" events in ms), for chrome://tracing or Perfetto.
+  /// Both tables, by op then by module, and the totals and this machine's
+  /// peaks once, below them.
+  std::string report(size_t op_limit = 25, size_t module_limit = 25) const;
+  /// Chrome trace-event JSON ("X" events in ms), for chrome://tracing or
+  /// Perfetto: one row (tid) per pass, each event's "cat" its pass_of().
   void write_chrome_trace(const std::string& path) const;
   /// Wall time from the first event's start to the last event's end.
   double span_ms() const;
-  /// The time other instruments watching at once spent inside the events
-  /// (left out of every event's time; part of span_ms()).
+  /// The time other instruments watching at once spent in their handlers
+  /// within span_ms(), inside the events (left out of each event's time) and
+  /// between them.
   double others_ms() const { return others_ms_; }
 
   // ---- the events it records ----
@@ -105,11 +116,14 @@ class Profiler : public Instrument {
 
  private:
   void open(std::string name, std::string module, std::string shapes, bool backward);
+  std::string rows_text(By by, size_t limit) const;
+  std::string footer() const;
   void close();
   std::vector<Event> events_;
   std::vector<size_t> open_;  // indices of the events still running, innermost last
   std::vector<double> open_others_;  // Context::others_ms() when each of them opened
-  double others_ms_ = 0;             // the other instruments' time inside the top-level events
+  double others_ms_ = 0;             // the other instruments' time from the first event's start to the last one's end
+  double others_at_first_ = 0;       // Context::others_ms() when the first event opened
   int ops_in_rule_ = 0;       // ops open inside a backward rule (counted into the rule)
 };
 

@@ -127,10 +127,16 @@ void BackwardTrace::name_leaves(const std::vector<std::pair<std::string, Tensor>
     if (t.defined()) leaf_names_.emplace_back(t.impl(), name);
 }
 
+// A leaf's own name (set_name), else the one name_leaves gave it, else the
+// name its module knows it by, else "leaf".
 std::string BackwardTrace::leaf_name(const TensorImpl& leaf) const {
   if (!leaf.name.empty()) return leaf.name;
   for (const auto& [impl, name] : leaf_names_)
     if (impl == &leaf) return name;
+  if (leaf.owner) {
+    std::string owned = leaf.owner->name_of(leaf);
+    if (!owned.empty()) return owned;
+  }
   return "leaf";
 }
 
@@ -165,10 +171,10 @@ void BackwardTrace::node_begin(const Node& node, const Tensor& grad_out) {
     s.grad_in = TensorSummary::of(grad_out, options_.first_values);
   if (sent != sent_to_.end()) sent_to_.erase(sent);
   // The saved tensors, before the rule reads them (a freed one has no tensor).
-  for (SavedTensor* saved : const_cast<Node&>(node).saved()) {
+  for (const SavedRef& saved : const_cast<Node&>(node).saved()) {
     const Tensor& t = saved->peek();
     if (!t.defined()) continue;
-    s.saved.push_back({t.shape(), t.dtype(), saved->saved_version(), t.version()});
+    s.saved.push_back({saved.name, t.shape(), t.dtype(), saved->saved_version(), t.version()});
   }
   for (const auto& [n, value] : forward_values_)
     if (n == &node) s.forward = value;
@@ -267,7 +273,7 @@ void BackwardTrace::print(std::ostream& os) const {
     os << std::left << std::setw(5) << s.step << std::setw(22) << s.name << std::setw(30)
        << (s.label.empty() ? "-" : s.label) << s.grad_in.text() << "\n";
     for (const SavedUse& u : s.saved)
-      os << std::string(27, ' ') << "saved " << dtype_name(u.dtype) << " " << shape_text(u.shape) << " (version "
+      os << std::string(27, ' ') << "saved " << u.name << ": " << dtype_name(u.dtype) << " " << shape_text(u.shape) << " (version "
          << u.version_saved << (u.version_now == u.version_saved ? "" : ", now " + std::to_string(u.version_now))
          << ")\n";
     for (const TraceEdge& e : s.sent)

@@ -9,8 +9,12 @@
 ///
 /// For each node, in the order the engine ran it: its name, where it was
 /// recorded (the op with its module path, "blocks.0.attn.softmax"), the
-/// gradient that arrived for its output, the saved tensors it read, what it
-/// sent along each edge and to whom, and its time. Leaves show the total
+/// gradient that arrived for its output, the saved tensors it read (each by
+/// its role in the op: "x", "weight", "output"), what it sent along each
+/// edge and to whom, and its time. A leaf is named by its own name, or by
+/// name_leaves(), or by the module that registered it as a parameter
+/// ("blocks.0.attn.w_q.weight"): any model's parameters are named without
+/// being told. Leaves show the total
 /// their .grad received; provenance(leaf) splits a leaf's gradient into the
 /// parts that each node sent (their sum is the .grad this backward wrote, bit
 /// for bit). A backward that throws (a version error, an anomaly) leaves a
@@ -45,6 +49,7 @@ struct TensorSummary {
 
 /// A saved tensor that a node's rule read.
 struct SavedUse {
+  std::string name;  // its role in the op's formula: "x", "weight", "output" (Node::saved())
   Shape shape;
   DType dtype = kFloat32;
   uint64_t version_saved = 0, version_now = 0;  // equal, or backward fails
@@ -91,8 +96,10 @@ class BackwardTrace : public Instrument {
   BackwardTrace();
   ~BackwardTrace() override;
 
-  /// Names for leaves that have none of their own (e.g. a model's
-  /// named_parameters()), used from the next event on.
+  /// Names for leaves that have none of their own (set_name), used from the
+  /// next event on. A module's parameters need none: the trace asks the
+  /// module that registered them ("blocks.0.attn.w_q.weight"); this is for
+  /// tensors outside modules, or to name parameters differently.
   void name_leaves(const std::vector<std::pair<std::string, Tensor>>& named);
 
   const std::vector<TraceStep>& steps() const { return steps_; }

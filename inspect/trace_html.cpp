@@ -87,6 +87,11 @@ std::string render_svg(const std::string& dot) {
 const char* kStyle = R"(
 body { font-family: Helvetica, Arial, sans-serif; margin: 0; display: flex; height: 100vh; color: #222; }
 #graph { flex: 3; overflow: auto; border-right: 1px solid #ccc; padding: 8px; }
+#graph svg { display: block; height: auto; }
+#note { background: #fff3cd; border: 1px solid #e0c060; padding: 4px 8px; margin-bottom: 8px; }
+#note:empty { display: none; }
+.legend span.swatch { display: inline-block; width: 12px; height: 12px; border: 1px solid #999; margin: 0 4px 0 10px; vertical-align: -1px; }
+.legend span.swatch.round { border-radius: 6px; }
 #side { flex: 2; overflow: auto; padding: 12px 16px; font-size: 14px; }
 #controls button { font-size: 14px; margin-right: 6px; padding: 4px 10px; }
 #controls { margin-bottom: 10px; }
@@ -157,20 +162,45 @@ function show(k) {
     });
   }
 }
+// Zoom: "fit" scales the graph to its pane's width; + and - from there.
+const svg = document.querySelector('#graph svg');
+const natural_width = svg.viewBox.baseVal.width * 4 / 3;  // Graphviz sizes in points: 1 pt = 4/3 px
+let scale = null;  // null: fit
+function zoom(how) {
+  const pane = el('graph').clientWidth - 16;
+  const now = scale === null ? pane / natural_width : scale;
+  scale = how === 'fit' ? null : Math.max(0.1, Math.min(4, now * (how === 'in' ? 1.25 : 0.8)));
+  const width = scale === null ? Math.min(pane, natural_width) : natural_width * scale;
+  svg.setAttribute('width', width + 'px');
+  svg.removeAttribute('height');
+  document.body.dataset.zoom = scale === null ? 'fit' : scale.toFixed(2);
+  const g = el('s' + steps[current].step);
+  if (g) g.scrollIntoView({block: 'center', inline: 'center'});
+}
 function play() {
   if (timer) { clearInterval(timer); timer = null; text('play', 'Play'); return; }
   text('play', 'Pause');
   timer = setInterval(() => { if (current >= steps.length - 1) { play(); return; } show(current + 1); }, 900);
 }
-el('prev').onclick = () => show(current - 1);
-el('next').onclick = () => show(current + 1);
+el('prev').onclick = () => { text('note', ''); show(current - 1); };
+el('next').onclick = () => { text('note', ''); show(current + 1); };
 el('play').onclick = play;
+el('fit').onclick = () => zoom('fit');
+el('zoom-in').onclick = () => zoom('in');
+el('zoom-out').onclick = () => zoom('out');
 document.addEventListener('keydown', e => {
-  if (e.key === 'ArrowRight') show(current + 1);
-  if (e.key === 'ArrowLeft') show(current - 1);
+  if (e.key === 'ArrowRight') { text('note', ''); show(current + 1); }
+  if (e.key === 'ArrowLeft') { text('note', ''); show(current - 1); }
   if (e.key === ' ') { e.preventDefault(); play(); }
+  if (e.key === '+' || e.key === '=') zoom('in');
+  if (e.key === '-') zoom('out');
+  if (e.key === '0') zoom('fit');
 });
 const asked = parseInt(new URLSearchParams(location.search).get('step'));
+const last = steps.length - 1;
+if (!isNaN(asked) && (asked < 0 || asked > last))
+  text('note', '?step=' + asked + ' is outside this trace (steps 0 to ' + last + '): showing step ' + (asked < 0 ? 0 : last) + '.');
+zoom('fit');
 show(isNaN(asked) ? 0 : asked);
 )";
 
@@ -208,7 +238,7 @@ void BackwardTrace::to_html(const std::string& path) const {
                  {"forward", s.forward ? s.forward->text() : std::string()}};
     step["saved"] = json::array();
     for (const SavedUse& u : s.saved)
-      step["saved"].push_back(std::string(dtype_name(u.dtype)) + " " + shape_text(u.shape) + ", version " +
+      step["saved"].push_back(u.name + ": " + dtype_name(u.dtype) + " " + shape_text(u.shape) + ", version " +
                               std::to_string(u.version_saved));
     step["sent"] = json::array();
     for (const TraceEdge& e : s.sent) {
@@ -236,7 +266,9 @@ void BackwardTrace::to_html(const std::string& path) const {
        << kStyle << "</style></head>\n<body>\n<div id=\"graph\">" << svg << "</div>\n<div id=\"side\">\n"
        << "<h1>Backward pass, step by step</h1>\n"
        << "<div id=\"controls\"><button id=\"prev\">&larr; Prev</button><button id=\"next\">Next &rarr;</button>"
-       << "<button id=\"play\">Play</button> <small>(arrow keys, space)</small></div>\n"
+       << "<button id=\"play\">Play</button> <small>(arrow keys, space)</small> "
+       << "<button id=\"fit\">Fit</button><button id=\"zoom-out\">&minus;</button><button id=\"zoom-in\">+</button>"
+       << " <small>(0, &minus;, +)</small></div>\n<div id=\"note\"></div>\n"
        << "<h2 id=\"step-title\"></h2>\n<div id=\"label\"></div><div>time in the node: <span id=\"time\"></span></div>\n"
        << "<div class=\"error\" id=\"error\"></div>\n"
        << "<h2>Gradient that arrived for its output</h2>\n<div class=\"mono\" id=\"grad-in\"></div>\n"
@@ -245,8 +277,15 @@ void BackwardTrace::to_html(const std::string& path) const {
        << "<h2>What it sent to each input</h2>\n<ul id=\"sent\"></ul>\n"
        << "<h2>Leaves</h2>\n<ul id=\"leaves\"></ul>\n"
        << "<p><small>" << html_escape(std::to_string(steps_.size()) + " nodes" + (complete_ ? "" : ", backward failed"))
-       << ". Highlighted: the node running at this step (orange), what receives its gradients (light), nodes already "
-          "run (grey).</small></p>\n"
+       << ".</small></p>\n<p class=\"legend\"><small>"
+       << "<span class=\"swatch\" style=\"background:#dfe8f5\"></span>a node not run yet"
+       << "<span class=\"swatch\" style=\"background:#ffd54f\"></span>the node running at this step"
+       << "<span class=\"swatch\" style=\"background:#ffe0b2\"></span>what receives its gradients"
+       << "<span class=\"swatch\" style=\"background:#e8e8e8\"></span>already run<br>"
+       << "<span class=\"swatch round\" style=\"background:#f5e6c8\"></span>a leaf"
+       << "<span class=\"swatch round\" style=\"background:#c5e1a5\"></span>a leaf whose .grad is written: "
+          "they turn green at the last step, because the engine adds up each leaf's parts once the whole graph "
+          "has run</small></p>\n"
        << "</div>\n<script>\nconst TRACE = " << trace_json << ";\n" << kScript << "</script>\n</body></html>\n";
   const std::string text = page.str();
   write_file_atomically(path, {text}, "to_html");

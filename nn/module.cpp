@@ -22,13 +22,34 @@ void Module::check_new_name(const std::string& name) const {
               "name \"" << name << "\" is already registered");
 }
 
+// The parameters may outlive their module: each forgets it as its owner, and
+// a .grad with a graph of its own (backward with create_graph) keeps its
+// values and loses the graph that refers back to the parameter (module.h).
+Module::~Module() {
+  for (auto& [_, t] : params_) {
+    if (!t.defined()) continue;
+    if (t.impl()->owner == this) t.impl()->owner = nullptr;
+    if (t.grad().defined() && t.grad().grad_fn()) t.set_grad(t.grad().detach());
+  }
+}
+
 Tensor Module::register_parameter(const std::string& name, Tensor t, bool requires_grad) {
   check_new_name(name);
   EMBER_CHECK(t.defined() && t.is_floating_point(), type_name(),
               "parameter \"" << name << "\" must be a defined floating tensor");
   if (requires_grad) t.requires_grad_(true);
+  if (!t.impl()->owner) t.impl()->owner = this;
   params_.emplace_back(name, t);
   return params_.back().second;
+}
+
+std::string Module::name_of(const TensorImpl& impl) const {
+  for (const auto& [name, t] : params_)
+    if (t.impl() == &impl) {
+      const std::string prefix = path();
+      return prefix.empty() ? name : prefix + "." + name;
+    }
+  return "";
 }
 
 Tensor Module::register_buffer(const std::string& name, Tensor t) {
@@ -44,6 +65,8 @@ void Module::replace_parameter(const std::string& name, const Tensor& t) {
               "cannot replace parameter \"" << name << "\" of shape " << shape_str(p.shape()) << " "
                                             << dtype_name(p.dtype()) << " with a tensor of shape "
                                             << shape_str(t.shape()) << " " << dtype_name(t.dtype()));
+  if (p.impl()->owner == this) p.impl()->owner = nullptr;
+  if (!t.impl()->owner) t.impl()->owner = this;  // a tied weight keeps the module it came from
   p = t;
 }
 
@@ -111,10 +134,6 @@ int64_t Module::num_parameters() const {
   return n;
 }
 
-Module::~Module() {
-  for (auto& [_, t] : params_)
-    if (t.defined() && t.grad().defined() && t.grad().grad_fn()) t.set_grad(t.grad().detach());
-}
 
 void Module::zero_grad(bool set_to_none) {
   for (Tensor& t : parameters()) {

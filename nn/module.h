@@ -20,7 +20,7 @@
 
 namespace ember::nn {
 
-class Module {
+class Module : public TensorOwner {
  public:
   /// A parameter's .grad that has a graph of its own (backward with
   /// create_graph) refers, through that graph, to the parameter itself: a
@@ -64,6 +64,11 @@ class Module {
   /// The module's dotted name from the root of the tree it was first
   /// registered into ("blocks.0.attn"); "" for a root.
   std::string path() const;
+  /// A parameter's dotted name from the root ("blocks.0.attn.w_q.weight"),
+  /// "" if it is not this module's own. Each parameter remembers the module
+  /// that registered it first (TensorImpl::owner), so an instrument names
+  /// the parameters of any model, a user's own Module subclass included.
+  std::string name_of(const TensorImpl& impl) const override;
 
   /// Lookup by local name; error naming the module and the name if absent.
   Tensor& parameter(const std::string& name);

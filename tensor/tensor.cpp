@@ -138,8 +138,16 @@ std::string format_values(const Tensor& x) {
         min_abs = std::min(min_abs, std::abs(v));
       }
     }
-    bool sci = max_abs > 0 && (max_abs >= 1e8 || min_abs < 1e-4 || max_abs / min_abs > 1e5);
-    for (double v : vals) text.push_back(format_float(v, 4, sci));
+    // Whole numbers (arange, counts, ones) print as "3." like PyTorch, not
+    // as "3.0000": the decimals would suggest a precision that is not there.
+    bool whole = true;
+    for (double v : vals) whole = whole && (!std::isfinite(v) || v == std::trunc(v));
+    if (whole && max_abs < 1e8) {
+      for (double v : vals) text.push_back(std::isfinite(v) ? format_float(v, 0, false) + "." : format_float(v, 0, false));
+    } else {
+      const bool sci = max_abs > 0 && (max_abs >= 1e8 || min_abs < 1e-4 || max_abs / min_abs > 1e5);
+      for (double v : vals) text.push_back(format_float(v, 4, sci));
+    }
   }
   size_t width = 0;
   for (const std::string& t : text) width = std::max(width, t.size());

@@ -63,7 +63,9 @@ class Tensor {
   void* raw_data() const;
 
   // ---- reading values ----
-  template <typename T> T item() const;               // error unless numel()==1
+  /// The one value of a one-element tensor, as T (error unless numel() == 1):
+  /// `loss.item()` is a double, as in PyTorch; `ids.item<int64_t>()` an integer.
+  template <typename T = double> T item() const;
   template <typename T> std::vector<T> to_vector() const;  // row-major copy
 
   // ---- autograd fields (the data; the engine lives in autograd/) ----
@@ -108,7 +110,14 @@ class Tensor {
   Tensor& mul_(const Tensor& other);
   Tensor& mul_(double value);
 
-  // ---- shortcuts for the differentiable ops in autograd/ops.h ----
+  // ---- every op of autograd/ops.h as a method too ----
+  // The rule (PyTorch's): an op that works on one tensor has two spellings
+  // with the same arguments, `ember::op(x, ...)` and `x.op(...)`. Free
+  // functions only: ops over a list of tensors (cat, stack) and the layers'
+  // building blocks, like torch.nn.functional (embedding, layer_norm,
+  // cross_entropy, gelu, scaled_softmax, one_hot). tests/api_test.cpp checks
+  // both spellings of every op in the gradcheck registry.
+  // views and copies
   Tensor to(DType dt) const;
   Tensor contiguous() const;
   Tensor clone() const;
@@ -125,19 +134,68 @@ class Tensor {
   Tensor slice(int64_t d, int64_t start, int64_t end, int64_t step = 1) const;
   Tensor select(int64_t d, int64_t index) const;
   Tensor flatten(int64_t start = 0, int64_t end = -1) const;
+  // elementwise
+  Tensor add(const Tensor& o) const;
+  Tensor sub(const Tensor& o) const;
+  Tensor mul(const Tensor& o) const;
+  Tensor div(const Tensor& o) const;
+  Tensor pow(const Tensor& e) const;
+  Tensor pow(double e) const;
+  Tensor maximum(const Tensor& o) const;
+  Tensor minimum(const Tensor& o) const;
+  Tensor neg() const;
+  Tensor exp() const;
+  Tensor log() const;
+  Tensor sqrt() const;
+  Tensor rsqrt() const;
+  Tensor abs() const;
+  Tensor sin() const;
+  Tensor cos() const;
+  Tensor tanh() const;
+  Tensor sigmoid() const;
+  Tensor relu() const;
+  Tensor erf() const;
+  Tensor clamp(std::optional<double> lo, std::optional<double> hi) const;
+  Tensor eq(const Tensor& o) const;
+  Tensor ne(const Tensor& o) const;
+  Tensor lt(const Tensor& o) const;
+  Tensor le(const Tensor& o) const;
+  Tensor gt(const Tensor& o) const;
+  Tensor ge(const Tensor& o) const;
+  Tensor eq(double s) const;
+  Tensor ne(double s) const;
+  Tensor lt(double s) const;
+  Tensor le(double s) const;
+  Tensor gt(double s) const;
+  Tensor ge(double s) const;
+  // selection
+  Tensor where(const Tensor& cond, const Tensor& other) const;  // where(cond, *this, other), as in PyTorch
+  Tensor masked_fill(const Tensor& mask, double value) const;
+  Tensor tril(int64_t k = 0) const;
+  Tensor triu(int64_t k = 0) const;
+  // reductions
+  Tensor sum_to(const Shape& s) const;
   Tensor sum() const;
   Tensor sum(const Shape& dims, bool keepdim = false) const;
   Tensor mean() const;
   Tensor mean(const Shape& dims, bool keepdim = false) const;
-  Tensor exp() const;
-  Tensor log() const;
-  Tensor tanh() const;
-  Tensor sigmoid() const;
-  Tensor relu() const;
-  Tensor pow(double e) const;
+  Tensor var(const Shape& dims = {}, int64_t correction = 1, bool keepdim = false) const;
+  Tensor norm(double p = 2.0, const Shape& dims = {}, bool keepdim = false) const;
+  Tensor max() const;
+  Tensor min() const;
+  std::pair<Tensor, Tensor> max(int64_t d, bool keepdim = false) const;  // values, indices
+  std::pair<Tensor, Tensor> min(int64_t d, bool keepdim = false) const;
+  Tensor argmax() const;
+  Tensor argmax(int64_t d, bool keepdim = false) const;
   Tensor softmax(int64_t d) const;
   Tensor log_softmax(int64_t d) const;
+  // matmul and indexing
   Tensor matmul(const Tensor& o) const;
+  Tensor index_select(int64_t d, const Tensor& ids) const;
+  Tensor gather(int64_t d, const Tensor& ids) const;
+  Tensor index_add(int64_t d, const Tensor& ids, const Tensor& src) const;
+  Tensor scatter_add(int64_t d, const Tensor& ids, const Tensor& src) const;
+  Tensor& index_add_(int64_t d, const Tensor& ids, const Tensor& src);
 
  private:
   /// The impl, or an ember::Error naming op when the tensor is undefined:
@@ -149,6 +207,19 @@ class Tensor {
   [[noreturn]] static void undefined_error(const char* op);
 
   std::shared_ptr<TensorImpl> impl_;
+};
+
+/// What owns a tensor under a name of its own: nn::Module for its
+/// parameters ("blocks.0.attn.w_q.weight"). Instruments ask it, so that a
+/// trace of any model names the model's parameters without being told; the
+/// tensor layer only keeps the pointer.
+class TensorOwner {
+ public:
+  /// The owned tensor's full name, or "" if `impl` is not one of its own.
+  virtual std::string name_of(const TensorImpl& impl) const = 0;
+
+ protected:
+  ~TensorOwner() = default;
 };
 
 struct TensorImpl {
@@ -164,6 +235,9 @@ struct TensorImpl {
   std::shared_ptr<Node> grad_fn;   // null for leaves
   std::vector<GradHook> hooks;     // leaf hooks (non-leaf hooks live on grad_fn)
   std::string name;
+  /// The module that registered this tensor as a parameter first (a tied
+  /// weight keeps its first owner); cleared when that module is destroyed.
+  const TensorOwner* owner = nullptr;
   // Destroying the last handle of a long graph's output does not recurse
   // node by node: Node::~Node (autograd/node.cpp) releases its inputs'
   // nodes with a loop.

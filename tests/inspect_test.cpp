@@ -4,12 +4,16 @@
 // that nothing watches once the instruments are gone.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include "ember.h"
 #include "inspect/inspect.h"
@@ -19,6 +23,11 @@ namespace {
 
 using namespace ember;
 using inspect::BackwardTrace;
+
+// A scratch file of this process: test runs of several checkouts share /tmp.
+std::string test_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / (std::to_string(::getpid()) + "_" + name)).string();
+}
 
 // L = sum(w * x) + sum(exp(w)): dL/dw = x + exp(w), dL/dx = w.
 struct SmallGraph {
@@ -70,6 +79,79 @@ TEST(InspectTrace, SmallGraphHasItsNodesInATopologicalOrderWithTheClosedFormGrad
   trace.print(os);
   for (const char* part : {"MulBackward", "ExpBackward", "-> input 0 leaf w", "leaf x: .grad +="})
     EXPECT_NE(os.str().find(part), std::string::npos) << os.str();
+}
+
+// A model as a user writes it: its own Module subclass, a parameter of its
+// own, two nn::Linear children, inside an outer module of its own.
+struct UserBlock : nn::Module {
+  std::shared_ptr<nn::Linear> fc1, fc2;
+  Tensor scale;
+  UserBlock() {
+    fc1 = register_module("fc1", std::make_shared<nn::Linear>(3, 4, nn::LinearOptions{.dtype = kFloat64}));
+    fc2 = register_module("fc2", std::make_shared<nn::Linear>(4, 2, nn::LinearOptions{.dtype = kFloat64}));
+    scale = register_parameter("scale", ones({2}, kFloat64));
+  }
+  std::string type_name() const override { return "UserBlock"; }
+  Tensor forward(const Tensor& x) { return fc2->forward(tanh(fc1->forward(x))) * scale; }
+};
+struct UserModel : nn::Module {
+  std::shared_ptr<UserBlock> block = register_module("block", std::make_shared<UserBlock>());
+  std::string type_name() const override { return "UserModel"; }
+};
+
+TEST(InspectTrace, NamesTheParametersOfAUsersOwnModelWithoutBeingTold) {
+  UserModel model;
+  Tensor x = randn({5, 3}, kFloat64);
+  Tensor outside = tensor({0.5, 2.0}, kFloat64).requires_grad_();
+  BackwardTrace trace;
+  trace.name_leaves({{"outside", outside}});  // a tensor no module owns: named by hand
+  (model.block->forward(x) * outside).sum().backward();
+  ASSERT_TRUE(trace.complete());
+  std::set<std::string> leaves;
+  for (const auto& l : trace.leaves()) leaves.insert(l.name);
+  std::set<std::string> want = {"outside"};
+  for (const auto& [name, _] : model.named_parameters()) want.insert(name);
+  EXPECT_EQ(want, (std::set<std::string>{"outside", "block.fc1.weight", "block.fc1.bias", "block.fc2.weight",
+                                         "block.fc2.bias", "block.scale"}));
+  EXPECT_EQ(leaves, want);
+  std::ostringstream os;
+  trace.print(os);
+  EXPECT_NE(os.str().find("leaf block.fc1.weight: .grad += (4, 3)"), std::string::npos) << os.str();
+  EXPECT_EQ(os.str().find("leaf leaf"), std::string::npos) << os.str();
+}
+
+TEST(InspectTrace, AParameterKeepsItsFirstModulesNameAndLosesItWithTheModule) {
+  Tensor shared;
+  {
+    UserBlock a;
+    nn::Linear b(3, 4, {.dtype = kFloat64});
+    EXPECT_EQ(a.fc1->name_of(*a.fc1->weight.impl()), "fc1.weight");  // its path from the root, a
+    EXPECT_EQ(a.name_of(*a.scale.impl()), "scale");
+    EXPECT_EQ(a.name_of(*a.fc1->weight.impl()), "");  // fc1's, not a's own
+    EXPECT_EQ(a.fc1->weight.impl()->owner, a.fc1.get());
+    EXPECT_EQ(b.name_of(*b.weight.impl()), "weight");
+    EXPECT_EQ(b.weight.impl()->owner, &b);
+    EXPECT_EQ(a.scale.impl()->owner, &a);
+    shared = a.scale;
+  }
+  EXPECT_EQ(shared.impl()->owner, nullptr);  // the module is gone; the tensor lives on, unnamed
+  BackwardTrace trace;
+  (shared * 2.0).sum().backward();
+  EXPECT_EQ(trace.leaves().at(0).name, "leaf");
+}
+
+TEST(InspectTrace, SavedTensorsAreNamedByTheirRoleInTheOp) {
+  SmallGraph g;
+  BackwardTrace trace;
+  g.loss().backward();
+  std::map<std::string, std::vector<std::string>> saved;
+  for (const auto& s : trace.steps())
+    for (const auto& u : s.saved) saved[s.name].push_back(u.name);
+  EXPECT_EQ(saved.at("MulBackward"), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(saved.at("ExpBackward"), (std::vector<std::string>{"output"}));
+  std::ostringstream os;
+  trace.print(os);
+  EXPECT_NE(os.str().find("saved output: float64 (3) (version 0)"), std::string::npos) << os.str();
 }
 
 TEST(InspectTrace, LabelsCarryTheModulePath) {
@@ -162,7 +244,7 @@ TEST(InspectProfiler, MatmulFlopsAreTwoMNKAndBackwardIsSeparate) {
   EXPECT_TRUE(have_fwd && have_bwd);
   EXPECT_NE(prof.table().find("MatmulBackward"), std::string::npos);
   // Chrome trace-event JSON with one "X" event per op call.
-  const std::string path = (std::filesystem::temp_directory_path() / "ember_profile_test.json").string();
+  const std::string path = test_path("ember_profile_test.json");
   prof.write_chrome_trace(path);
   std::ifstream f(path);
   std::stringstream text;
@@ -170,6 +252,45 @@ TEST(InspectProfiler, MatmulFlopsAreTwoMNKAndBackwardIsSeparate) {
   EXPECT_NE(text.str().find("\"traceEvents\""), std::string::npos);
   EXPECT_NE(text.str().find("\"name\": \"MatmulBackward\""), std::string::npos);
   std::filesystem::remove(path);
+}
+
+// The Chrome trace's categories are the table's pass column, from one rule
+// (Profiler::pass_of): an optimizer's step and gradient clipping are "upd".
+TEST(InspectProfiler, ChromeTraceCategoriesAreTheTablesPasses) {
+  nn::Linear fc(3, 2);
+  optim::AdamW opt(fc.parameters(), 1e-3);
+  Tensor x = randn({4, 3});
+  inspect::Profiler prof;
+  fc.forward(x).sum().backward();
+  optim::clip_grad_norm_(fc.parameters(), 1.0);
+  opt.step();
+  prof.stop_watching();
+  const std::string path = test_path("ember_profile_cat_test.json");
+  prof.write_chrome_trace(path);
+  std::ifstream f(path);
+  const nlohmann::json trace = nlohmann::json::parse(f);
+  std::filesystem::remove(path);
+  std::map<std::string, std::string> cat;
+  for (const auto& e : trace["traceEvents"])
+    if (e["ph"] == "X") cat[e["name"].get<std::string>()] = e["cat"].get<std::string>();
+  EXPECT_EQ(cat.at("AdamW.step"), "upd");
+  EXPECT_EQ(cat.at("clip_grad_norm_"), "upd");
+  EXPECT_EQ(cat.at("matmul"), "fwd");
+  EXPECT_EQ(cat.at("MatmulBackward"), "bwd");
+  for (const auto& r : prof.rows()) EXPECT_EQ(cat.at(r.key), r.pass()) << r.key;
+  // The report: the table by op, the table by module, and the machine's peaks once.
+  const std::string report = prof.report();
+  auto count = [&](const std::string& what) {
+    size_t n = 0;
+    for (size_t at = report.find(what); at != std::string::npos; at = report.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("This machine ("), 1u) << report;
+  EXPECT_EQ(count(" events in "), 1u);
+  EXPECT_EQ(count("op                       pass"), 1u);
+  EXPECT_EQ(count("module                   pass"), 1u);
+  EXPECT_LT(report.find("module                   pass"), report.find("This machine ("));
+  EXPECT_EQ(count("AdamW.step               upd"), 1u) << report;
 }
 
 TEST(InspectProfiler, SelfTimeExcludesNestedOps) {
@@ -212,6 +333,24 @@ TEST(InspectProfiler, AnotherInstrumentsTimeIsLeftOut) {
   EXPECT_GE(prof.others_ms(), 2 * 20.0);  // two nodes (SumBackward, ExpBackward), 20 ms each
   // Charged to the nodes as well, the 40 ms would count twice and exceed the wall time.
   EXPECT_LE(nodes + prof.others_ms(), wall);
+}
+
+// The memory timeline's clock is the program's: another instrument's 40 ms
+// in its handlers is not a flat stretch of the picture, and the clock never
+// runs backwards (a sample inside another handler sees its time late).
+TEST(InspectMemory, TheTimeAxisLeavesTheOtherInstrumentsOut) {
+  Tensor x = ones({3}).requires_grad_();
+  Tensor y = exp(x).sum();
+  inspect::MemoryTimeline mem;
+  SlowInstrument slow;
+  const double t0 = inspect::now_ms();
+  y.backward();
+  const double wall = inspect::now_ms() - t0;
+  ASSERT_GE(wall, 40.0);
+  const auto& samples = mem.samples();
+  ASSERT_GE(samples.size(), 3u);
+  for (size_t i = 1; i < samples.size(); ++i) EXPECT_GE(samples[i].ms, samples[i - 1].ms) << i;
+  EXPECT_LE(samples.back().ms, wall - 40.0);
 }
 
 TEST(InspectMemory, PeakOfAScriptedSequenceIsItsClosedForm) {
@@ -272,7 +411,7 @@ TEST(InspectHooks, NothingWatchesWithoutAnInstrument) {
 
 // chromium --headless --dump-dom: the page after its script ran.
 std::string dump_dom(const std::string& url) {
-  const std::string dir = (std::filesystem::temp_directory_path() / "ember_chromium_profile").string();
+  const std::string dir = test_path("ember_chromium_profile");
   const std::string cmd =
       "timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
       "--disable-background-networking --disable-component-update --disable-sync --user-data-dir='" +
@@ -306,7 +445,7 @@ TEST(InspectPage, ChromiumShowsTheTracesStepAtStepN) {
   SmallGraph g;
   BackwardTrace trace;
   g.loss().backward();
-  const std::string path = (std::filesystem::temp_directory_path() / "ember_backward_test.html").string();
+  const std::string path = test_path("ember_backward_test.html");
   trace.to_html(path);
   for (int64_t step : {int64_t{0}, int64_t{2}, static_cast<int64_t>(trace.steps().size()) - 1}) {
     SCOPED_TRACE("step " + std::to_string(step));
@@ -319,8 +458,35 @@ TEST(InspectPage, ChromiumShowsTheTracesStepAtStepN) {
     EXPECT_NE(dom.find("id=\"s" + std::to_string(step) + "\" class=\"node active\""), std::string::npos);
     EXPECT_EQ(element_text(dom, "grad-in"), html_escaped(s.grad_in.text()));
     for (const auto& e : s.sent) EXPECT_NE(dom.find(html_escaped(e.grad.text())), std::string::npos) << e.target_name;
+    // Each saved tensor under its role in the op ("a: float64 (3), version 0").
+    for (const auto& u : s.saved)
+      EXPECT_NE(dom.find(">" + u.name + ": float64 " + inspect::shape_text(u.shape) + ", version "), std::string::npos)
+          << u.name;
+    EXPECT_EQ(element_text(dom, "note"), "");
   }
+  // The step that has saved tensors names them on the page.
+  int64_t mul = -1;
+  for (const auto& s : trace.steps())
+    if (s.name == "MulBackward") mul = s.step;
+  ASSERT_GE(mul, 0);
+  const std::string at_mul = dump_dom("file://" + path + "?step=" + std::to_string(mul));
+  ASSERT_FALSE(at_mul.empty()) << "chromium printed nothing";
+  EXPECT_NE(at_mul.find(">a: float64 (3), version 0<"), std::string::npos) << at_mul;
+  EXPECT_NE(at_mul.find(">b: float64 (3), version 0<"), std::string::npos);
+  // A step past the end shows the last one and says so; the legend says when leaves turn green.
+  const int64_t last = static_cast<int64_t>(trace.steps().size()) - 1;
+  const std::string past = dump_dom("file://" + path + "?step=100");
+  ASSERT_FALSE(past.empty()) << "chromium printed nothing";
+  EXPECT_NE(past.find("data-step=\"" + std::to_string(last) + "\""), std::string::npos);
+  EXPECT_EQ(element_text(past, "note"),
+            "?step=100 is outside this trace (steps 0 to " + std::to_string(last) + "): showing step " +
+                std::to_string(last) + ".");
+  EXPECT_NE(past.find("they turn green at the last step"), std::string::npos);
+  // The graph starts fitted to its pane.
+  EXPECT_NE(past.find("data-zoom=\"fit\""), std::string::npos);
   std::filesystem::remove(path);
+  std::error_code ignored;
+  std::filesystem::remove_all(test_path("ember_chromium_profile"), ignored);
 }
 
 }  // namespace

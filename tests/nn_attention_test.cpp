@@ -78,7 +78,7 @@ Vec flat(const std::vector<Vec>& m) {
 // ---------------------------------------------------------------- sdpa values
 
 TEST(NnSdpa, LessonTwoScoreExample) {
-  // d = 1, q = 1, keys (2, 1) -> scores (2, 1); values (10, 4)
+  // d = 1, q = 1, the keys 2 and 1 -> the scores 2 and 1; the values 10 and 4
   Tensor q = tensor(Vec{1}, {1, 1}), k = tensor(Vec{2, 1}, {2, 1}), v = tensor(Vec{10, 4}, {2, 1});
   nn::Attention a = nn::scaled_dot_product_attention(q, k, v);
   EXPECT_EQ(a.weights.shape(), (Shape{1, 2}));

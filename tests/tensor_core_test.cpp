@@ -315,7 +315,7 @@ TEST(TensorPrint, Matrix) {
 TEST(TensorPrint, VectorScalarAndDTypes) {
   EXPECT_EQ(tensor({1.f, 2.5f, -3.f}).to_string(), "tensor([ 1.0000,  2.5000, -3.0000], shape=(3))");
   EXPECT_EQ(scalar_tensor(2.5).to_string(), "tensor(2.5000, shape=())");
-  EXPECT_EQ(f64({1, 2}).to_string(), "tensor([1.0000, 2.0000], shape=(2), dtype=float64)");
+  EXPECT_EQ(f64({1, 2}).to_string(), "tensor([1., 2.], shape=(2), dtype=float64)");
   EXPECT_EQ(i64({1, -20, 300}).to_string(), "tensor([  1, -20, 300], shape=(3), dtype=int64)");
   EXPECT_EQ(tensor(std::vector<bool>{true, false}).to_string(), "tensor([ True, False], shape=(2), dtype=bool)");
   EXPECT_EQ(zeros({0}).to_string(), "tensor([], shape=(0))");
@@ -324,11 +324,11 @@ TEST(TensorPrint, VectorScalarAndDTypes) {
 
 TEST(TensorPrint, ThreeDims) {
   EXPECT_EQ(arange(8).reshape({2, 2, 2}).to_string(),
-            "tensor([[[0.0000, 1.0000],\n"
-            "         [2.0000, 3.0000]],\n"
+            "tensor([[[0., 1.],\n"
+            "         [2., 3.]],\n"
             "\n"
-            "        [[4.0000, 5.0000],\n"
-            "         [6.0000, 7.0000]]], shape=(2, 2, 2))");
+            "        [[4., 5.],\n"
+            "         [6., 7.]]], shape=(2, 2, 2))");
 }
 
 TEST(TensorPrint, ScientificWhenMagnitudesSpanTooMuch) {
@@ -337,20 +337,20 @@ TEST(TensorPrint, ScientificWhenMagnitudesSpanTooMuch) {
 
 TEST(TensorPrint, NonContiguousPrintsLogicalOrder) {
   EXPECT_EQ(arange(4).reshape({2, 2}).t().to_string(),
-            "tensor([[0.0000, 2.0000],\n"
-            "        [1.0000, 3.0000]], shape=(2, 2))");
+            "tensor([[0., 2.],\n"
+            "        [1., 3.]], shape=(2, 2))");
 }
 
 TEST(TensorPrint, SummarizesLargeTensors) {
   std::string s = arange(2000).to_string();
   EXPECT_NE(s.find("..."), std::string::npos);
-  EXPECT_NE(s.find("   0.0000,    1.0000,    2.0000, ..., 1997.0000, 1998.0000, 1999.0000]"), std::string::npos) << s;
-  EXPECT_EQ(s.find("1000.0000"), std::string::npos);
+  EXPECT_NE(s.find("   0.,    1.,    2., ..., 1997., 1998., 1999.]"), std::string::npos) << s;
+  EXPECT_EQ(s.find("1000."), std::string::npos);
   EXPECT_LT(s.size(), 200u);
   // 1000 elements are printed in full
   std::string full = arange(1000).to_string();
   EXPECT_EQ(full.find("..."), std::string::npos);
-  EXPECT_NE(full.find("500.0000"), std::string::npos);
+  EXPECT_NE(full.find(" 500.,"), std::string::npos);
   // summarizing rows of a matrix
   std::string m = zeros({100, 100}).to_string();
   EXPECT_NE(m.find("...,\n"), std::string::npos);
@@ -360,7 +360,28 @@ TEST(TensorPrint, SummarizesLargeTensors) {
 TEST(TensorPrint, RequiresGradLeafIsMarked) {
   Tensor x = ones({2});
   x.requires_grad_();
-  EXPECT_EQ(x.to_string(), "tensor([1.0000, 1.0000], shape=(2), requires_grad=True)");
+  EXPECT_EQ(x.to_string(), "tensor([1., 1.], shape=(2), requires_grad=True)");
+}
+
+// The stream operator prints each dtype in its own way: integers and bools
+// exactly, whole floats as "3." (PyTorch's habit), other floats with four
+// decimals; one column width for all the values.
+TEST(TensorPrint, StreamOperatorPrintsEachDTypeInItsOwnWay) {
+  auto printed = [](const Tensor& t) {
+    std::ostringstream os;
+    os << t;
+    return os.str();
+  };
+  EXPECT_EQ(printed(arange(0, 6, 1, kInt64).reshape({2, 3})), "tensor([[0, 1, 2],\n        [3, 4, 5]], shape=(2, 3), dtype=int64)");
+  EXPECT_EQ(printed(tensor(std::vector<int64_t>{-7, 123456789012LL})),
+            "tensor([          -7, 123456789012], shape=(2), dtype=int64)");
+  EXPECT_EQ(printed(tensor(std::vector<bool>{false, true, true})), "tensor([False,  True,  True], shape=(3), dtype=bool)");
+  EXPECT_EQ(printed(arange(6).reshape({2, 3})), "tensor([[0., 1., 2.],\n        [3., 4., 5.]], shape=(2, 3))");
+  EXPECT_EQ(printed(tensor({-2.f, 0.f, 30.f})), "tensor([-2.,  0., 30.], shape=(3))");
+  EXPECT_EQ(printed(scalar_tensor(4.0)), "tensor(4., shape=())");
+  EXPECT_EQ(printed(tensor({1.f, NAN, -INFINITY})), "tensor([  1.,  nan, -inf], shape=(3))");
+  EXPECT_EQ(printed(tensor({0.5f, 2.f})), "tensor([0.5000, 2.0000], shape=(2))");  // one value not whole: all get decimals
+  EXPECT_EQ(printed(tensor({1e9f, 2.f})), "tensor([1.0000e+09, 2.0000e+00], shape=(2))");  // too large to show whole
 }
 
 TEST(TensorPrint, StreamOperatorMatchesToString) {

@@ -239,7 +239,7 @@ TEST(TensorReduce, SoftmaxClosedForm) {
   expect_near(vals(softmax(x, 0)), {std::exp(1.0) / z, std::exp(2.0) / z, std::exp(3.0) / z}, 1e-15);
   expect_near(vals(log_softmax(x, 0)), {1 - std::log(z), 2 - std::log(z), 3 - std::log(z)}, 1e-15);
   expect_near(vals(x.softmax(-1)), vals(softmax(x, 0)), 0);
-  // lesson C: scores (2, 1) -> weights (0.731, 0.269); values (10, 4) -> context 8.386
+  // lesson C: the scores 2 and 1 -> the weights 0.731 and 0.269; the values 10 and 4 -> the context 8.386
   Tensor w = softmax(f64({2, 1}), 0);
   expect_near(vals(w), {1 / (1 + std::exp(-1.0)), 1 / (1 + std::exp(1.0))}, 1e-15);
   EXPECT_NEAR((w * f64({10, 4})).sum().item<double>(), 8.386, 5e-4);

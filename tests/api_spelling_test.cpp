@@ -1,0 +1,165 @@
+// The two spellings of an op (tensor/tensor.h states the rule): every op
+// that works on one tensor is both `ember::op(x, ...)` and `x.op(...)`, and
+// the two give the same tensor, bit for bit. Free functions only: ops over a
+// list of tensors and the layers' building blocks (torch.nn.functional's
+// habit). Every op of the gradcheck registry must be in one of the two lists.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "ember.h"
+#include "gradcheck_samples/registry.h"
+
+namespace {
+
+using namespace ember;
+
+void expect_same(const Tensor& a, const Tensor& b, const char* op) {
+  EXPECT_TRUE(equal_bits(a, b)) << op << ": x." << op << "(...) and ember::" << op << "(x, ...) differ";
+}
+void expect_same(const std::pair<Tensor, Tensor>& a, const std::pair<Tensor, Tensor>& b, const char* op) {
+  expect_same(a.first, b.first, op);
+  expect_same(a.second, b.second, op);
+}
+
+// Calling both compiles only if both exist; then they must agree.
+#define BOTH(op, x, ...)                                                          \
+  do {                                                                            \
+    expect_same((x).op(__VA_ARGS__), ember::op((x) __VA_OPT__(, ) __VA_ARGS__), #op); \
+    spelled.insert(#op);                                                          \
+  } while (0)
+
+// The ops with both spellings, each called both ways.
+std::set<std::string> check_both_spellings() {
+  std::set<std::string> spelled;
+  Generator gen(3);
+  const Tensor x = randn({3, 4}, gen, kFloat64), y = randn({3, 4}, gen, kFloat64) + 3.0;
+  const Tensor pos = abs(x) + 0.5, ids = tensor({2, 0, 2}, kInt64), ids2 = tensor({1, 0, 3, 3, 2, 1}, {3, 2}, kInt64);
+  const Tensor mask = gt(x, 0.0);
+  BOTH(to, x, kFloat32);
+  BOTH(contiguous, x.t());
+  BOTH(clone, x);
+  BOTH(reshape, x, {4, 3});
+  BOTH(view, x, {2, 6});
+  BOTH(transpose, x, 0, 1);
+  BOTH(permute, x, {1, 0});
+  BOTH(unsqueeze, x, 1);
+  BOTH(squeeze, x.unsqueeze(0));
+  BOTH(squeeze, x.unsqueeze(2), 2);
+  BOTH(expand, x.unsqueeze(0), {2, 3, 4});
+  BOTH(narrow, x, 1, 1, 2);
+  BOTH(slice, x, 1, 0, 4, 2);
+  BOTH(select, x, 0, 1);
+  BOTH(flatten, x);
+  BOTH(add, x, y);
+  BOTH(sub, x, y);
+  BOTH(mul, x, y);
+  BOTH(div, x, y);
+  BOTH(pow, pos, y);
+  BOTH(pow, pos, 1.5);
+  BOTH(maximum, x, y);
+  BOTH(minimum, x, y);
+  BOTH(neg, x);
+  BOTH(exp, x);
+  BOTH(log, pos);
+  BOTH(sqrt, pos);
+  BOTH(rsqrt, pos);
+  BOTH(abs, x);
+  BOTH(sin, x);
+  BOTH(cos, x);
+  BOTH(tanh, x);
+  BOTH(sigmoid, x);
+  BOTH(relu, x);
+  BOTH(erf, x);
+  BOTH(clamp, x, -0.5, 0.5);
+  BOTH(eq, x, y);
+  BOTH(ne, x, 0.0);
+  BOTH(lt, x, y);
+  BOTH(le, x, 0.0);
+  BOTH(gt, x, y);
+  BOTH(ge, x, 0.0);
+  expect_same(x.where(mask, y), where(mask, x, y), "where");  // PyTorch's order: x where cond, else y
+  spelled.insert("where");
+  BOTH(masked_fill, x, mask, -1.0);
+  BOTH(tril, x, 1);
+  BOTH(triu, x);
+  BOTH(sum_to, x, {1, 4});
+  BOTH(sum, x);
+  BOTH(sum, x, {1}, true);
+  BOTH(mean, x);
+  BOTH(mean, x, {0});
+  BOTH(var, x, {1}, 0);
+  BOTH(norm, x, 1.0, {1});
+  BOTH(max, x);
+  BOTH(min, x);
+  BOTH(max, x, 1);
+  BOTH(min, x, 0, true);
+  BOTH(argmax, x);
+  BOTH(argmax, x, 1);
+  BOTH(softmax, x, -1);
+  BOTH(log_softmax, x, 0);
+  BOTH(matmul, x, y.t());
+  BOTH(index_select, x, 0, ids);
+  BOTH(gather, x, 1, ids2);
+  BOTH(index_add, x, 0, ids, y);
+  BOTH(scatter_add, x, 1, ids2, y.narrow(1, 0, 2));
+  Tensor a = x.clone(), b = x.clone();
+  a.index_add_(0, ids, y);
+  index_add_(b, 0, ids, y);
+  expect_same(a, b, "index_add_");
+  return spelled;
+}
+
+// Free functions only, like torch.cat and torch.nn.functional.
+const std::set<std::string> kFunctionalOnly = {"cat", "stack", "embedding", "layer_norm", "cross_entropy",
+                                               "gelu", "scaled_softmax", "one_hot"};
+
+// The registry's entry names are an op's name, or a variant of it:
+// "sum_dim", "cross_entropy(sum)". The scalar forms are operators
+// ("x * 3.0", "2.5 - x").
+std::string op_of(const std::string& entry, const std::set<std::string>& known) {
+  if (entry.find("scalar") != std::string::npos) return "operator";
+  std::string best;
+  for (const std::string& op : known)
+    if (entry == op || entry.rfind(op + "_", 0) == 0 || entry.rfind(op + "(", 0) == 0)
+      if (op.size() > best.size()) best = op;
+  return best;
+}
+
+TEST(ApiSpelling, EveryRegistryOpHasBothSpellingsOrIsFunctional) {
+  const std::set<std::string> spelled = check_both_spellings();
+  EXPECT_EQ(spelled.size(), 59u);  // every op of tensor.h's method list, overloads counted once
+  std::set<std::string> known = spelled;
+  known.insert(kFunctionalOnly.begin(), kFunctionalOnly.end());
+  int ops = 0;
+  for (const samples::OpInfo& info : samples::op_registry()) {
+    if (info.name.rfind("nn.", 0) == 0) continue;  // modules, not ops
+    ++ops;
+    const std::string op = op_of(info.name, known);
+    EXPECT_FALSE(op.empty()) << "registry op \"" << info.name
+                             << "\" has no method spelling here and is not listed as functional only";
+  }
+  EXPECT_GT(ops, 60);
+  for (const std::string& f : kFunctionalOnly) EXPECT_EQ(spelled.count(f), 0u) << f;
+}
+
+TEST(ApiSpelling, OpOfNamesTheOpOfARegistryEntry) {
+  const std::set<std::string> known = {"sum", "index_select", "cross_entropy", "squeeze", "norm"};
+  EXPECT_EQ(op_of("sum_keepdim", known), "sum");
+  EXPECT_EQ(op_of("index_select_last_dim", known), "index_select");
+  EXPECT_EQ(op_of("cross_entropy(none)", known), "cross_entropy");
+  EXPECT_EQ(op_of("norm_inf", known), "norm");
+  EXPECT_EQ(op_of("mul_scalar", known), "operator");
+  EXPECT_EQ(op_of("summary", known), "");  // a prefix is not enough: "sum" + "_" or "(" is
+}
+
+TEST(ApiSpelling, ItemWithoutATypeIsADouble) {
+  const Tensor loss = tensor({0.25f});
+  static_assert(std::is_same_v<decltype(loss.item()), double>);
+  EXPECT_EQ(loss.item(), 0.25);
+  EXPECT_EQ(tensor({7}, kInt64).item<int64_t>(), 7);  // the typed form stays
+  EXPECT_EQ(tensor({7}, kInt64).item(), 7.0);
+}
+
+}  // namespace
