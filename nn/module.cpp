@@ -134,7 +134,6 @@ int64_t Module::num_parameters() const {
   return n;
 }
 
-
 void Module::zero_grad(bool set_to_none) {
   for (Tensor& t : parameters()) {
     if (set_to_none || !t.grad().defined()) {
