@@ -115,7 +115,7 @@ class Tensor {
   // with the same arguments, `ember::op(x, ...)` and `x.op(...)`. Free
   // functions only: ops over a list of tensors (cat, stack) and the layers'
   // building blocks, like torch.nn.functional (embedding, layer_norm,
-  // cross_entropy, gelu, scaled_softmax, one_hot). tests/api_test.cpp checks
+  // cross_entropy, gelu, scaled_softmax, one_hot). tests/api_spelling_test.cpp checks
   // both spellings of every op in the gradcheck registry.
   // views and copies
   Tensor to(DType dt) const;
