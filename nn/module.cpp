@@ -22,15 +22,22 @@ void Module::check_new_name(const std::string& name) const {
               "name \"" << name << "\" is already registered");
 }
 
-// The parameters may outlive their module: each forgets it as its owner, and
-// a .grad with a graph of its own (backward with create_graph) keeps its
-// values and loses the graph that refers back to the parameter (module.h).
+// The parameters and the children may outlive their module: each parameter
+// forgets it as its owner, each child forgets it as its parent (its path()
+// starts again from itself), and a .grad with a graph of its own (backward
+// with create_graph) keeps its values and loses the graph that refers back
+// to the parameter (module.h).
 Module::~Module() {
   for (auto& [_, t] : params_) {
     if (!t.defined()) continue;
     if (t.impl()->owner == this) t.impl()->owner = nullptr;
     if (t.grad().defined() && t.grad().grad_fn()) t.set_grad(t.grad().detach());
   }
+  for (auto& [_, child] : children_)
+    if (child && child->parent_ == this) {
+      child->parent_ = nullptr;
+      child->name_in_parent_.clear();
+    }
 }
 
 Tensor Module::register_parameter(const std::string& name, Tensor t, bool requires_grad) {

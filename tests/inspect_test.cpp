@@ -140,6 +140,25 @@ TEST(InspectTrace, AParameterKeepsItsFirstModulesNameAndLosesItWithTheModule) {
   EXPECT_EQ(trace.leaves().at(0).name, "leaf");
 }
 
+// A child kept after its parent is gone names itself from its own root: its
+// path no longer runs through the destroyed parent (under ASan a dangling
+// parent would be a use after free here).
+TEST(InspectTrace, AChildThatOutlivesItsParentIsNamedFromItself) {
+  std::shared_ptr<UserBlock> kept;
+  {
+    UserModel model;
+    kept = model.block;
+    EXPECT_EQ(kept->fc1->path(), "block.fc1");
+  }
+  EXPECT_EQ(kept->path(), "");
+  EXPECT_EQ(kept->fc1->path(), "fc1");
+  BackwardTrace trace;
+  kept->forward(randn({2, 3}, kFloat64)).sum().backward();
+  std::set<std::string> leaves;
+  for (const auto& l : trace.leaves()) leaves.insert(l.name);
+  EXPECT_EQ(leaves, (std::set<std::string>{"fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias", "scale"}));
+}
+
 TEST(InspectTrace, SavedTensorsAreNamedByTheirRoleInTheOp) {
   SmallGraph g;
   BackwardTrace trace;
