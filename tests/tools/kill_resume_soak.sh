@@ -48,6 +48,11 @@ classify() {
   if [[ -e $dir/checkpoints/step-00000040 && ! -e $dir/loss.png ]]; then finished_unwritten=$((finished_unwritten + 1)); fi
 }
 
+# DIR holds the whole run: its last checkpoint and loss.png, the last file a
+# run writes (a kill after it, while the program ends, leaves a run that
+# --resume rightly calls finished).
+finished() { [[ -e $1/checkpoints/step-00000040 && -e $1/loss.png ]]; }
+
 # The command that goes on with the run in DIR: a resume once a checkpoint
 # is complete (a step-N directory exists only complete), else a fresh start.
 next_command() {
@@ -84,6 +89,10 @@ while :; do
   if ((status == 137)); then
     kills=$((kills + 1))
     classify "$out/soak"
+    if finished "$out/soak"; then
+      ((kills < kills_wanted)) || break
+      rm -rf "$out/soak"  # killed while it ended: start the same run again
+    fi
   elif ((status == 0)); then
     rm -rf "$out/soak"  # it finished before the kill: start the same run again
   else
@@ -126,6 +135,10 @@ while :; do
   elif grep -q "signal 9" "$out/attempt.log"; then
     kills=$((kills + 1))
     classify "$out/mpi_soak"
+    if finished "$out/mpi_soak"; then
+      ((kills < mpi_kills_wanted)) || break
+      rm -rf "$out/mpi_soak"
+    fi
   else
     echo "kill_resume_soak: mpirun ... train_gpt ${cmd[*]} failed with status $status"; tail -n 5 "$out/attempt.log"; exit 1
   fi
