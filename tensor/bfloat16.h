@@ -32,6 +32,8 @@
 #include <cstring>
 #include <type_traits>
 
+#include "tensor/bfloat16_each.h"
+
 namespace ember {
 
 /// The bits of the bfloat16 nearest to f (ties to even).

@@ -28,6 +28,7 @@
 #include <new>
 #include <type_traits>
 
+#include "tensor/bfloat16_each.h"
 #include "tensor/gemm/gemm.h"
 
 namespace ember::gemm {
@@ -64,17 +65,9 @@ enum class Packing { Plain, Bf16PairsSwapped, Bf16Pairs };
 /// The depth a panel holds: kc, or kc rounded up to even for pairs.
 inline int64_t padded_depth(int k_align, int64_t kc) { return (kc + k_align - 1) / k_align * k_align; }
 
-/// The bits of the bfloat16 nearest to each of n floats, without a branch,
-/// so the compiler vectorizes the loop (tensor/bfloat16.h has the rule).
-inline void bf16_bits_of(const float* src, uint16_t* dst, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    uint32_t u;
-    std::memcpy(&u, src + i, sizeof u);
-    const uint32_t rounded = (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
-    const uint32_t quiet_nan = (u >> 16) | 0x0040u;
-    dst[i] = static_cast<uint16_t>((u & 0x7FFFFFFFu) > 0x7F800000u ? quiet_nan : rounded);
-  }
-}
+/// The bits of the bfloat16 nearest to each of n floats (tensor/bfloat16.h
+/// has the rule and the loop), at the baseline width.
+inline void bf16_bits_of(const float* src, uint16_t* dst, int64_t n) { bf16_bits_of_each(src, dst, n); }
 
 /// dst[c * dst_stride + r] = src[r * src_stride + c] for r < rows, c < cols,
 /// 32-bit values (floats, or pairs of bfloat16), in register tiles at the

@@ -48,7 +48,7 @@ void tile8(const uint32_t* src, int64_t ss, int n, uint32_t* dst, int64_t ds) {
 void transpose32_avx2(const uint32_t* src, int64_t ss, int64_t rows, int64_t cols, uint32_t* dst, int64_t ds) {
   transpose_loop<8, tile8>(src, ss, rows, cols, dst, ds);
 }
-void bf16_bits_avx2(const float* src, uint16_t* dst, int64_t n) { bf16_bits_loop(src, dst, n); }
+void bf16_bits_avx2(const float* src, uint16_t* dst, int64_t n) { bf16_bits_of_each(src, dst, n); }
 void gemm_f32_avx2(int64_t kc, const void* a, const void* b, float* c, int64_t ldc, bool accumulate) {
   microkernel_tile<Avx2, 6, 2>(kc, a, b, c, ldc, accumulate);
 }

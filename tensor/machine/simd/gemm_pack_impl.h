@@ -1,24 +1,16 @@
 // What packing needs at each width, written once: the bfloat16 rounding
-// loop (the compiler vectorizes it at the width of the file that includes
-// this) and a 32-bit block transpose with the tile transpose of that width.
+// loop (tensor/bfloat16_each.h, which the compiler vectorizes
+// at the width of the file that includes this) and a 32-bit block transpose
+// with the tile transpose of that width.
 // Included by tensor/machine/simd/gemm_avx2.cpp and gemm_avx512.cpp.
 #pragma once
 
 #include <cstdint>
 #include <cstring>
 
-namespace ember::gemm::simd {
+#include "tensor/bfloat16_each.h"
 
-// Round to nearest, ties to even, NaN kept quiet: tensor/bfloat16.h's rule, branch-free.
-inline void bf16_bits_loop(const float* src, uint16_t* dst, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    uint32_t u;
-    std::memcpy(&u, src + i, sizeof u);
-    const uint32_t rounded = (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
-    const uint32_t quiet_nan = (u >> 16) | 0x0040u;
-    dst[i] = static_cast<uint16_t>((u & 0x7FFFFFFFu) > 0x7F800000u ? quiet_nan : rounded);
-  }
-}
+namespace ember::gemm::simd {
 
 // dst[c * ds + r] = src[r * ss + c]: tiles of up to T rows and exactly T
 // columns through `tile` (registers; a tile of n < T rows reads and writes
