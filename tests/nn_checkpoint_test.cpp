@@ -37,36 +37,12 @@ namespace {
 
 using namespace ember;
 using ember::test::expect_error;
+using ember::test::TempDir;
 using json = nlohmann::ordered_json;
 namespace fs = std::filesystem;
 
 // ---- helpers ----
 
-// A fresh directory under the system temp dir, removed with its contents.
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "ember_ckpt_XXXXXX").string();
-    EXPECT_NE(::mkdtemp(tmpl.data()), nullptr);
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  std::string file(const std::string& name) const { return (fs::path(path_) / name).string(); }
-  const std::string& path() const { return path_; }
-  // Names of the entries in the directory (hidden temporaries included).
-  std::vector<std::string> entries() const {
-    std::vector<std::string> out;
-    for (const auto& e : fs::directory_iterator(path_)) out.push_back(e.path().filename().string());
-    std::sort(out.begin(), out.end());
-    return out;
-  }
-
- private:
-  std::string path_;
-};
 
 std::string read_bytes(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
@@ -861,6 +837,17 @@ TEST(NnCheckpointLayout, ATrainersCheckpointIsItsModelAndItsTrainingState) {
   EXPECT_EQ(std::memcmp(&st.history[2].loss, &t.history()[2].loss, sizeof(double)), 0);
   EXPECT_EQ(st.options, run.options().to_string());
   EXPECT_EQ(st.optimizer.size(), 3 * m.parameters().size()) << "exp_avg, exp_avg_sq and step per parameter";
+  // A history whose step column says otherwise than its row (NaN, a huge value,
+  // another step) is refused naming the file and the row, not cast blindly.
+  for (double bad : {std::nan(""), 1e300, 5.0}) {
+    const std::string path = dir.file("crafted.safetensors");
+    train::SafetensorsContents f = train::read_safetensors(ck.train_state);
+    for (auto& [name, tensor] : f.tensors)
+      if (name == "history") tensor.data_ptr<double>()[1 * tensor.size(1)] = bad;  // row 1, the step column
+    f.metadata.erase("ember.crc32");  // written anew for the changed bytes
+    train::write_safetensors(path, f.tensors, f.metadata);
+    expect_error([&] { train::read_train_state(path); }, "resume", {path, "history row 1"});
+  }
 }
 
 // The process is killed (SIGKILL, by tensor/machine/faults.h's test hook) before each

@@ -3,8 +3,12 @@
 
 #include <gtest/gtest.h>
 
+#include <stdlib.h>  // mkdtemp
+
+#include <algorithm>
 #include <cmath>
 #include <deque>
+#include <filesystem>
 #include <initializer_list>
 #include <string>
 #include <vector>
@@ -81,5 +85,34 @@ inline void expect_close(const Tensor& actual, const Tensor& expected, double to
   ASSERT_EQ(shape_str(actual.shape()), shape_str(expected.shape()));
   expect_values(actual, values(expected), tol, file, line);
 }
+
+// A fresh directory under the system temp dir (named from `prefix`),
+// removed with its contents when the test ends.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& prefix = "ember_test") {
+    std::string tmpl = (std::filesystem::temp_directory_path() / (prefix + "_XXXXXX")).string();
+    EXPECT_NE(::mkdtemp(tmpl.data()), nullptr) << tmpl;
+    path_ = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string file(const std::string& name) const { return (std::filesystem::path(path_) / name).string(); }
+  // Names of the entries in the directory (hidden temporaries included), sorted.
+  std::vector<std::string> entries() const {
+    std::vector<std::string> out;
+    for (const auto& e : std::filesystem::directory_iterator(path_)) out.push_back(e.path().filename().string());
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+ private:
+  std::string path_;
+};
 
 }  // namespace ember::test

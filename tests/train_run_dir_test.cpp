@@ -29,27 +29,10 @@ namespace {
 
 using namespace ember;
 using ember::test::expect_error;
+using ember::test::TempDir;
 using train::RunDir;
 namespace fs = std::filesystem;
 
-// A fresh directory under the system temp dir, removed with its contents.
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "ember_run_dir_XXXXXX").string();
-    EXPECT_NE(::mkdtemp(tmpl.data()), nullptr);
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  std::string file(const std::string& name) const { return (fs::path(path_) / name).string(); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 // The sorted names in a directory (hidden ones included).
 std::vector<std::string> entries(const std::string& dir) {
@@ -135,6 +118,29 @@ TEST(TrainRunDir, FileNamesMustBePlainAndDistinct) {
 
 // ---- saving ----
 
+// A save never removes a later checkpoint than its own: it is refused,
+// naming both steps, and the directory stays as it was.
+TEST(TrainRunDir, ASaveOfAnEarlierStepThanTheNewestIsRefused) {
+  TempDir dir;
+  const RunDir run(dir.path(), kFiles);
+  run.save(500, files_of(500));
+  expect_error([&] { run.save(10, files_of(10)); }, "save", {dir.path(), "step 500", "step 10"});
+  expect_clean_run(dir, 500);
+}
+
+// A directory in the layout before checkpoints/ (the files at its top) keeps
+// its checkpoint readable when a save into it fails before writing a step.
+TEST(TrainRunDir, AFailedSaveIntoTheOldLayoutLeavesItsCheckpointReadable) {
+  TempDir dir;
+  for (const std::string& f : kFiles) write_file_atomically(dir.file(f), {text_of(f, 0)}, "test");
+  const RunDir run(dir.path(), kFiles);
+  ASSERT_TRUE(run.newest().has_value());
+  fs::create_directories(dir.file("checkpoints"));  // what a save cut short before its first step leaves
+  ASSERT_TRUE(run.newest().has_value());
+  EXPECT_EQ(run.latest().step, 0);
+  EXPECT_EQ(step_in(run.latest().dir), 0);
+}
+
 TEST(TrainRunDir, ASaveLeavesOneStepDirectoryLatestAndStableNames) {
   TempDir dir;
   const RunDir run(dir.path(), kFiles);
@@ -147,10 +153,6 @@ TEST(TrainRunDir, ASaveLeavesOneStepDirectoryLatestAndStableNames) {
   EXPECT_EQ(found.dir, dir.file("checkpoints/step-00000002"));
   EXPECT_EQ(found.file("a.txt"), dir.file("checkpoints/step-00000002/a.txt"));
   EXPECT_EQ(step_in(found.dir), 2);
-  // A lower step after a higher one (a run resumed from an older copy): the
-  // newest save is the run's, and the others go.
-  run.save(1, files_of(1));
-  expect_clean_run(dir, 1);
 }
 
 TEST(TrainRunDir, AStepAlreadySavedIsKeptAsItIs) {

@@ -29,25 +29,9 @@ namespace {
 
 using namespace ember;
 using ember::test::expect_error;
+using ember::test::TempDir;
 namespace fs = std::filesystem;
 
-class Dir {
- public:
-  Dir() {
-    std::string tmpl = (fs::temp_directory_path() / "ember_run_id_XXXXXX").string();
-    EXPECT_NE(::mkdtemp(tmpl.data()), nullptr);
-    path_ = tmpl;
-  }
-  ~Dir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-  std::string file(const std::string& n) const { return path_ + "/" + n; }
-
- private:
-  std::string path_;
-};
 
 std::string bytes_of(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
@@ -93,7 +77,7 @@ struct Tiny {
 // ---- one process at a time ----
 
 TEST(TrainRunLock, ASecondProcessIsRefusedNamingTheHolderAndAKilledHolderLeavesNoLock) {
-  Dir dir;
+  TempDir dir;
   const train::RunDir run(dir.path(), {"a.txt"});
   int ready[2];
   ASSERT_EQ(::pipe(ready), 0);
@@ -112,7 +96,7 @@ TEST(TrainRunLock, ASecondProcessIsRefusedNamingTheHolderAndAKilledHolderLeavesN
   expect_error([&] { (void)run.lock(); }, "lock",
                {dir.path(), "is in use by process " + std::to_string(child) + " (", "one process at a time"});
   expect_error([&] { run.save(1, [](const std::string& d) { write_file_atomically(d + "/a.txt", {"1"}, "test"); }); },
-               "lock", {"is in use by process " + std::to_string(child)});
+               "save", {"is in use by process " + std::to_string(child)});
   EXPECT_FALSE(fs::exists(dir.file("checkpoints/step-00000001"))) << "the refused save wrote nothing";
   ::kill(child, SIGKILL);
   int status = 0;
@@ -131,7 +115,7 @@ TEST(TrainRunLock, ASecondProcessIsRefusedNamingTheHolderAndAKilledHolderLeavesN
 
 TEST(TrainRunIdentity, ASaveRefusesADirectoryHoldingAnotherRun) {
   Tiny t;
-  Dir dir;
+  TempDir dir;
   nn::GPT a_model(t.config()), b_model(t.config());
   train::Trainer a(a_model, t.tokens(), t.options(3e-3)), b(b_model, t.tokens(), t.options(1e-3));
   EXPECT_NE(a.run_id(), b.run_id()) << "another lr is another run";
@@ -160,7 +144,7 @@ TEST(TrainRunIdentity, ASaveRefusesADirectoryHoldingAnotherRun) {
 
 TEST(TrainRunIdentity, AResumedRunsFilesEqualAnUninterruptedRunsByteForByte) {
   Tiny t;
-  Dir straight, resumed;
+  TempDir straight, resumed;
   {
     nn::GPT m(t.config());
     train::Trainer a(m, t.tokens(), t.options());
@@ -228,7 +212,7 @@ TEST(TrainCheckpointFormat, AFormat1RunResumesAndIsSavedInFormat2) {
   EXPECT_EQ(t.history().size(), 5u);
   t.step();
   t.step();
-  Dir out;
+  TempDir out;
   t.save(out.path(), train::gpt_metadata(info.config, tok));
   const train::SafetensorsContents saved = train::read_safetensors(out.file("model.safetensors"));
   EXPECT_EQ(saved.metadata.at("ember.format"), "2");
@@ -239,7 +223,7 @@ TEST(TrainCheckpointFormat, AFormat1RunResumesAndIsSavedInFormat2) {
 }
 
 TEST(TrainCheckpointFormat, AFormatNewerThanThisEmbersIsRefusedByName) {
-  Dir dir;
+  TempDir dir;
   train::SafetensorsContents f = train::read_safetensors(kFormat1 + "/model.safetensors");
   f.metadata["ember.format"] = "3";
   f.metadata.erase("ember.crc32");

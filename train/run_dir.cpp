@@ -76,12 +76,12 @@ void RunLock::release() {
   key_.clear();
 }
 
-RunLock RunDir::lock() const {
+RunLock RunDir::lock(const char* op) const {
   std::error_code ec;
   fs::create_directories(path_, ec);
-  EMBER_CHECK(!ec && fs::is_directory(path_, ec), "lock", path_ << ": cannot create the directory" << (ec ? ": " + ec.message() : ""));
+  EMBER_CHECK(!ec && fs::is_directory(path_, ec), op, path_ << ": cannot create the directory" << (ec ? ": " + ec.message() : ""));
   const std::string key = fs::canonical(path_, ec).string();
-  EMBER_CHECK(!ec, "lock", path_ << ": " << ec.message());
+  EMBER_CHECK(!ec, op, path_ << ": " << ec.message());
   std::lock_guard<std::mutex> guard(held_mutex);
   if (auto it = held_locks().find(key); it != held_locks().end()) {
     ++it->second.count;
@@ -89,14 +89,14 @@ RunLock RunDir::lock() const {
   }
   const std::string file = (fs::path(path_) / ".lock").string();
   const int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  EMBER_CHECK(fd >= 0, "lock", file << ": cannot open the lock file: " << std::strerror(errno));
+  EMBER_CHECK(fd >= 0, op, file << ": cannot open the lock file: " << std::strerror(errno));
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     const int err = errno;
     ::close(fd);
-    EMBER_CHECK(err != EWOULDBLOCK, "lock",
+    EMBER_CHECK(err != EWOULDBLOCK, op,
                 path_ << " is in use by " << holder(file)
                       << ": one process at a time writes a run directory; wait for it to end, or use another directory");
-    EMBER_FAIL("lock", file << ": flock failed: " << std::strerror(err));
+    EMBER_FAIL(op, file << ": flock failed: " << std::strerror(err));
   }
   // Who holds it, for the message a second process gets (best effort: the
   // lock itself is the flock, not these bytes).
@@ -141,10 +141,16 @@ std::string RunDir::Found::file(const std::string& name) const { return (fs::pat
 void RunDir::save(int64_t step, const WriteFiles& write) const {
   EMBER_CHECK(step >= 0, "save", path_ << ": step " << step << " is negative");
   const fs::path checkpoints = fs::path(path_) / "checkpoints";
+  const RunLock hold = lock("save");
+  // A later checkpoint than this one would be removed below: that is another
+  // run's future, never this save's to throw away.
+  if (const std::optional<Found> found = newest())
+    EMBER_CHECK(found->step <= step, "save",
+                path_ << " holds a checkpoint at step " << found->step << ", later than step " << step
+                      << " being saved: resume that run, or save into another directory");
   std::error_code ec;
   fs::create_directories(checkpoints, ec);
   EMBER_CHECK(!ec, "save", checkpoints.string() << ": cannot create the directory: " << ec.message());
-  const RunLock hold = lock();
   remove_leftovers();
   if (!fs::is_directory(checkpoints / step_name(step), ec)) write_step(step, write);
   point_latest_at(step);
@@ -219,8 +225,9 @@ std::optional<RunDir::Found> RunDir::newest() const {
       if (step > best.step && complete(e.path())) best = {step, e.path().string()};
     }
     if (best.step >= 0) return best;
-    return std::nullopt;
   }
+  // The layout before checkpoints/ (or a checkpoints/ with no complete step
+  // yet): the files at the top of the run directory.
   if (fs::is_directory(run, ec) && complete(run)) return Found{0, path_};
   return std::nullopt;
 }

@@ -93,7 +93,8 @@ class RunDir {
   /// "lock") at once, naming that process's pid and program, which run/.lock
   /// records. This process may hold it more than once (save() does, inside a
   /// program's hold); a child made by fork() shares its parent's hold.
-  RunLock lock() const;
+  /// `op` names the failure in its message (save() passes "save").
+  RunLock lock(const char* op = "lock") const;
 
   /// The names in the directory that belong to a run: checkpoints/ when it
   /// holds a complete checkpoint, latest, each file's stable name, and each

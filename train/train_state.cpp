@@ -25,11 +25,15 @@ Tensor history_tensor(const std::vector<StepLog>& history) {
   return t;
 }
 
-std::vector<StepLog> history_rows(const Tensor& t) {
+// Row i is step i (row 0: the untrained model): a step read from the file is
+// checked against that before it becomes an integer.
+std::vector<StepLog> history_rows(const Tensor& t, const std::string& path) {
   std::vector<StepLog> out;
   for (int64_t i = 0; i < t.size(0); ++i) {
     const double* row = t.data_ptr<double>() + i * kHistoryColumns;
-    out.push_back({static_cast<int64_t>(row[0]), row[1], row[2], row[3],
+    EMBER_CHECK(row[0] == static_cast<double>(i), "resume",
+                path << ": history row " << i << " is of step " << row[0] << ", not step " << i);
+    out.push_back({i, row[1], row[2], row[3],
                    std::isnan(row[4]) ? std::nullopt : std::optional<double>(row[4])});
   }
   return out;
@@ -99,7 +103,7 @@ TrainState read_train_state(const std::string& path) {
   EMBER_CHECK(history.defined() && history.dtype() == kFloat64 && history.dim() == 2 &&
                   history.size(1) == kHistoryColumns && history.size(0) - 1 == out.step,
               "resume", path << ": the history does not match step " << out.step);
-  out.history = history_rows(history);
+  out.history = history_rows(history, path);
   return out;
 }
 
