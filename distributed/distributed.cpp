@@ -189,19 +189,26 @@ std::vector<std::string> all_gather_text(const std::string& mine) {
 }
 
 namespace {
-// "a\x1fvalue\x1e" per setting: the separators are control characters
-// that names and values do not hold.
+// "4:name5:value" per setting: each part after its length, so that a name
+// or value may hold any byte (a vocabulary, a path).
 std::string pack(const std::vector<std::pair<std::string, std::string>>& settings) {
   std::string out;
-  for (const auto& [name, value] : settings) out += name + '\x1f' + value + '\x1e';
+  for (const auto& [name, value] : settings)
+    out += std::to_string(name.size()) + ':' + name + std::to_string(value.size()) + ':' + value;
   return out;
 }
 std::vector<std::pair<std::string, std::string>> unpack(const std::string& text) {
+  size_t at = 0;
+  auto part = [&] {
+    const size_t colon = text.find(':', at);
+    const size_t n = std::stoul(text.substr(at, colon - at));
+    at = colon + 1 + n;
+    return text.substr(colon + 1, n);
+  };
   std::vector<std::pair<std::string, std::string>> out;
-  for (size_t at = 0; at < text.size();) {
-    const size_t sep = text.find('\x1f', at), end = text.find('\x1e', at);
-    out.emplace_back(text.substr(at, sep - at), text.substr(sep + 1, end - sep - 1));
-    at = end + 1;
+  while (at < text.size()) {
+    std::string name = part();
+    out.emplace_back(std::move(name), part());
   }
   return out;
 }

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "common/program.h"
+#include "common/tiny_gpt.h"
 #include "ember.h"
 #include "inspect/hub.h"
 #include "plot/plot.h"
@@ -265,13 +266,8 @@ int main(int argc, char** argv) {
   CLI::App app{"What bfloat16 mixed precision costs: per-op errors against float64, and float32 vs bfloat16 training."};
   examples::show_defaults(app);
   Flags f;
-  f.cfg.context_length = 64;
-  f.cfg.dim = 128;
-  f.cfg.heads = 4;
-  f.cfg.layers = 3;
+  examples::tiny_gpt_defaults(f.cfg, f.opt);
   f.opt.steps = 600;
-  f.opt.batch = 16;
-  f.opt.lr = 3e-3;
   app.add_option("--data", f.data, "UTF-8 text to train on (.gz accepted)");
   app.add_option("--steps", f.opt.steps, "optimizer steps of each run")->check(ember::examples::at_least<int64_t>(1));
   app.add_option("--batch", f.opt.batch, "sequences per step")->check(ember::examples::at_least<int64_t>(1));

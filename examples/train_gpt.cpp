@@ -32,6 +32,7 @@
 #include <thread>
 
 #include "common/program.h"
+#include "common/tiny_gpt.h"
 #include "distributed/data_parallel.h"
 #include "ember.h"
 #include "inspect/profiler.h"
@@ -236,7 +237,10 @@ int train_main(Flags& f, const CLI::App& app, const std::string& program_name) {
   std::optional<distributed::DataParallel> ddp;
   if (ranks > 1) {
     ddp.emplace(model.parameters(), distributed::DataParallelOptions{.bucket_bytes = f.bucket_kb << 10});
-    trainer.set_replicas(*ddp);  // every option, the data and the resumed state, alike on every rank
+    // Every option, the data and the resumed state, alike on every rank; and
+    // what train_gpt adds: the characters the ids stand for, the precision.
+    trainer.set_replicas(*ddp, {{"vocabulary", train::fingerprint(tok.vocab())},
+                                {"precision", f.bf16 ? "bfloat16 autocast" : "float32"}});
   }
   EMBER_CHECK(f.profile_step == 0 || (f.profile_step > trainer.steps_done() && f.profile_step <= f.opt.steps), "train_gpt",
               "--profile " << f.profile_step << " is not a step this run takes (it trains steps " << trainer.steps_done() + 1
@@ -387,13 +391,8 @@ int main(int argc, char** argv) {
   CLI::App app{"Train a tiny character-level GPT on the CPU."};
   examples::show_defaults(app);
   Flags f;
-  f.cfg.context_length = 64;
-  f.cfg.dim = 128;
-  f.cfg.heads = 4;
-  f.cfg.layers = 3;
+  examples::tiny_gpt_defaults(f.cfg, f.opt);
   f.opt.steps = 1000;  // val loss ~1.91 (600 steps stop at ~2.04)
-  f.opt.batch = 16;
-  f.opt.lr = 3e-3;
   app.add_option("--data", f.data, "UTF-8 text file to train on (.gz accepted)");
   app.add_option("--steps", f.opt.steps, "optimizer steps")->check(ember::examples::at_least<int64_t>(1));
   app.add_option("--batch", f.opt.batch, "sequences per step")->check(ember::examples::at_least<int64_t>(1));

@@ -106,7 +106,9 @@ inline CLI::Validator positive_number() {
         const std::string why = detail::check_number<double>(v, std::numeric_limits<double>::lowest(),
                                                              std::numeric_limits<double>::max());
         if (!why.empty()) return why;
-        return std::stod(v) > 0 ? std::string() : "must be positive, got " + v;
+        double x = 0;  // read as check_number read it (std::stod throws on a subnormal such as 1e-310)
+        std::from_chars(v.data(), v.data() + v.size(), x);
+        return x > 0 ? std::string() : "must be positive, got " + v;
       },
       "positive");
 }

@@ -201,6 +201,11 @@ TEST(DistAgreement, EverySettingThatDiffersIsNamedOnEveryRank) {
       {"the ranks disagree: lr is 0.003 on rank 0 and 0.001 on rank 1; data is ab on rank 0 and cd on rank 1",
        "every rank must be given the same settings"});
   EXPECT_EQ(msg.find("seed"), std::string::npos) << msg;
+  // A value may hold any byte, separators and digits and colons included.
+  const std::string odd = std::string("a\x1f" "b\x1e" "3:c") + '\0' + "d";
+  distributed::check_agreement("test", {{"3:x", odd}, {"", ""}, {"seed", "1"}});
+  expect_error([&] { distributed::check_agreement("test", {{"3:x", me() == 0 ? odd : odd + "e"}, {"", ""}}); }, "test",
+               {"the ranks disagree: 3:x is"});
   // Texts of other lengths, and one empty, travel whole.
   const std::vector<std::string> all = distributed::all_gather_text(me() == 0 ? "" : std::string(1000, 'x'));
   ASSERT_EQ(all.size(), 2u);

@@ -53,6 +53,8 @@ expect_line "--steps must be an integer (at least 1), got \"abc\"" -- "$train" -
 expect_line "--steps must be at least 1, got -5" -- "$train" --steps -5
 expect_line "--lr must be positive, got 0" -- "$train" --lr 0
 expect_line "--lr must be a number, got \"nan\"" -- "$train" --lr nan
+# A subnormal learning rate is a positive number: read without an exception (the --steps refusal shows it got past)
+expect_line "--steps must be at least 1, got 0" -- "$train" --lr 1e-310 --steps 0
 expect_line "--seed must be a non-negative integer, got \"-1\"" -- "$train" --seed -1
 expect_line "--dropout must be between 0 and 0.9, got 1.5" -- "$train" --dropout 1.5
 expect_line "--bucket-kb must be between 1 and 1048576, got 0" -- "$train" --bucket-kb 0
@@ -91,6 +93,8 @@ expect_line "--more-steps beyond the checkpoint's step overflows int64: 3 + 9223
 "$train" --steps 100000 --dim 16 --heads 2 --layers 1 --context 16 --out "$work/held" >"$work/held.log" 2>&1 &
 holder=$!
 for _ in $(seq 1 600); do grep -q "^step" "$work/held.log" && break; sleep 0.1; done
+grep -q "^step" "$work/held.log" ||
+  { echo "FAIL: the first train_gpt printed no step in 60 s: $(tail -n 3 "$work/held.log")"; failures=$((failures + 1)); }
 expect_line "$work/held is in use by process $holder (train_gpt)" -- "$train" "${small[@]}" --out "$work/held"
 kill -KILL "$holder"; wait "$holder" 2>/dev/null
 "$train" "${small[@]}" --out "$work/held" --overwrite >/dev/null 2>&1 || { echo "FAIL: the lock outlived its holder"; failures=$((failures + 1)); }

@@ -14,6 +14,7 @@
 set -euo pipefail
 train_gpt=$1 out=$2 mpirun=${3:-}
 kills_wanted=${KILLS:-30} mpi_kills_wanted=${MPI_KILLS:-8}
+max_starts=$((10 * (kills_wanted > mpi_kills_wanted ? kills_wanted : mpi_kills_wanted) + 20))  # a bound, not a target
 RANDOM=${SOAK_SEED:-2026}
 rm -rf "$out"
 mkdir -p "$out"
@@ -75,6 +76,7 @@ while :; do
   # shellcheck disable=SC2207
   cmd=($(next_command "$out/soak"))
   runs=$((runs + 1))
+  ((runs <= max_starts)) || { echo "kill_resume_soak: $kills kills in $max_starts starts: the kills do not land (is the run too short?)"; exit 1; }
   if ((kills >= kills_wanted)); then
     "$train_gpt" "${cmd[@]}" >>"$out/soak.log" 2>&1
     break
@@ -116,6 +118,7 @@ while :; do
   # shellcheck disable=SC2207
   cmd=($(next_command "$out/mpi_soak"))
   runs=$((runs + 1))
+  ((runs <= max_starts)) || { echo "kill_resume_soak: $kills rank kills in $max_starts starts: the kills do not land"; exit 1; }
   if ((kills >= mpi_kills_wanted)); then
     "${mpi[@]}" "$train_gpt" "${cmd[@]}" >>"$out/mpi_soak.log" 2>&1
     break
@@ -126,13 +129,14 @@ while :; do
   sleep "$(printf '%d.%03d' $((delay_ms / 1000)) $((delay_ms % 1000)))"
   # The ranks are mpirun's children: kill one of them (mpirun then ends the other).
   mapfile -t ranks < <(pgrep -P "$job" -x train_gpt || true)
-  ((${#ranks[@]} == 0)) || kill -KILL "${ranks[$((RANDOM % ${#ranks[@]}))]}" 2>/dev/null || true
+  killed=0
+  ((${#ranks[@]} == 0)) || { kill -KILL "${ranks[$((RANDOM % ${#ranks[@]}))]}" 2>/dev/null && killed=1; } || true
   status=0
   wait "$job" 2>/dev/null || status=$?
   cat "$out/attempt.log" >>"$out/mpi_soak.log"
   if ((status == 0)); then
     rm -rf "$out/mpi_soak"  # no rank was killed in time, the run finished: start it again
-  elif grep -q "signal 9" "$out/attempt.log"; then
+  elif ((killed)); then  # the job failed because this script killed one of its ranks
     kills=$((kills + 1))
     classify "$out/mpi_soak"
     if finished "$out/mpi_soak"; then

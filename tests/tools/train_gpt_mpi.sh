@@ -84,4 +84,11 @@ echo "$log" | grep "disagree" | head -n 2
 test "$status" -ne 0 && test "$status" -ne 124
 grep -q "the ranks disagree: lr is 0.003 on rank 0 and 0.001 on rank 1; min_lr is .* seed is 0 on rank 0 and 1 on rank 1" <<<"$log"
 ! compgen -G "$out/d/checkpoints/step-*" >/dev/null  # nothing was trained or saved
+# What train_gpt adds to the comparison: the precision of the products.
+status=0
+log=$(timeout 60 "${mpi[@]}" -np 1 "$train_gpt" "${flags[@]}" --steps 20 --out "$out/e" : \
+  -np 1 "$train_gpt" "${flags[@]}" --steps 20 --out "$out/e" --bf16 2>&1) || status=$?
+echo "$log" | grep "disagree" | head -n 1
+test "$status" -ne 0 && test "$status" -ne 124
+grep -q "the ranks disagree: precision is float32 on rank 0 and bfloat16 autocast on rank 1" <<<"$log"
 echo "train_gpt_mpi: all passed"
