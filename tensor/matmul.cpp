@@ -163,8 +163,8 @@ void run_ember_gemms(Engine engine, const Tensor& a, const Tensor& b, Tensor& ou
 // a: (..., M, K) b: (..., K, N) with equal batch shapes (already broadcast) -> (..., M, N)
 Tensor batched_matmul(Tensor a, Tensor b, const Shape& batch, Engine engine) {
   const int64_t M = a.size(-2), K = a.size(-1), N = b.size(-1);
-  constexpr int64_t kBlasInt = 2147483647;  // OpenBLAS's int is 32 bits (an LP64 build)
-  EMBER_CHECK(M <= kBlasInt && N <= kBlasInt && K <= kBlasInt, "matmul",
+  constexpr int64_t kBlasInt = 2147483647;  // OpenBLAS's int is 32 bits (an LP64 build); ember's GEMM has no such limit
+  EMBER_CHECK(engine != Engine::Blas || (M <= kBlasInt && N <= kBlasInt && K <= kBlasInt), "matmul",
               "a product of (" << M << ", " << K << ") and (" << K << ", " << N << ") exceeds BLAS's 32-bit sizes");
   Shape out_shape = batch;
   out_shape.push_back(M);
@@ -216,7 +216,7 @@ Tensor matmul_with(const Tensor& a, const Tensor& b, Engine engine, const char* 
                           << dtype_name(a.dtype()) << " of shapes " << shape_str(a.shape()) << " and "
                           << shape_str(b.shape()));
   const int64_t ka = a.size(-1), kb = b.dim() == 1 ? b.size(0) : b.size(-2);
-  EMBER_CHECK(ka == kb, "matmul",
+  EMBER_CHECK(ka == kb, op,
               "a has shape " << shape_str(a.shape()) << " but b has shape " << shape_str(b.shape())
                              << "; a.shape[-1] (" << ka << ") must equal b.shape[" << (b.dim() == 1 ? "0" : "-2")
                              << "] (" << kb << ")");
@@ -237,7 +237,7 @@ Tensor matmul_with(const Tensor& a, const Tensor& b, Engine engine, const char* 
   Shape ba(A.shape().begin(), A.shape().end() - 2), bb(B.shape().begin(), B.shape().end() - 2);
   Shape batch;
   try {
-    batch = broadcast_shapes(ba, bb, "matmul");
+    batch = broadcast_shapes(ba, bb, op);
   } catch (const Error&) {
     EMBER_FAIL(op, "batch dims of a " << shape_str(a.shape()) << " and b " << shape_str(b.shape())
                                             << " cannot be broadcast: " << shape_str(ba) << " vs " << shape_str(bb));

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <thread>
 #include <vector>
 
 #include "ember.h"
@@ -25,6 +26,9 @@ TEST(Autocast, IsAThreadLocalScopeThatRestoresWhatWasThere) {
       EXPECT_FALSE(is_autocast_enabled());
     }
     EXPECT_TRUE(is_autocast_enabled());
+    bool elsewhere = true;
+    std::thread([&] { elsewhere = is_autocast_enabled(); }).join();
+    EXPECT_FALSE(elsewhere) << "another thread has a scope of its own";
   }
   EXPECT_FALSE(is_autocast_enabled());
 }

@@ -243,7 +243,9 @@ TEST(BFloat16Product, TheBoundIsNearlyReached) {
   }
 }
 
-// vdpbf16ps adds a pair's products one after the other, the odd k first;
+// vdpbf16ps adds a pair's products one after the other, the odd k first,
+// rounding after each (its definition in Intel's instruction reference; a
+// product of two bfloat16 values is exact in float32);
 // the fallback packs the pairs in that order, so all paths agree bit for
 // bit (for inputs whose products are not subnormal, which vdpbf16ps flushes),
 // on one thread or several; and bfloat16 inputs give what float32 inputs
@@ -299,6 +301,9 @@ TEST(BFloat16Product, MatmulOfBFloat16TensorsIsFloat32) {
   EXPECT_TRUE(equal_bits(c, kernel::matmul_bf16(a, b)));   // the same rounding, while packing
   EXPECT_TRUE(equal_bits(kernel::matmul_bf16(a, b.t().contiguous().t()), c));
   test::expect_error([&] { kernel::matmul_bf16(a.to(kFloat64), b.to(kFloat64)); }, "matmul_bf16", {"float64"});
+  // Shapes that do not chain, or batches that do not broadcast, name the op and both shapes.
+  test::expect_error([&] { kernel::matmul_bf16(a, randn({29, 10}, g)); }, "matmul_bf16", {"(3, 20, 30)", "(29, 10)"});
+  test::expect_error([&] { kernel::matmul_bf16(a, randn({2, 30, 10}, g)); }, "matmul_bf16", {"(3, 20, 30)", "(2, 30, 10)"});
 }
 
 }  // namespace

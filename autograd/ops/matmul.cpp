@@ -12,6 +12,7 @@
 #include "autograd/op_scope.h"
 #include "autograd/ops.h"
 #include "tensor/kernels.h"
+#include "tensor/machine/gemm_kernels.h"
 
 namespace ember {
 
@@ -31,8 +32,11 @@ struct MatmulBackward final : Node {
     if (b_dim == 1) G = unsqueeze(G, G.dim());
     // A gradient BLAS cannot take as it is (e.g. sum's backward: one value
     // expanded, strides 0) would be copied by each of the two products: once.
+    // ember's own GEMM (autocast's products, EMBER_GEMM=ember) packs any
+    // strides as they are: no copy for it.
     const int64_t gd = G.dim();
-    if (a.defined() && b.defined() && gd >= 2 && G.stride()[gd - 1] != 1 && G.stride()[gd - 2] != 1)
+    const bool to_blas = !bf16 && !(G.dtype() == kFloat32 && gemm::f32_matmul_uses_ember());
+    if (to_blas && a.defined() && b.defined() && gd >= 2 && G.stride()[gd - 1] != 1 && G.stride()[gd - 2] != 1)
       G = G.contiguous();
     Tensor grad_a, grad_b;
     if (b.defined()) {

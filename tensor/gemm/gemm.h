@@ -16,7 +16,8 @@
 ///                         CPU has AVX512_BF16: the product autocast runs
 ///
 /// Every step computes the same C (within float32 round-off; steps 5-7 give
-/// the same bits at every SIMD width and thread count), for A and B of any
+/// the same bits at every FMA width, AVX2 or AVX-512, and every thread count;
+/// the plain C kernel, with a separate multiply and add, gives others), for A and B of any
 /// strides: row-major, transposed views, slices. examples/gemm_lesson times
 /// each against OpenBLAS and this machine's measured FMA peak.
 ///

@@ -14,11 +14,12 @@
 /// MR x NV FMAs (2 MR NR flops) for NV + MR loads, against step 3's three
 /// memory operations per multiply-add: now the loads are a few per dozen
 /// FMAs and the FMA units, not the caches, set the speed. The shape follows
-/// from the register file: AVX-512 has 32 vector registers, so 14 x 2
-/// accumulators + 2 of B + 1 broadcast fit (MR 14, NR 32); AVX2 has 16,
-/// so 6 x 2 + 2 + 1 (MR 6, NR 16). And from the latency: an FMA's result
-/// is ready about 4 cycles after it starts, two start each cycle, so at
-/// least 8 independent accumulators must be in flight; 28 (or 12) are.
+/// from the register file: AVX-512 has 32 vector registers, so 12 x 2
+/// accumulators + 2 of B + 1 broadcast fit with room to spare (MR 12,
+/// NR 32); AVX2 has 16, so 6 x 2 + 2 + 1 (MR 6, NR 16). And from the
+/// latency: an FMA's result is ready about 4 cycles after it starts, two
+/// start each cycle, so at least 8 independent accumulators must be in
+/// flight; 24 (or 12) are.
 ///
 /// The sum over k for each C element runs in the order k = 0, 1, 2, ... in
 /// one lane, with one rounding per FMA, whatever W, MR or NR: so every

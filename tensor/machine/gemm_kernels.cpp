@@ -70,8 +70,9 @@ bool has_avx512_bf16() {
 }
 
 Kernel f32_kernel(Isa isa) {
+  static const std::vector<Isa> runnable = isas_for_this_cpu();  // the CPU does not change: ask once
   bool runs = false;
-  for (Isa i : isas_for_this_cpu()) runs = runs || i == isa;
+  for (Isa i : runnable) runs = runs || i == isa;
   EMBER_CHECK(runs, "gemm", "the " << isa_name(isa) << " microkernel was asked for, but this CPU does not run " << isa_name(isa));
   switch (isa) {
     case Isa::AVX512: return {12, 32, simd::gemm_f32_avx512, false, "AVX-512"};
