@@ -11,7 +11,8 @@
 #   bench        bench_ember, and bench/compare.sh against PyTorch when it is installed (chapter 11)
 #   blas         sgemm and a GPT step under every OpenBLAS core this CPU runs (chapter 11)
 #   threads      a training step with a busy core beside it, adaptive threads on and off (chapter 11)
-#   gemm         gemm_lesson at 1024^2: every GEMM step, OpenBLAS, the peaks, the roofline (chapter 13)
+#   gemm         gemm_lesson at 1024^2: every GEMM step, OpenBLAS, the peaks, the roofline (chapter 13);
+#                again under OpenBLAS's best kernels for this CPU when the environment sets others
 #   bits         fewer_bits: the tiny GPT in float32 and in bfloat16 autocast, its loss curves (chapter 13)
 #   bf16bench    bench/compare.sh on the products and the GPT step, float32 then --bf16 (chapter 13)
 #
@@ -197,10 +198,20 @@ step_threads() {
 }
 
 gemm_lesson() { "$(bin examples/gemm_lesson)" --out gemm; }
+gemm_lesson_other() { "$(bin examples/gemm_lesson)" --out gemm_other; }
 step_gemm() {
   need examples/gemm_lesson
+  need tests/blas_cores
   record gemm_lesson "./build/examples/gemm_lesson" gemm_lesson
   cp "$scratch/gemm/roofline.png" "$images/gemm_roofline.png"
+  # Once more against OpenBLAS's best kernels for this CPU (the first core
+  # tests/blas_cores lists: ember's own choice when the environment names
+  # none), when the environment holds OpenBLAS to other ones.
+  local best
+  best=$("$(bin tests/blas_cores)" | head -n 1)
+  if [ -n "$best" ] && [ "${OPENBLAS_CORETYPE:-}" != "$best" ]; then
+    OPENBLAS_CORETYPE=$best record gemm_lesson_best_blas "OPENBLAS_CORETYPE=$best ./build/examples/gemm_lesson" gemm_lesson_other
+  fi
 }
 
 fewer_bits() { "$(bin examples/fewer_bits)" --out bits; }

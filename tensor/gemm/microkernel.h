@@ -53,6 +53,13 @@ void microkernel_tile(int64_t kc, const void* a_panel, const void* b_panel, floa
   for (int i = 0; i < MR; ++i)
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) acc[i][v] = V::zero();
+  // The C tile is read (or written) only after the loop below: ask for its
+  // lines now, so that they arrive while the FMAs run.
+#pragma GCC unroll 16
+  for (int i = 0; i < MR; ++i) {
+    __builtin_prefetch(c + i * ldc, 1);
+    __builtin_prefetch(c + i * ldc + NR - 1, 1);
+  }
   const int64_t steps = (kc + S - 1) / S;
   for (int64_t k = 0; k < steps; ++k) {
     typename V::BReg bk[NV];
