@@ -327,7 +327,7 @@ int lesson(const Flags& f) {
   std::printf("step 6 (its fastest width) against OpenBLAS's sgemm on %d threads: %.0f%% (the target: at least 85%%)\n", f.threads, 100 * best_ours / blas_nt);
   std::printf("bfloat16 against OpenBLAS's float32 sgemm:    %.2fx (the target on an AVX512_BF16 CPU: at least 1.7x)\n",
               bf16_best / blas_nt);
-  std::printf("float32 on this machine: %s is faster (%.0f against %.0f GFLOP/s); matmul uses %s%s\n",
+  std::printf("float32 on this machine: %s is faster (%.1f against %.1f GFLOP/s, the medians); matmul uses %s%s\n",
               best_ours > blas_nt ? "ember's step 6" : "OpenBLAS", std::max(best_ours, blas_nt), std::min(best_ours, blas_nt),
               gemm::f32_matmul_uses_ember() ? "ember's (EMBER_GEMM=ember)" : "OpenBLAS",
               !gemm::f32_matmul_uses_ember() && best_ours > blas_nt ? " (EMBER_GEMM=ember would switch it)" : "");
