@@ -215,6 +215,36 @@ TEST(Gemm, PackingTransposesAndRoundsAlikeAtEveryWidth) {
   }
 }
 
+// Step 7's packing of float32 lines straight into bfloat16 pair panels, at
+// every width, against the definition: pair q of row r in panel r / unit at
+// place r % unit, the bfloat16 of line 2q low and of line 2q + 1 high; the
+// rows past the edge and the missing line of an odd depth zero. Units 12
+// and 32 (the vdpbf16ps kernel's) and one other, whole and partial panels.
+TEST(Gemm, PairPanelsRoundAndPlaceAsTheLayoutSaysAtEveryWidth) {
+  std::mt19937 g(5);
+  const int64_t ks = 53;  // lines 53 floats apart, at most 50 used
+  std::vector<float> src(size_t(ks * 9));
+  for (float& v : src) v = std::ldexp(float(g() % 100000) - 50000, int(g() % 60) - 30);
+  src[3] = NAN;
+  src[ks + 4] = 1.0f + 0x1p-8f;  // a tie: to even, 1
+  for (Isa isa : gemm::isas_for_this_cpu())
+    for (int unit : {12, 32, 6})
+      for (int64_t rows : {1, 12, 31, 50})
+        for (int64_t kc : {1, 2, 7, 9}) {
+          SCOPED_TRACE(std::string(gemm::isa_name(isa)) + " unit " + std::to_string(unit) + ", " + std::to_string(rows) +
+                       " rows, depth " + std::to_string(kc));
+          const int64_t panels = (rows + unit - 1) / unit, pairs = (kc + 1) / 2;
+          std::vector<uint32_t> got(size_t(panels * unit * pairs), 0xDEADBEEFu), want(got.size());
+          for (int64_t r = 0; r < panels * unit; ++r)
+            for (int64_t q = 0; q < pairs; ++q) {
+              auto bits = [&](int64_t k) -> uint32_t { return r < rows && k < kc ? bf16_bits_from_float(src[size_t(k * ks + r)]) : 0; };
+              want[size_t((r / unit) * unit * pairs + q * unit + r % unit)] = bits(2 * q) | bits(2 * q + 1) << 16;
+            }
+          gemm::to_bf16_pair_panels_at(isa, src.data(), ks, rows, kc, unit, got.data());
+          ASSERT_EQ(got, want);
+        }
+}
+
 // EMBER_GEMM=ember routes float32 matmul to step 6 (read once per process:
 // tests/tools/env_values.sh checks the variable itself; CTest runs this test
 // a second time with it set, gemm_matmul_on_embers_gemm). Under that choice

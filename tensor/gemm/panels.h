@@ -30,6 +30,7 @@
 
 #include "tensor/bfloat16_each.h"
 #include "tensor/gemm/gemm.h"
+#include "tensor/storage.h"
 
 namespace ember::gemm {
 
@@ -75,6 +76,11 @@ inline void bf16_bits_of(const float* src, uint16_t* dst, int64_t n) { bf16_bits
 void transpose32(const void* src, int64_t src_stride, int64_t rows, int64_t cols, void* dst, int64_t dst_stride);
 /// bf16_bits_of at the widest width this CPU runs (the same bits).
 void to_bf16_bits(const float* src, uint16_t* dst, int64_t n);
+/// A block of float32 whose lines of k are at unit stride (line k at
+/// src + k * ks, `rows` values) rounded straight into bfloat16 pair panels
+/// of `unit` rows over depth kc (padded to even): pack_along_r's work for
+/// Packing::Bf16Pairs in one pass (tensor/machine/simd/gemm_pack_impl.h).
+void to_bf16_pair_panels(const float* src, int64_t ks, int64_t rows, int64_t kc, int unit, void* dst);
 
 /// n values of m starting at (r, k), along k or along r, into out: as float32
 /// (rounded to bfloat16 when `round`), or as bfloat16 bits (P = uint16_t).
@@ -160,6 +166,10 @@ void pack_along_r(View<S> m, int64_t r0, int64_t rows, int64_t p0, int64_t kc, i
   const int64_t last = rows - (panels - 1) * unit;  // rows of the last panel
   alignas(64) static thread_local float line[kMaxLine];
   alignas(64) static thread_local uint16_t lo[kMaxLine], hi[kMaxLine];
+  if (how == Packing::Bf16Pairs && std::is_same_v<S, float> && m.row_stride == 1) {
+    return to_bf16_pair_panels(reinterpret_cast<const float*>(m.data + r0 + p0 * m.col_stride), m.col_stride, rows, kc,
+                               unit, dst);
+  }
   if (how == Packing::Bf16Pairs) {
     for (int64_t q = 0; q < depth / 2; ++q) {
       read_line(m, r0, p0 + 2 * q, rows, false, lo, false);
@@ -247,12 +257,16 @@ struct Product {
 void run_threaded(const Product& p, Out c, bool parallel);
 
 /// A buffer for packed panels, aligned to a cache line (the kernels' loads
-/// of B are aligned loads).
+/// of B are aligned loads). It comes from the tensors' caching allocator
+/// (tensor/storage.h): a training step's products ask for the same few
+/// sizes again and again, and a block the cache hands back has its pages
+/// mapped already, where a fresh one from the system would fault on each
+/// first write (on these shapes, as long as the packing itself).
 class PanelBuffer {
  public:
   explicit PanelBuffer(int64_t bytes)
-      : p_(static_cast<char*>(::operator new[](static_cast<size_t>(bytes), std::align_val_t{64}))) {}
-  ~PanelBuffer() { ::operator delete[](p_, std::align_val_t{64}); }
+      : bytes_(static_cast<size_t>(bytes)), p_(static_cast<char*>(allocator::allocate(bytes_))) {}
+  ~PanelBuffer() { allocator::deallocate(p_, bytes_); }
   PanelBuffer(const PanelBuffer&) = delete;
   PanelBuffer& operator=(const PanelBuffer&) = delete;
   template <typename T>
@@ -261,6 +275,7 @@ class PanelBuffer {
   }
 
  private:
+  size_t bytes_;
   char* p_;
 };
 

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "tensor/error.h"
+#include "tensor/machine/simd/gemm_pack_impl.h"
 #include "tensor/machine/vec_math.h"
 
 namespace ember::gemm {
@@ -24,6 +25,8 @@ void transpose32_avx512(const uint32_t* src, int64_t ss, int64_t rows, int64_t c
 void transpose32_avx2(const uint32_t* src, int64_t ss, int64_t rows, int64_t cols, uint32_t* dst, int64_t ds);
 void bf16_bits_avx512(const float* src, uint16_t* dst, int64_t n);
 void bf16_bits_avx2(const float* src, uint16_t* dst, int64_t n);
+void bf16_pair_panels_avx512(const float* src, int64_t ks, int64_t rows, int64_t kc, int unit, uint32_t* dst);
+void bf16_pair_panels_avx2(const float* src, int64_t ks, int64_t rows, int64_t kc, int unit, uint32_t* dst);
 float peak_loop_avx512(int64_t iters);
 float peak_loop_avx2(int64_t iters);
 float peak_loop_avx512_bf16(int64_t iters);
@@ -104,6 +107,7 @@ namespace {
 struct PackLoops {
   void (*transpose)(const uint32_t*, int64_t, int64_t, int64_t, uint32_t*, int64_t);
   void (*bf16_bits)(const float*, uint16_t*, int64_t);
+  void (*bf16_pair_panels)(const float*, int64_t, int64_t, int64_t, int, uint32_t*);
 };
 void transpose32_scalar(const uint32_t* src, int64_t ss, int64_t rows, int64_t cols, uint32_t* dst, int64_t ds) {
   for (int64_t r = 0; r < rows; ++r)
@@ -112,11 +116,11 @@ void transpose32_scalar(const uint32_t* src, int64_t ss, int64_t rows, int64_t c
 PackLoops pack_loops_at(Isa isa) {
   f32_kernel(isa);  // refuses a width this CPU lacks
   switch (isa) {
-    case Isa::AVX512: return PackLoops{simd::transpose32_avx512, simd::bf16_bits_avx512};
-    case Isa::AVX2: return PackLoops{simd::transpose32_avx2, simd::bf16_bits_avx2};
+    case Isa::AVX512: return PackLoops{simd::transpose32_avx512, simd::bf16_bits_avx512, simd::bf16_pair_panels_avx512};
+    case Isa::AVX2: return PackLoops{simd::transpose32_avx2, simd::bf16_bits_avx2, simd::bf16_pair_panels_avx2};
     case Isa::Portable: break;
   }
-  return PackLoops{transpose32_scalar, bf16_bits_of};
+  return PackLoops{transpose32_scalar, bf16_bits_of, simd::bf16_pair_panels_each};
 }
 const PackLoops& pack_loops() {
   static const PackLoops loops = pack_loops_at(default_isa());
@@ -133,6 +137,12 @@ void transpose32_at(Isa isa, const void* src, int64_t src_stride, int64_t rows, 
 }
 void to_bf16_bits_at(Isa isa, const float* src, uint16_t* dst, int64_t n) { pack_loops_at(isa).bf16_bits(src, dst, n); }
 void to_bf16_bits(const float* src, uint16_t* dst, int64_t n) { pack_loops().bf16_bits(src, dst, n); }
+void to_bf16_pair_panels(const float* src, int64_t ks, int64_t rows, int64_t kc, int unit, void* dst) {
+  pack_loops().bf16_pair_panels(src, ks, rows, kc, unit, static_cast<uint32_t*>(dst));
+}
+void to_bf16_pair_panels_at(Isa isa, const float* src, int64_t ks, int64_t rows, int64_t kc, int unit, void* dst) {
+  pack_loops_at(isa).bf16_pair_panels(src, ks, rows, kc, unit, static_cast<uint32_t*>(dst));
+}
 
 void interleave16(const uint16_t* lo, const uint16_t* hi, int64_t n, uint16_t* out) {
   int64_t i = 0;

@@ -45,11 +45,12 @@ bool bf16_native();
 /// EMBER_GEMM=ember: float32 matmul runs on ember's step 6 instead of OpenBLAS.
 bool f32_matmul_uses_ember();
 
-/// Packing's 32-bit transpose and bfloat16 rounding (tensor/gemm/panels.h)
+/// Packing's 32-bit transpose, bfloat16 rounding and bfloat16 pair panels (tensor/gemm/panels.h)
 /// at `isa`, for the tests of every width (packing itself runs them at
 /// default_isa()).
 void transpose32_at(Isa isa, const void* src, int64_t src_stride, int64_t rows, int64_t cols, void* dst, int64_t dst_stride);
 void to_bf16_bits_at(Isa isa, const float* src, uint16_t* dst, int64_t n);
+void to_bf16_pair_panels_at(Isa isa, const float* src, int64_t ks, int64_t rows, int64_t kc, int unit, void* dst);
 
 /// This machine's arithmetic peak in GFLOP/s, measured, not read from a
 /// datasheet: `threads` threads at once each run a loop of independent

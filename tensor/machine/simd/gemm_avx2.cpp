@@ -49,6 +49,9 @@ void transpose32_avx2(const uint32_t* src, int64_t ss, int64_t rows, int64_t col
   transpose_loop<8, tile8>(src, ss, rows, cols, dst, ds);
 }
 void bf16_bits_avx2(const float* src, uint16_t* dst, int64_t n) { bf16_bits_of_each(src, dst, n); }
+void bf16_pair_panels_avx2(const float* src, int64_t ks, int64_t rows, int64_t kc, int unit, uint32_t* dst) {
+  bf16_pair_panels_each(src, ks, rows, kc, unit, dst);
+}
 void gemm_f32_avx2(int64_t kc, const void* a, const void* b, float* c, int64_t ldc, bool accumulate) {
   microkernel_tile<Avx2, 6, 2>(kc, a, b, c, ldc, accumulate);
 }

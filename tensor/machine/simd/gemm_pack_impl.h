@@ -27,4 +27,50 @@ void transpose_loop(const uint32_t* src, int64_t ss, int64_t rows, int64_t cols,
     for (int64_t c = full_c; c < cols; ++c) dst[c * ds + r] = src[r * ss + c];
 }
 
+// bfloat16 pair panels straight from float32 lines (step 7's packing of a
+// block whose rows are at unit stride: a row-major B, a transposed A). Line
+// k of the block is src + k * ks, rows values long. For each pair q of k
+// and each row r, the 32-bit pair (the bfloat16 of line 2q in the low half,
+// of line 2q + 1 in the high half: the order vdpbf16ps reads) goes to
+// micro-panel r / unit, at pair q, place r % unit; rows past the edge and
+// the missing line of an odd depth are zeros. One pass: round, pair and
+// place together, where separate calls per line would cost more than the
+// work on lines as short as attention's (32 or 128 rows).
+template <int U>
+static void pair_lines(const float* lo, const float* hi, int64_t n, uint32_t* out) {
+  const int64_t len = U > 0 ? U : n;  // a compile-time length for a whole panel
+  uint32_t l, h;
+  if (!hi) {
+    for (int64_t i = 0; i < len; ++i) std::memcpy(&l, lo + i, 4), out[i] = bf16_bits_of_one(l);
+    return;
+  }
+  for (int64_t i = 0; i < len; ++i) {
+    std::memcpy(&l, lo + i, 4);
+    std::memcpy(&h, hi + i, 4);
+    out[i] = bf16_bits_of_one(l) | bf16_bits_of_one(h) << 16;
+  }
+}
+template <int U>
+static void bf16_pair_panels_of(const float* src, int64_t ks, int64_t rows, int64_t kc, int unit, uint32_t* dst) {
+  const int64_t pairs = (kc + 1) / 2, panel = unit * pairs;  // uint32 per micro-panel
+  for (int64_t q = 0; q < pairs; ++q) {
+    const float* lo = src + 2 * q * ks;
+    const float* hi = 2 * q + 1 < kc ? lo + ks : nullptr;
+    int64_t r = 0;
+    uint32_t* at = dst + q * unit;
+    for (; r + unit <= rows; r += unit, at += panel) pair_lines<U>(lo + r, hi ? hi + r : nullptr, unit, at);
+    if (r < rows) {
+      pair_lines<0>(lo + r, hi ? hi + r : nullptr, rows - r, at);
+      std::memset(at + (rows - r), 0, static_cast<size_t>(unit - (rows - r)) * 4);
+    }
+  }
+}
+// The two units step 7's vdpbf16ps kernel packs (MR 12, NR 32) get loops of
+// a fixed length; any other, a loop of the unit's length.
+static inline void bf16_pair_panels_each(const float* src, int64_t ks, int64_t rows, int64_t kc, int unit, uint32_t* dst) {
+  if (unit == 12) bf16_pair_panels_of<12>(src, ks, rows, kc, unit, dst);
+  else if (unit == 32) bf16_pair_panels_of<32>(src, ks, rows, kc, unit, dst);
+  else bf16_pair_panels_of<0>(src, ks, rows, kc, unit, dst);
+}
+
 }  // namespace ember::gemm::simd
