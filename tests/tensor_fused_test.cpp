@@ -10,10 +10,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <type_traits>
 #include <vector>
 
 #include "ember.h"
 #include "tensor/kernels.h"
+#include "tensor/machine/vec_math.h"
 #include "test_util.h"
 
 namespace {
@@ -190,6 +192,59 @@ TEST(TensorFused, LayerNormSameBitsForAnyThreadsAndLayout) {
   kernel::LayerNormGrads dv = kernel::layer_norm_backward(xt, w2, fv.mean, fv.rstd, g.t().contiguous().t());
   EXPECT_EQ(values(dv.x), values(d.x));
   EXPECT_EQ(values(dv.weight), values(d.weight));
+}
+
+// The backward's rows run at the SIMD width vec_math chose
+// (scripts/test_blas_cores.sh runs this under each): every width must give
+// the bits of the kernel's formula done one operation at a time, in its
+// order (x̂ and g ⊙ w in T, the row means and the per-block partials in
+// double, the blocks added in order). AVX-512 has FMA instructions: a
+// multiply-add contracted into one would round once where this rounds twice.
+template <typename T>
+void expect_layer_norm_backward_bits() {
+  Generator gen(23);
+  const DType dt = std::is_same_v<T, float> ? kFloat32 : kFloat64;
+  const int64_t N = 130, D = 193;  // three blocks of rows, the last partial; rows of whole vectors and a tail
+  const Tensor x = randn({N, D}, gen, dt), w = randn({D}, gen, dt), b = randn({D}, gen, dt), g = randn({N, D}, gen, dt);
+  const kernel::LayerNormForward f = kernel::layer_norm_forward(x, w, b, 1e-5);
+  const kernel::LayerNormGrads got = kernel::layer_norm_backward(x, w, f.mean, f.rstd, g);
+  const std::vector<T> px = x.to_vector<T>(), pw = w.to_vector<T>(), pg = g.to_vector<T>(), pm = f.mean.to_vector<T>(),
+                       pr = f.rstd.to_vector<T>();
+  std::vector<T> dx(static_cast<size_t>(N * D)), dw(static_cast<size_t>(D)), db(static_cast<size_t>(D)), h(static_cast<size_t>(D));
+  const int64_t blocks = (N + 63) / 64;
+  std::vector<double> part_w(static_cast<size_t>(blocks * D)), part_b(part_w.size());
+  for (int64_t n = 0; n < N; ++n) {
+    double mean_g = 0, mean_gh = 0;
+    for (int64_t d = 0; d < D; ++d) {
+      h[d] = (px[n * D + d] - pm[n]) * pr[n];
+      const T gw = pg[n * D + d] * pw[d];
+      mean_g += gw;
+      mean_gh += double(gw) * h[d];
+    }
+    mean_g /= double(D);
+    mean_gh /= double(D);
+    for (int64_t d = 0; d < D; ++d) {
+      const T gw = pg[n * D + d] * pw[d];
+      const double inner = (double(gw) - mean_g) - double(h[d]) * mean_gh;
+      dx[n * D + d] = static_cast<T>(double(pr[n]) * inner);
+      part_w[(n / 64) * D + d] += double(pg[n * D + d]) * double(h[d]);
+      part_b[(n / 64) * D + d] += pg[n * D + d];
+    }
+  }
+  for (int64_t d = 0; d < D; ++d) {
+    double sw = 0, sb = 0;
+    for (int64_t k = 0; k < blocks; ++k) sw += part_w[k * D + d], sb += part_b[k * D + d];
+    dw[d] = static_cast<T>(sw);
+    db[d] = static_cast<T>(sb);
+  }
+  EXPECT_EQ(got.x.to_vector<T>(), dx) << detail::vec_math_isa();
+  EXPECT_EQ(got.weight.to_vector<T>(), dw);
+  EXPECT_EQ(got.bias.to_vector<T>(), db);
+}
+
+TEST(TensorFused, LayerNormBackwardGivesTheFormulasBitsAtTheChosenWidth) {
+  expect_layer_norm_backward_bits<float>();
+  expect_layer_norm_backward_bits<double>();
 }
 
 TEST(TensorFused, LayerNormZeroRows) {
