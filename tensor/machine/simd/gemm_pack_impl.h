@@ -53,9 +53,15 @@ static void pair_lines(const float* lo, const float* hi, int64_t n, uint32_t* ou
 template <int U>
 static void bf16_pair_panels_of(const float* src, int64_t ks, int64_t rows, int64_t kc, int unit, uint32_t* dst) {
   const int64_t pairs = (kc + 1) / 2, panel = unit * pairs;  // uint32 per micro-panel
+  constexpr int64_t kAhead = 4;  // pairs of lines ahead: ask for them while this pair is rounded
   for (int64_t q = 0; q < pairs; ++q) {
     const float* lo = src + 2 * q * ks;
     const float* hi = 2 * q + 1 < kc ? lo + ks : nullptr;
+    if (2 * (q + kAhead) + 1 < kc)
+      for (int64_t c = 0; c < rows; c += 16) {
+        __builtin_prefetch(lo + 2 * kAhead * ks + c);
+        __builtin_prefetch(lo + (2 * kAhead + 1) * ks + c);
+      }
     int64_t r = 0;
     uint32_t* at = dst + q * unit;
     for (; r + unit <= rows; r += unit, at += panel) pair_lines<U>(lo + r, hi ? hi + r : nullptr, unit, at);
