@@ -17,7 +17,14 @@
 # runs every workload under three OpenMP wait policies (OMP_WAIT_POLICY unset,
 # libgomp's default: spin a while, then sleep; active, which spins; passive,
 # which sleeps): each framework's fastest time is kept, and the table says
-# which policy won. Run it on an idle machine (it prints the load). The gpt_* workloads also get a
+# which policy won. Both also run with glibc's malloc told to keep the memory
+# a program frees (GLIBC_TUNABLES below, in both frameworks' environment):
+# PyTorch's CPU allocator hands every block back to malloc, which by default
+# returns large ones to the system, so the next step's tensors fault their
+# pages in again; on a virtual machine, where a page fault is slow, that alone
+# made PyTorch's bfloat16 product several times slower. (ember's tensors come
+# from its own caching allocator, tensor/storage.h, which never gives memory
+# back during a run.) Run it on an idle machine (it prints the load). The gpt_* workloads also get a
 # table of tokens/s and peak resident memory (each in its own process).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -61,6 +68,10 @@ core=$(sed -n 's/^core //p' <<<"$blas_line")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
+# malloc keeps freed memory: no trimming of the heap's top, no block served
+# by its own mmap (which free would unmap)
+keep_freed_memory=glibc.malloc.trim_threshold=1000000000:glibc.malloc.mmap_threshold=1000000000
+
 # collect FRAMEWORK POLICY: every workload's lines, "name value", into $tmp/FRAMEWORK.POLICY
 collect() {
   local fw=$1 policy=$2 out=$tmp/$1.$2
@@ -71,7 +82,7 @@ collect() {
   [[ $fw == torch ]] && list=("${torch_plain[@]}")
   local -a env=(env)
   if [[ $policy == default ]]; then env+=(-u OMP_WAIT_POLICY); else env+=(OMP_WAIT_POLICY="$policy"); fi
-  env+=(OPENBLAS_CORETYPE="$core")
+  env+=(OPENBLAS_CORETYPE="$core" GLIBC_TUNABLES="$keep_freed_memory")
   if ((${#list[@]})); then
     "${env[@]}" "${run[@]}" "${list[@]}" | grep -v -e '^peak_rss_mb ' -e '^#' >>"$out"
   fi
@@ -89,7 +100,7 @@ echo "cpu: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), t
 echo "ember: $(sed -n 's/^summary //p' <<<"$blas_line")"
 echo "torch: $("$python" -c 'import torch; print("PyTorch", torch.__version__)') on Debian's OpenBLAS with OPENBLAS_CORETYPE=$core"
 ((${#precision[@]})) && echo "precision: bfloat16 autocast in both (products in bfloat16, float32 sums; the rest float32)"
-echo "each framework: the fastest of OMP_WAIT_POLICY unset (default), =active and =passive, per workload (the policy column)"
+echo "each framework: the fastest of OMP_WAIT_POLICY unset (default), =active and =passive, per workload (the policy column); both with GLIBC_TUNABLES=$keep_freed_memory"
 echo "load average before: $load_before, after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 awk '
