@@ -3,9 +3,11 @@
 defined the same way, timed the same way (setup untimed, 2 warmup runs, the
 median of `reps` timed runs), printed the same way: `name median_ms`.
 
-    python3 bench/torch_reference.py [--threads N] [--bf16] [workload ...]
+    python3 bench/torch_reference.py [--threads N] [--bf16] [--profile] [workload ...]
 
 --bf16 runs every timed body under torch.autocast("cpu", dtype=torch.bfloat16).
+--profile times nothing: one run of each workload under torch.profiler, its
+ops by self CPU time (bench_ember --profile's counterpart).
 
 Some workloads add `<name>_ns_per_op` / `<name>_tokens_per_s` lines; the last
 line is `peak_rss_mb N`, the process's peak resident memory.
@@ -179,13 +181,7 @@ WORKLOADS = {
 
 
 def median_ms(setup, reps, warmup=2, bf16=False):
-    body = setup()
-    if bf16:
-        plain = body
-
-        def body():
-            with torch.autocast("cpu", dtype=torch.bfloat16):
-                plain()
+    body = timed_body(setup, bf16)
     for _ in range(warmup):
         body()
     times = []
@@ -196,10 +192,35 @@ def median_ms(setup, reps, warmup=2, bf16=False):
     return statistics.median(times)
 
 
+def timed_body(setup, bf16):
+    body = setup()
+    if not bf16:
+        return body
+
+    def autocast_body():
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            body()
+    return autocast_body
+
+
+def profile(name, setup, bf16=False, warmup=2):
+    """bench_ember --profile's counterpart: the workload warmed up as for
+    timing, then one run under torch.profiler, its ops by self CPU time."""
+    body = timed_body(setup, bf16)
+    for _ in range(warmup):
+        body()
+    with torch.profiler.profile() as p:
+        body()
+    print(f"# {name}, one run under torch.profiler:", flush=True)
+    print(p.key_averages().table(sort_by="self_cpu_time_total", row_limit=15), flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--bf16", action="store_true", help='autocast: torch.autocast("cpu", dtype=torch.bfloat16)')
+    parser.add_argument("--profile", action="store_true",
+                        help="after the warm-up, one run of each workload under torch.profiler: its ops by self CPU time")
     parser.add_argument("workloads", nargs="*", help="default: all of " + " ".join(WORKLOADS))
     args = parser.parse_args()
     unknown = [n for n in args.workloads if n not in WORKLOADS]
@@ -210,6 +231,9 @@ def main():
     torch.manual_seed(0)
     for name, (setup, reps, ops, tokens) in WORKLOADS.items():
         if args.workloads and name not in args.workloads:
+            continue
+        if args.profile:
+            profile(name, setup, bf16=args.bf16)
             continue
         ms = median_ms(setup, reps, bf16=args.bf16)
         print(f"{name} {ms:.3f}", flush=True)

@@ -14,7 +14,8 @@
 #   gemm         gemm_lesson at 1024^2: every GEMM step, OpenBLAS, the peaks, the roofline (chapter 13);
 #                again under OpenBLAS's best kernels for this CPU when the environment sets others
 #   bits         fewer_bits: the tiny GPT in float32 and in bfloat16 autocast, its loss curves (chapter 13)
-#   bf16bench    bench/compare.sh on the products and the GPT step, float32 then --bf16 (chapter 13)
+#   bf16bench    bench/compare.sh on the products and the GPT step, float32 then --bf16,
+#                and that step under both frameworks' profilers (chapter 13)
 #
 # Each step writes docs/book/measured/<name>.txt: a header (the machine, the
 # commit of the code measured, the date, the load average before and after,
@@ -231,6 +232,20 @@ bf16bench() {
 step_bf16bench() {
   need bench/bench_ember
   record bench_bf16 "bash bench/compare.sh [--bf16] ${bf16_workloads[*]}" bf16bench
+  record bf16_profile "bench_ember --bf16 --profile; torch_reference.py --bf16 --profile" bf16profile
+}
+
+# Where the bfloat16 GPT step's time goes in each framework: one run under
+# each one's profiler, in the environment bench/compare.sh gives both (its
+# malloc setting, the wait policy both were fastest under).
+bf16profile() {
+  local keep
+  keep=$(sed -n 's/^keep_freed_memory=//p' "$root/bench/compare.sh")
+  echo "## ember"
+  GLIBC_TUNABLES=$keep OMP_WAIT_POLICY=active "$(bin bench/bench_ember)" --bf16 --profile gpt_small_train_step
+  echo "## torch"
+  GLIBC_TUNABLES=$keep OMP_WAIT_POLICY=active "${PYTHON:-/usr/bin/python3}" "$root/bench/torch_reference.py" --bf16 --profile \
+    gpt_small_train_step
 }
 
 steps=("$@")
