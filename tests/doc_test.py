@@ -382,6 +382,10 @@ def check_prose(md, prose, runner, source, problems, inline_checks):
             before = line[:m.start()]
             if body.startswith("measured-on:"):  # the sentence may start on an earlier line
                 inline_checks.append(("on", where, body.split(":", 1)[1].strip(), " ".join((paragraph + before).split())))
+                # the commit just before it is a hash, not a figure (303e203 reads like a number)
+                commit = re.search(r"\b[0-9a-f]{7,40}$", before)
+                if commit:
+                    covered.add(commit.start())
                 continue
             if not (body.startswith("=") or body == "prose"):
                 continue
