@@ -16,14 +16,13 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <string>
 #include <vector>
 
 #include "tensor/factory.h"
 #include "tensor/fast_math.h"
 #include "tensor/hooks.h"
 #include "tensor/kernels.h"
-#include "tensor/machine/vec_math.h"
+#include "tensor/machine/at_each_width.h"
 #include "tensor/parallel.h"
 
 namespace ember::kernel {
@@ -54,13 +53,10 @@ int64_t count_targets(const Tensor& targets, int64_t C, int64_t ignore_index, co
   return counted;
 }
 
-// The rows of layer_norm's backward, block by block (below): written once and
-// compiled three times, for baseline x86-64 and with AVX2 or AVX-512, and run
-// at the width vec_math chose (EMBER_SIMD). No FMA: AVX-512 has FMA
-// instructions, so contracting a * b + c into one is turned off; each width
-// then does the same operations in the same order and gives the same bits
-// (tests/tensor_fused_test.cpp). The per-row sums stay serial; the loops
-// along a row are what the wider vectors speed up.
+// The rows of layer_norm's backward, block by block (below), compiled for
+// each SIMD width and run at vec_math's (tensor/machine/at_each_width.h: the
+// same bits at every width). The per-row sums stay serial; the loops along a
+// row are what the wider vectors speed up.
 constexpr int64_t kLnRowBlock = 64;
 template <typename T>
 struct LnBackwardRows {
@@ -69,52 +65,35 @@ struct LnBackwardRows {
   double *part_w, *part_b;  // one partial dweight, dbias per block of rows
   int64_t N, D;
 };
-template <typename T>
-[[gnu::always_inline]] inline void ln_backward_blocks(const LnBackwardRows<T>& a, int64_t b0, int64_t b1) {
-  const int64_t D = a.D;
-  std::vector<T> h(static_cast<size_t>(D));  // x̂ of one row
-  for (int64_t b = b0; b < b1; ++b) {
-    double *sw = a.part_w + b * D, *sb = a.part_b + b * D;
-    for (int64_t n = b * kLnRowBlock; n < std::min(a.N, (b + 1) * kLnRowBlock); ++n) {
-      const T *row = a.x + n * D, *gr = a.g + n * D;
-      const T m = a.mean[n], r = a.rstd[n];
-      double mean_g = 0, mean_gh = 0;
-      for (int64_t d = 0; d < D; ++d) {
-        h[d] = (row[d] - m) * r;
-        double gw = gr[d] * a.w[d];
-        mean_g += gw;
-        mean_gh += gw * h[d];
-      }
-      mean_g /= static_cast<double>(D);
-      mean_gh /= static_cast<double>(D);
-      for (int64_t d = 0; d < D; ++d) {
-        a.dx[n * D + d] = static_cast<T>(r * (gr[d] * a.w[d] - mean_g - h[d] * mean_gh));
-        sw[d] += static_cast<double>(gr[d]) * h[d];
-        sb[d] += gr[d];
+struct LnBackwardBlocks {
+  template <typename T>
+  [[gnu::always_inline]] static void run(const LnBackwardRows<T>* rows, int64_t b0, int64_t b1) {
+    const LnBackwardRows<T>& a = *rows;
+    const int64_t D = a.D;
+    std::vector<T> h(static_cast<size_t>(D));  // x̂ of one row
+    for (int64_t b = b0; b < b1; ++b) {
+      double *sw = a.part_w + b * D, *sb = a.part_b + b * D;
+      for (int64_t n = b * kLnRowBlock; n < std::min(a.N, (b + 1) * kLnRowBlock); ++n) {
+        const T *row = a.x + n * D, *gr = a.g + n * D;
+        const T m = a.mean[n], r = a.rstd[n];
+        double mean_g = 0, mean_gh = 0;
+        for (int64_t d = 0; d < D; ++d) {
+          h[d] = (row[d] - m) * r;
+          double gw = gr[d] * a.w[d];
+          mean_g += gw;
+          mean_gh += gw * h[d];
+        }
+        mean_g /= static_cast<double>(D);
+        mean_gh /= static_cast<double>(D);
+        for (int64_t d = 0; d < D; ++d) {
+          a.dx[n * D + d] = static_cast<T>(r * (gr[d] * a.w[d] - mean_g - h[d] * mean_gh));
+          sw[d] += static_cast<double>(gr[d]) * h[d];
+          sb[d] += gr[d];
+        }
       }
     }
   }
-}
-template <typename T>
-void ln_backward_baseline(const LnBackwardRows<T>& a, int64_t b0, int64_t b1) {
-  ln_backward_blocks(a, b0, b1);
-}
-template <typename T>
-[[gnu::target("avx2"), gnu::optimize("fp-contract=off")]] void ln_backward_avx2(const LnBackwardRows<T>& a, int64_t b0,
-                                                                                 int64_t b1) {
-  ln_backward_blocks(a, b0, b1);
-}
-template <typename T>
-[[gnu::target("avx512f"), gnu::optimize("fp-contract=off")]] void ln_backward_avx512(const LnBackwardRows<T>& a,
-                                                                                      int64_t b0, int64_t b1) {
-  ln_backward_blocks(a, b0, b1);
-}
-template <typename T>
-auto ln_backward_at(const std::string& isa) -> void (*)(const LnBackwardRows<T>&, int64_t, int64_t) {
-  if (isa == "AVX-512") return ln_backward_avx512<T>;
-  if (isa == "AVX2") return ln_backward_avx2<T>;
-  return ln_backward_baseline<T>;
-}
+};
 }  // namespace
 
 // ---- layer_norm ----
@@ -182,8 +161,9 @@ LayerNormGrads layer_norm_backward(const Tensor& x, const Tensor& weight, const 
   EMBER_DISPATCH_FLOAT(x.dtype(), op, [&]<typename T>() {
     const LnBackwardRows<T> rows{xc.data_ptr<T>(), mc.data_ptr<T>(), rc.data_ptr<T>(), g.data_ptr<T>(), wc.data_ptr<T>(),
                                  grads.x.data_ptr<T>(), part_w.data(), part_b.data(), N, D};
-    const auto run = ln_backward_at<T>(detail::vec_math_isa());
-    detail::parallel_for(blocks, grain_rows(kLnRowBlock * D), [&](int64_t b0, int64_t b1) { run(rows, b0, b1); });
+    detail::parallel_for(blocks, grain_rows(kLnRowBlock * D), [&](int64_t b0, int64_t b1) {
+      detail::AtEachWidth<LnBackwardBlocks>::run<T>(&rows, b0, b1);
+    });
     T *pdw = grads.weight.data_ptr<T>(), *pdb = grads.bias.data_ptr<T>();
     for (int64_t d = 0; d < D; ++d) {
       double w_sum = 0, b_sum = 0;

@@ -12,6 +12,7 @@
 #include "tensor/fast_math.h"
 #include "tensor/hooks.h"
 #include "tensor/kernels.h"
+#include "tensor/machine/at_each_width.h"
 
 namespace ember::kernel {
 
@@ -92,6 +93,22 @@ void reduce_rows(const Rows& r, O* out, const F& finish) {
   });
 }
 
+// out[m] = sum over k of p[k * M + m] for m0 <= m < m1, each column's sum in
+// k order (a float's in double): at each SIMD width, the same bits
+// (tensor/machine/at_each_width.h). A sum over the batch, as the bias
+// gradient of every Linear is.
+struct ColumnSums {
+  template <typename T>
+  [[gnu::always_inline]] static void run(const T* p, T* o, int64_t K, int64_t M, int64_t m0, int64_t m1) {
+    std::vector<acc_t<T>> acc(static_cast<size_t>(m1 - m0), 0);
+    for (int64_t k = 0; k < K; ++k) {
+      const T* row = p + k * M;
+      for (int64_t m = m0; m < m1; ++m) acc[m - m0] += row[m];
+    }
+    for (int64_t m = m0; m < m1; ++m) o[m] = static_cast<T>(acc[m - m0]);
+  }
+};
+
 // True if x viewed as (K, M) with the reduced dims leading is contiguous:
 // then the sum is a sweep over K rows of length M (vectorizable, no copy).
 bool reduces_leading_dims(const Tensor& x, const Shape& dims) {
@@ -135,12 +152,7 @@ Tensor sum(const Tensor& x, const Shape& dims, bool keepdim) {
       const T* p = x.data_ptr<T>();
       T* o = out.data_ptr<T>();
       detail::parallel_for(M, std::max<int64_t>(64, detail::kGrain / std::max<int64_t>(K, 1)), [&](int64_t m0, int64_t m1) {
-        std::vector<acc_t<T>> acc(m1 - m0, 0);
-        for (int64_t k = 0; k < K; ++k) {
-          const T* row = p + k * M;
-          for (int64_t m = m0; m < m1; ++m) acc[m - m0] += row[m];
-        }
-        for (int64_t m = m0; m < m1; ++m) o[m] = static_cast<T>(acc[m - m0]);
+        detail::AtEachWidth<ColumnSums>::run<T>(p, o, K, M, m0, m1);
       });
     });
     note_reduction(x, out, 1);

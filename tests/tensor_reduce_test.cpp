@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ember.h"
+#include "tensor/machine/vec_math.h"
 #include "test_util.h"
 
 namespace {
@@ -87,6 +88,29 @@ TEST(TensorReduce, Float32SumAccumulatesInDouble) {
   EXPECT_EQ(full({1000, 1000}, 0.1).sum({0, 1}).item<float>(), expected);
   EXPECT_EQ(vals(full({1000, 1000}, 0.1).sum({1})), std::vector<double>(1000, static_cast<float>(1000 * static_cast<double>(0.1f))));
   EXPECT_EQ(vals(full({1000, 1000}, 0.1).sum({0})), std::vector<double>(1000, static_cast<float>(1000 * static_cast<double>(0.1f))));
+}
+
+// A sum over the leading dims (the bias gradient of a Linear) runs its
+// columns at the SIMD width vec_math chose (scripts/test_blas_cores.sh runs
+// this under each): every width gives the bits of each column summed in
+// order, in double, then rounded once.
+TEST(TensorReduce, SumOverLeadingDimsGivesTheOrderedSumsBitsAtTheChosenWidth) {
+  Generator gen(31);
+  const Tensor x = randn({3, 70, 203}, gen);  // columns of whole vectors and a tail; several pieces of parallel_for
+  const std::vector<float> v = x.to_vector<float>();
+  std::vector<float> want(203);
+  for (int64_t m = 0; m < 203; ++m) {
+    double s = 0;
+    for (int64_t k = 0; k < 3 * 70; ++k) s += v[static_cast<size_t>(k * 203 + m)];
+    want[static_cast<size_t>(m)] = static_cast<float>(s);
+  }
+  EXPECT_EQ(sum(x, {0, 1}).to_vector<float>(), want) << detail::vec_math_isa();
+  const Tensor d = x.to(kFloat64);
+  const std::vector<double> dv = d.to_vector<double>();
+  std::vector<double> dwant(203);
+  for (int64_t m = 0; m < 203; ++m)
+    for (int64_t k = 0; k < 3 * 70; ++k) dwant[static_cast<size_t>(m)] += dv[static_cast<size_t>(k * 203 + m)];
+  EXPECT_EQ(sum(d, {0, 1}).to_vector<double>(), dwant);
 }
 
 TEST(TensorReduce, Mean) {
