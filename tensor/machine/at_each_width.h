@@ -12,8 +12,10 @@
 /// width does the same operations in the same order and gives the same bits;
 /// only the speed changes.
 ///
+/// @code
 ///   struct Rows { template <typename T> [[gnu::always_inline]] static void run(...) { the loops } };
 ///   detail::AtEachWidth<Rows>::run<T>(args...);
+/// @endcode
 ///
 /// K::run must be always_inline: it is compiled into each of the three
 /// callers below, at their width.
