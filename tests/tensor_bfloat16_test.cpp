@@ -277,8 +277,6 @@ TEST(BFloat16Product, EveryPathGivesTheSameBitsAndSoDoesEveryThreadCount) {
 TEST(BFloat16Product, TransposedAndStridedOperandsGiveTheSameBits) {
   const Case c = random_case(37, 71, 45, 4);
   const std::vector<float> want = product(c, paths().front());
-  for (const Path& p : paths()) {
-  SCOPED_TRACE(p.name());
   std::vector<float> at(c.a.size()), bt(c.b.size()), wide(c.a.size() * 2);
   for (int64_t i = 0; i < c.M; ++i)
     for (int64_t k = 0; k < c.K; ++k) {
@@ -287,12 +285,14 @@ TEST(BFloat16Product, TransposedAndStridedOperandsGiveTheSameBits) {
     }
   for (int64_t k = 0; k < c.K; ++k)
     for (int64_t j = 0; j < c.N; ++j) bt[size_t(j * c.K + k)] = c.b[size_t(k * c.N + j)];
-  std::vector<float> got(want.size());
-  gemm::bf16_product({at.data(), c.M, c.K, 1, c.M}, {bt.data(), c.K, c.N, 1, c.K}, {got.data(), c.M, c.N, c.N}, p.isa, p.native);
-  EXPECT_EQ(got, want);
-  gemm::bf16_product({wide.data(), c.M, c.K, 2 * c.K, 2}, {c.b.data(), c.K, c.N, c.N, 1}, {got.data(), c.M, c.N, c.N}, p.isa,
-                     p.native);
-  EXPECT_EQ(got, want);
+  for (const Path& p : paths()) {
+    SCOPED_TRACE(p.name());
+    std::vector<float> got(want.size());
+    gemm::bf16_product({at.data(), c.M, c.K, 1, c.M}, {bt.data(), c.K, c.N, 1, c.K}, {got.data(), c.M, c.N, c.N}, p.isa, p.native);
+    EXPECT_EQ(got, want);
+    gemm::bf16_product({wide.data(), c.M, c.K, 2 * c.K, 2}, {c.b.data(), c.K, c.N, c.N, 1}, {got.data(), c.M, c.N, c.N}, p.isa,
+                       p.native);
+    EXPECT_EQ(got, want);
   }
 }
 
