@@ -30,6 +30,8 @@
 
 #include "autograd/autocast.h"
 #include "autograd/engine.h"
+#include "autograd/forward.h"
+#include "autograd/functional.h"
 #include "autograd/grad_mode.h"
 #include "autograd/gradcheck.h"
 #include "autograd/graph_export.h"
@@ -39,6 +41,7 @@
 
 #include "nn/attention.h"
 #include "nn/embedding.h"
+#include "nn/functional_call.h"
 #include "nn/gpt.h"
 #include "nn/gradcheck.h"
 #include "nn/init.h"

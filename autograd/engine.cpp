@@ -218,7 +218,7 @@ class BackwardPass {
       Tensor g = run_hooks(n->hooks, std::move(arrived->second));
       buffer_.erase(arrived);
       if (n->retains_grad && targets_.into_grad)
-        if (auto out = n->output.lock()) accumulate(out.get(), g, create_graph_);
+        if (auto out = n->output.lock()) accumulate(out.get(), g, composes_);
       if (auto t = targets_.nodes.find(n); t != targets_.nodes.end()) targets_.result[t->second] = g;
       if (!rule_needed(n)) {
         pass_over(n);
@@ -252,7 +252,7 @@ class BackwardPass {
     const Edge& e = n.next[i];
     if (!e.defined()) return;
     if (gi.defined()) {
-      gi = create_graph_ ? sum_to(gi, n.input_shapes[i]) : kernel::sum_to(gi, n.input_shapes[i]);
+      gi = composes_ ? sum_to(gi, n.input_shapes[i]) : kernel::sum_to(gi, n.input_shapes[i]);
       if (watcher_) watcher_->node_sent(n, i, gi);
       if (is_anomaly_enabled() && !all_finite(gi))
         EMBER_FAIL("backward", "anomaly: " << n.name() << " returned NaN or Inf in its gradient for input " << i
@@ -287,7 +287,7 @@ class BackwardPass {
     else leaves_.totals[it->second].second = plus(leaves_.totals[it->second].second, g);
   }
   Tensor plus(const Tensor& a, const Tensor& b) const {
-    return create_graph_ ? add(a, b) : kernel::binary(kernel::Binary::Add, a, b);
+    return composes_ ? add(a, b) : kernel::binary(kernel::Binary::Add, a, b);
   }
 
   // ---- phase 3 ----
@@ -302,9 +302,9 @@ class BackwardPass {
       if (!targets_.into_grad) {
         targets_.result[input->second] = std::move(total);
       } else if (!watcher_) {
-        accumulate(leaf, std::move(total), create_graph_);  // handed over: .grad may take it without a copy
+        accumulate(leaf, std::move(total), composes_);  // handed over: .grad may take it without a copy
       } else {
-        accumulate(leaf, total, create_graph_);
+        accumulate(leaf, total, composes_);
         watcher_->leaf_accumulated(*leaf, total);
         watcher_->tag_memory(leaf->grad, MemoryKind::Gradients);
       }
@@ -314,6 +314,9 @@ class BackwardPass {
   Targets& targets_;
   const bool retain_graph_;  // keep what the nodes saved (create_graph implies it: the new graph refers to it)
   const bool create_graph_;
+  // With ember ops rather than kernels: when recording, and when tangents
+  // travel through the pass (forward-over-reverse inside a DualLevel).
+  const bool composes_ = create_graph_ || detail::tangents_propagate();
   AutogradObserver* const watcher_;             // null unless an instrument watches
   std::unordered_map<Node*, int> deps_;         // phase 1: edges not yet run into each node
   std::unordered_set<const Node*> leads_to_input_;  // grad() only

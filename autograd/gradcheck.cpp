@@ -4,6 +4,8 @@
 #include <sstream>
 
 #include "autograd/engine.h"
+#include "autograd/forward.h"
+#include "autograd/functional.h"
 #include "autograd/grad_mode.h"
 #include "autograd/ops.h"
 #include "tensor/factory.h"
@@ -138,6 +140,120 @@ GradcheckResult gradgradcheck(const GradFn& fn, const std::vector<Tensor>& input
     return cat(parts, 0);
   };
   return gradcheck(first, all, opt);
+}
+
+GradcheckResult forward_gradcheck(const GradFn& fn, const std::vector<Tensor>& inputs, const GradcheckOptions& opt,
+                                  uint64_t seed) {
+  std::vector<size_t> diff;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const Tensor& x = inputs[k];
+    if (!x.defined() || !x.is_floating_point() || !x.requires_grad()) continue;
+    EMBER_CHECK(x.dtype() == kFloat64, "forward_gradcheck",
+                "input " << k << " of shape " << shape_str(x.shape()) << " is " << dtype_name(x.dtype())
+                         << "; forward_gradcheck needs float64 inputs");
+    diff.push_back(k);
+  }
+  GradcheckResult res;
+  std::ostringstream report;
+  const Tensor out0 = [&] {
+    NoGradGuard plain;
+    return fn(inputs);
+  }();
+  EMBER_CHECK(out0.dtype() == kFloat64, "forward_gradcheck",
+              "the function must return a float64 tensor, got " << dtype_name(out0.dtype()));
+  const int64_t n_out = out0.numel();
+  auto fail = [&](const std::string& what) {
+    if (res.ok) report << what;
+    res.ok = false;
+  };
+  // 1. Each column J e_j against central differences.
+  for (size_t k : diff) {
+    const Tensor& x = inputs[k];
+    for (int64_t j = 0; j < x.numel(); ++j) {
+      std::vector<Tensor> ts(inputs.size());
+      Tensor e = zeros(x.shape(), kFloat64);
+      reshape(e, {-1}).data_ptr<double>()[j] = 1.0;
+      // The same tensor passed twice (mul(x, x)) moves at both places, as
+      // the central differences move it.
+      for (size_t q = 0; q < inputs.size(); ++q)
+        if (inputs[q].defined() && inputs[q].impl() == x.impl()) ts[q] = e;
+      std::vector<double> col;
+      {
+        NoGradGuard plain;  // forward mode alone: no graph
+        col = jvp(fn, inputs, ts).tangent.to_vector<double>();
+      }
+      double* p = element(x, j);
+      const double orig = *p;
+      *p = orig + opt.eps;
+      std::vector<double> fp = eval_flat(fn, inputs);
+      *p = orig - opt.eps;
+      std::vector<double> fm = eval_flat(fn, inputs);
+      *p = orig;
+      for (int64_t i = 0; i < n_out; ++i) {
+        const double numeric = (fp[i] - fm[i]) / (2 * opt.eps), a = col[static_cast<size_t>(i)];
+        const double err = std::abs(a - numeric), tol = opt.atol + opt.rtol * std::abs(numeric);
+        ++res.checked;
+        res.max_abs_err = std::max(res.max_abs_err, err);
+        if (err > 1e-12) res.max_rel_err = std::max(res.max_rel_err, err / std::max(std::abs(numeric), 1e-12));
+        res.max_err_over_tol = std::max(res.max_err_over_tol, err / tol);
+        if (!(err <= tol) || std::isnan(a) != std::isnan(numeric)) {
+          std::ostringstream m;
+          m << "forward_gradcheck failed for input " << k << " of shape " << shape_str(x.shape()) << " at element "
+            << index_str(j, x.shape()) << ", output element " << i << ": JVP " << a << " vs numeric " << numeric
+            << " (abs err " << err << ")";
+          fail(m.str());
+        }
+      }
+    }
+  }
+  // 2. <u, J v> forward against <u^T J, v> backward.
+  if (!diff.empty() && n_out > 0) {
+    Generator gen(seed);
+    Tensor u = randn(out0.shape(), gen, kFloat64);
+    std::vector<Tensor> vs(inputs.size());
+    for (size_t k : diff) vs[k] = randn(inputs[k].shape(), gen, kFloat64);
+    // Outputs that are not finite (a mean over zero elements) are left out
+    // of the comparison: u is 0 there.
+    {
+      std::vector<double> o = out0.to_vector<double>();
+      double* up = u.data_ptr<double>();
+      for (size_t i = 0; i < o.size(); ++i)
+        if (!std::isfinite(o[i])) up[i] = 0.0;
+    }
+    double fwd = 0, scale = 0;
+    {
+      NoGradGuard plain;
+      std::vector<double> jv = jvp(fn, inputs, vs).tangent.to_vector<double>(), uv = u.to_vector<double>(),
+                          o = out0.to_vector<double>();
+      for (size_t i = 0; i < jv.size(); ++i) {
+        if (!std::isfinite(o[i])) continue;
+        fwd += uv[i] * jv[i];
+        scale += std::abs(uv[i] * jv[i]);
+      }
+    }
+    VjpResult r = vjp(fn, inputs);
+    std::vector<Tensor> pulled = r.pullback(u);
+    double bwd = 0;
+    for (size_t k : diff) {
+      std::vector<double> g = pulled[k].to_vector<double>(), v = vs[k].to_vector<double>();
+      for (size_t i = 0; i < g.size(); ++i) {
+        bwd += g[i] * v[i];
+        scale += std::abs(g[i] * v[i]);
+      }
+    }
+    // Round-off of float64 sums; an op that passes through float32 (to) is
+    // held to its looser gradcheck settings instead.
+    const bool loose = opt.rtol > 1e-3 || opt.atol > 1e-5;
+    const double err = std::abs(fwd - bwd), tol = (loose ? opt.rtol : 1e-10) * std::max(scale, 1e-300);
+    if (!(err <= tol) && !(std::isnan(fwd) && std::isnan(bwd))) {
+      std::ostringstream m;
+      m << "forward and backward rules disagree: <u, J v> = " << fwd << " by the forward rules, <u^T J, v> = " << bwd
+        << " by the backward rules (difference " << err << ", scale " << scale << ")";
+      fail(m.str());
+    }
+  }
+  res.report = res.ok ? "ok" : report.str();
+  return res;
 }
 
 }  // namespace ember

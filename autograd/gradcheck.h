@@ -52,6 +52,17 @@ GradcheckResult gradcheck(const GradFn& fn, const std::vector<Tensor>& inputs, c
 GradcheckResult gradgradcheck(const GradFn& fn, const std::vector<Tensor>& inputs,
                               const GradcheckOptions& options = {}, uint64_t seed = 0);
 
+/// Forward mode, checked the same way: for every floating input that
+/// requires grad and every element j, the JVP with tangent e_j (one forward
+/// pass carrying it, autograd/forward.h) is the Jacobian's column j, and it
+/// must match the central differences within atol + rtol |numeric|. Then the
+/// two modes are checked against each other: with u and v random (from
+/// `seed`), <u, J v> by the forward rules and <uᵀ J, v> by the backward rules
+/// must agree to float64 round-off (1e-10 relative to the sum of the
+/// absolute values of the products, the scale of its rounding).
+GradcheckResult forward_gradcheck(const GradFn& fn, const std::vector<Tensor>& inputs,
+                                  const GradcheckOptions& options = {}, uint64_t seed = 0);
+
 }  // namespace ember
 
 // In GoogleTest: EXPECT_GRADCHECK(fn, inputs) prints the report on failure.

@@ -17,11 +17,29 @@ Tensor alias_of(const Tensor& t) {
 }
 }  // namespace
 
+namespace detail {
+thread_local const std::vector<const TensorImpl*>* borrowed_parameters = nullptr;
+}  // namespace detail
+
+namespace {
+bool borrowed(const Tensor& t) {
+  if (!detail::borrowed_parameters) return false;
+  for (const TensorImpl* p : *detail::borrowed_parameters)
+    if (p == t.impl()) return true;
+  return false;
+}
+}  // namespace
+
 SavedTensor::SavedTensor(const Tensor& t) {
   if (!t.defined()) return;
   // Only a tensor that takes part in the graph is kept as itself; others
   // (ids, masks, values computed inside a forward) as an alias.
   tensor_ = t.requires_grad() ? t : alias_of(t);
+  if (t.requires_grad() && borrowed(t)) {  // see detail::borrowed_parameters
+    tensor_ = alias_of(t);
+    tensor_.impl()->grad_fn = t.grad_fn();
+    tensor_.impl()->requires_grad = true;
+  }
   version_ = t.version();
   if (AutogradObserver* o = autograd_observer()) o->tag_memory(tensor_, MemoryKind::SavedForBackward);
 }

@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "autograd/forward.h"
 #include "autograd/grad_mode.h"
 #include "tensor/tensor.h"
 
@@ -122,6 +123,20 @@ struct Node {
 #define EMBER_NODE_NAME(N)                   \
   static constexpr const char* kName = #N;   \
   const char* name() const override { return kName; }
+
+namespace detail {
+/// While nn::functional_call runs, these parameters' handles hold other
+/// tensors' values and graph links, and lose them again when it returns. A
+/// rule that saves one saves an alias of what it holds then (its memory and
+/// grad_fn), so that the graph stays right after the handle is restored.
+extern thread_local const std::vector<const TensorImpl*>* borrowed_parameters;
+}  // namespace detail
+
+/// True when a backward rule must take its composed formulation (ember ops,
+/// which record and carry tangents) instead of a fused kernel of its own:
+/// backward records (create_graph), or tangents travel through it
+/// (forward-over-reverse, inside a DualLevel).
+inline bool backward_composes() { return is_grad_enabled() || detail::tangents_propagate(); }
 
 /// RAII, used by the engine for a create_graph walk: every node recorded in
 /// its scope is marked in_gradient_graph.

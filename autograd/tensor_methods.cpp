@@ -2,9 +2,11 @@
 // in-place writes (guarded), printing with grad_fn, and the shortcuts to
 // autograd/ops.h.
 #include "autograd/engine.h"
+#include "autograd/forward.h"
 #include "autograd/grad_mode.h"
 #include "autograd/node.h"
 #include "autograd/ops.h"
+#include "tensor/factory.h"
 #include "tensor/kernels.h"
 
 namespace ember {
@@ -52,15 +54,36 @@ void check_inplace(const Tensor& t, const char* op) {
   }
   kernel::check_no_internal_overlap(t, op);
 }
+
+// Forward mode: an in-place write updates the tangent of the memory it
+// writes, in place as well (so every view of it sees the change). `others`
+// are the operands whose tangents flow in.
+bool tangent_moves(const Tensor& self, std::initializer_list<Tensor> others) {
+  if (!detail::tangents_propagate()) return false;
+  if (detail::has_tangent(self)) return true;
+  for (const Tensor& o : others)
+    if (detail::has_tangent(o)) return true;
+  return false;
+}
+// Writes `value` (computed from the old values) into self's tangent.
+template <typename F>
+void update_tangent(const Tensor& self, const F& value) {
+  Tensor t = detail::tangent_for_write(self);
+  detail::ForwardRuleScope plain;
+  Tensor v = value(t);
+  kernel::copy_(t, v, "forward rule");
+}
 }  // namespace
 
 Tensor& Tensor::fill_(double value) {
   check_inplace(*this, "fill_");
+  if (tangent_moves(*this, {})) update_tangent(*this, [](const Tensor& t) { return zeros_like(t); });  // a constant
   kernel::fill_(*this, value);
   return *this;
 }
 Tensor& Tensor::zero_() {
   check_inplace(*this, "zero_");
+  if (tangent_moves(*this, {})) update_tangent(*this, [](const Tensor& t) { return zeros_like(t); });
   kernel::fill_(*this, 0.0);
   return *this;
 }
@@ -68,6 +91,7 @@ Tensor& Tensor::copy_(const Tensor& src) {
   check_inplace(*this, "copy_");
   EMBER_CHECK(src.defined(), "copy_", "the source tensor is undefined");
   kernel::check_no_overlap(*this, src, "copy_", "source", /*allow_same=*/true);
+  if (tangent_moves(*this, {src})) update_tangent(*this, [&](const Tensor&) { return dx(src); });
   kernel::copy_(*this, src, "copy_");
   return *this;
 }
@@ -77,6 +101,7 @@ Tensor& Tensor::add_(const Tensor& other, double alpha) {
   Shape b = broadcast_shapes(shape(), other.shape(), "add_");
   EMBER_CHECK(b == shape(), "add_",
               "other of shape " << shape_str(other.shape()) << " cannot be broadcast to " << shape_str(shape()));
+  if (tangent_moves(*this, {other})) update_tangent(*this, [&](const Tensor& t) { return t + dx(other) * alpha; });
   kernel::copy_(*this, kernel::binary(kernel::Binary::Add, *this, o), "add_");
   return *this;
 }
@@ -90,11 +115,14 @@ Tensor& Tensor::mul_(const Tensor& other) {
   Shape b = broadcast_shapes(shape(), other.shape(), "mul_");
   EMBER_CHECK(b == shape(), "mul_",
               "other of shape " << shape_str(other.shape()) << " cannot be broadcast to " << shape_str(shape()));
+  if (tangent_moves(*this, {other}))  // d(x y) = dx y + x dy, from the old x
+    update_tangent(*this, [&](const Tensor& t) { return t * other + *this * dx(other); });
   kernel::copy_(*this, kernel::binary(kernel::Binary::Mul, *this, other), "mul_");
   return *this;
 }
 Tensor& Tensor::mul_(double value) {
   check_inplace(*this, "mul_");
+  if (tangent_moves(*this, {})) update_tangent(*this, [&](const Tensor& t) { return t * value; });
   kernel::copy_(*this, kernel::binary_scalar(kernel::Binary::Mul, *this, value), "mul_");
   return *this;
 }

@@ -41,6 +41,11 @@ class Storage {
   uint64_t version() const { return version_; }
   void bump_version() { ++version_; }
 
+  /// Forward mode (autograd/forward.h): the tangent of these bytes, a
+  /// storage of the same size, or null. A tangent belongs to memory, not to
+  /// one handle, so every view of this storage has the same view of it.
+  std::shared_ptr<Storage> tangent;
+
  private:
   void* data_;
   size_t nbytes_;

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cctype>
 #include <filesystem>
 #include <fstream>
@@ -19,6 +20,7 @@
 #include <set>
 #include <sstream>
 
+#include "autograd/functional.h"
 #include "autograd/node.h"
 #include "autograd/observer.h"
 #include "autograd/op_scope.h"
@@ -158,6 +160,86 @@ TEST_P(OpRegistry, Gradgradcheck) {
     entries += r.checked;
   }
   EXPECT_GT(entries, 0) << op.name << ": no sample checks a second derivative";
+}
+
+// Forward mode: every op's forward rule (next to its backward rule in
+// autograd/ops/) gives the Jacobian's columns that central differences give,
+// and <u, J v> by the forward rules equals <u^T J, v> by the backward rules
+// to float64 round-off. An op without a forward rule gives zero tangents,
+// which fails here.
+TEST_P(OpRegistry, ForwardGradcheck) {
+  const OpInfo& op = GetParam();
+  Generator g(2024);
+  int64_t entries = 0;
+  for (const OpSample& s : op.samples(g)) {
+    SCOPED_TRACE(op.name + " on " + describe(s));
+    const GradcheckResult r = forward_gradcheck(op.fn, s.inputs, op.gradcheck);
+    EXPECT_TRUE(r.ok) << r.report;
+    entries += r.checked;
+  }
+  EXPECT_GT(entries, 0) << op.name << ": no sample has a non-empty Jacobian";
+}
+
+// Forward-over-reverse (what hessian() and hvp() compute): the tangent of the
+// gradient <f, u> along v, with tangents travelling through the backward
+// rules, equals the same second derivative by reverse-over-reverse
+// (backward with create_graph, then backward again).
+TEST_P(OpRegistry, ForwardOverReverseAgreesWithReverseOverReverse) {
+  const OpInfo& op = GetParam();
+  if (!op.no_second_order.empty()) GTEST_SKIP() << op.name << ": " << op.no_second_order;
+  Generator g(2024);
+  int64_t compared = 0;
+  for (const OpSample& s : op.samples(g)) {
+    SCOPED_TRACE(op.name + " on " + describe(s));
+    std::vector<size_t> diff;
+    for (size_t k = 0; k < s.inputs.size(); ++k)
+      if (s.inputs[k].defined() && s.inputs[k].is_floating_point() && s.inputs[k].requires_grad()) diff.push_back(k);
+    Tensor out0 = op.fn(s.inputs);
+    if (diff.empty() || !out0.requires_grad() || out0.numel() == 0) continue;
+    Generator r(11);
+    Tensor u = randn(out0.shape(), r, kFloat64);
+    std::vector<Tensor> vs(s.inputs.size());
+    for (size_t k : diff) vs[k] = randn(s.inputs[k].shape(), r, kFloat64);
+    // x -> (u^T J(x)) flattened over the differentiated inputs
+    TensorFn pulled = [&](const std::vector<Tensor>& xs) {
+      VjpResult b = vjp(op.fn, xs);
+      std::vector<Tensor> gs = b.pullback(u), parts;
+      for (size_t k : diff) parts.push_back(reshape(gs[k], {-1}));
+      return cat(parts, 0);
+    };
+    std::vector<double> fwd = jvp(pulled, s.inputs, vs).tangent.to_vector<double>();
+    // reverse-over-reverse: d/dx <pulled(x), w> for each unit w is a row; here
+    // one product: the Hessian of <f, u> is symmetric, so H v = grad <grad <f,u>, v>.
+    // one leaf per position, as vjp makes them (mul(x, x): two arguments)
+    std::vector<Tensor> ins = s.inputs, wrt;
+    for (size_t k : diff) {
+      ins[k] = s.inputs[k].detach().requires_grad_();
+      wrt.push_back(ins[k]);
+    }
+    Tensor out = op.fn(ins);
+    std::vector<Tensor> g1 = grad({out}, wrt, {u}, {.create_graph = true, .allow_unused = true});
+    Tensor inner = zeros({}, kFloat64);
+    for (size_t i = 0; i < g1.size(); ++i)
+      if (g1[i].defined()) inner = inner + sum(g1[i] * vs[diff[i]]);
+    std::vector<double> rev;
+    if (inner.requires_grad()) {
+      std::vector<Tensor> g2 = grad({inner}, wrt, {}, {.allow_unused = true});
+      for (size_t i = 0; i < g2.size(); ++i) {
+        std::vector<double> part = g2[i].defined() ? g2[i].to_vector<double>()
+                                                   : std::vector<double>(static_cast<size_t>(wrt[i].numel()), 0.0);
+        rev.insert(rev.end(), part.begin(), part.end());
+      }
+    } else {
+      rev.assign(fwd.size(), 0.0);
+    }
+    ASSERT_EQ(fwd.size(), rev.size());
+    for (size_t i = 0; i < fwd.size(); ++i) {
+      if (std::isnan(rev[i])) continue;
+      EXPECT_NEAR(fwd[i], rev[i], 1e-9 * (1 + std::abs(rev[i]))) << "element " << i;
+      ++compared;
+    }
+  }
+  EXPECT_GT(compared, 0) << op.name << ": no sample compares a second derivative";
 }
 
 TEST_P(OpRegistry, RecordsTheNodesItDeclares) {

@@ -1,6 +1,7 @@
 // Binary elementwise ops with broadcasting. Each backward returns gradients
 // of the *broadcast* shape; the engine sums them back to each input's shape
 // (kernel::sum_to), so no rule here has to think about broadcasting.
+#include "autograd/forward.h"
 #include "autograd/node.h"
 #include "autograd/op_scope.h"
 #include "autograd/ops.h"
@@ -22,12 +23,14 @@ Tensor add(const Tensor& a, const Tensor& b) {
   OpScope scope("add", a, b);
   Tensor out = kernel::binary(Binary::Add, a, b);
   if (needs_grad({a, b})) record(out, std::make_shared<AddBackward>(1.0), {a, b});
+  forward_rule(out, [&] { return plus(term(a, [](const Tensor& da) { return da; }), term(b, [](const Tensor& db) { return db; })); }, a, b);
   return out;
 }
 Tensor sub(const Tensor& a, const Tensor& b) {
   OpScope scope("sub", a, b);
   Tensor out = kernel::binary(Binary::Sub, a, b);
   if (needs_grad({a, b})) record(out, std::make_shared<AddBackward>(-1.0), {a, b});
+  forward_rule(out, [&] { return plus(term(a, [](const Tensor& da) { return da; }), term(b, [](const Tensor& db) { return -db; })); }, a, b);
   return out;
 }
 
@@ -46,6 +49,7 @@ Tensor mul(const Tensor& a, const Tensor& b) {
   Tensor out = kernel::binary(Binary::Mul, a, b);
   if (needs_grad({a, b}))
     record(out, std::make_shared<MulBackward>(a.requires_grad() ? b : Tensor(), b.requires_grad() ? a : Tensor()), {a, b});
+  forward_rule(out, [&] { return plus(term(a, [&](const Tensor& da) { return da * b; }), term(b, [&](const Tensor& db) { return a * db; })); }, a, b);
   return out;
 }
 
@@ -64,6 +68,7 @@ Tensor div(const Tensor& a, const Tensor& b) {
   OpScope scope("div", a, b);
   Tensor out = kernel::binary(Binary::Div, a, b);
   if (needs_grad({a, b})) record(out, std::make_shared<DivBackward>(a, b), {a, b});
+  forward_rule(out, [&] { return plus(term(a, [&](const Tensor& da) { return da / b; }), term(b, [&](const Tensor& db) { return -db * out / b; })); }, a, b);
   return out;
 }
 
@@ -82,10 +87,27 @@ Tensor pow(const Tensor& a, const Tensor& b) {
   OpScope scope("pow", a, b);
   Tensor out = kernel::binary(Binary::Pow, a, b);
   if (needs_grad({a, b})) record(out, std::make_shared<PowBackward>(a, b, out), {a, b});
+  forward_rule(out, [&] {
+    return plus(term(a, [&](const Tensor& da) { return da * b * pow(a, b - 1.0); }),
+                term(b, [&](const Tensor& db) { return db * out * log(a); }));
+  }, a, b);
   return out;
 }
 
 // ---- maximum / minimum: the gradient goes to the larger (smaller) input; ties split it ----
+namespace {
+// a's share: 1 where a wins, 0.5 on ties, 0 where b wins
+Tensor weight_of_a(const Tensor& a, const Tensor& b, bool is_max, DType dt) {
+  auto c = [&](double v) { return scalar_tensor(v, dt); };
+  return where(is_max ? gt(a, b) : lt(a, b), c(1.0), where(eq(a, b), c(0.5), c(0.0)));
+}
+// the forward rule: each input's tangent times its share
+Tensor mix_by_winner(const Tensor& a, const Tensor& b, bool is_max) {
+  const DType dt = is_floating(a.dtype()) ? a.dtype() : b.dtype();
+  Tensor wa = weight_of_a(a, b, is_max, dt);
+  return plus(term(a, [&](const Tensor& da) { return da * wa; }), term(b, [&](const Tensor& db) { return db * (1.0 - wa); }));
+}
+}  // namespace
 struct MaximumBackward final : Node {
   EMBER_NODE_NAME(MaximumBackward)
   SavedTensor a, b;
@@ -93,10 +115,7 @@ struct MaximumBackward final : Node {
   MaximumBackward(const Tensor& a_, const Tensor& b_, bool m) : a(a_), b(b_), is_max(m) {}
   std::vector<SavedRef> saved() override { return {{"a", &a}, {"b", &b}}; }
   std::vector<Tensor> apply(const Tensor& g) override {
-    const Tensor &A = a.get(*this), &B = b.get(*this);
-    // weight of a: 1 where a wins, 0.5 on ties, 0 where b wins
-    auto c = [&](double v) { return scalar_tensor(v, g.dtype()); };
-    Tensor wa = where(is_max ? gt(A, B) : lt(A, B), c(1.0), where(eq(A, B), c(0.5), c(0.0)));
+    Tensor wa = weight_of_a(a.get(*this), b.get(*this), is_max, g.dtype());
     return {g * wa, g * (1.0 - wa)};
   }
 };
@@ -104,12 +123,14 @@ Tensor maximum(const Tensor& a, const Tensor& b) {
   OpScope scope("maximum", a, b);
   Tensor out = kernel::binary(Binary::Maximum, a, b);
   if (needs_grad({a, b})) record(out, std::make_shared<MaximumBackward>(a, b, true), {a, b});
+  forward_rule(out, [&] { return mix_by_winner(a, b, true); }, a, b);
   return out;
 }
 Tensor minimum(const Tensor& a, const Tensor& b) {
   OpScope scope("minimum", a, b);
   Tensor out = kernel::binary(Binary::Minimum, a, b);
   if (needs_grad({a, b})) record(out, std::make_shared<MaximumBackward>(a, b, false), {a, b});
+  forward_rule(out, [&] { return mix_by_winner(a, b, false); }, a, b);
   return out;
 }
 
@@ -129,12 +150,14 @@ Tensor operator+(const Tensor& a, double s) {
   OpScope scope("add", a);
   Tensor out = kernel::binary_scalar(Binary::Add, a, s);
   if (needs_grad({a})) record(out, std::make_shared<AddScalarBackward>(), {a});
+  forward_rule(out, [&] { return dx(a); }, a);
   return out;
 }
 Tensor operator-(const Tensor& a, double s) {
   OpScope scope("sub", a);
   Tensor out = kernel::binary_scalar(Binary::Sub, a, s);
   if (needs_grad({a})) record(out, std::make_shared<AddScalarBackward>(), {a});
+  forward_rule(out, [&] { return dx(a); }, a);
   return out;
 }
 Tensor operator+(double s, const Tensor& a) { return a + s; }
@@ -150,6 +173,7 @@ Tensor operator*(const Tensor& a, double s) {
   OpScope scope("mul", a);
   Tensor out = kernel::binary_scalar(Binary::Mul, a, s);
   if (needs_grad({a})) record(out, std::make_shared<MulScalarBackward>(s), {a});
+  forward_rule(out, [&] { return dx(a) * s; }, a);
   return out;
 }
 Tensor operator*(double s, const Tensor& a) { return a * s; }
@@ -157,6 +181,7 @@ Tensor operator-(double s, const Tensor& a) {  // d(s - a) = -g
   OpScope scope("rsub", a);
   Tensor out = kernel::binary_scalar(Binary::Sub, a, s, /*scalar_first=*/true);
   if (needs_grad({a})) record(out, std::make_shared<MulScalarBackward>(-1.0), {a});
+  forward_rule(out, [&] { return -dx(a); }, a);
   return out;
 }
 
@@ -171,6 +196,7 @@ Tensor operator/(const Tensor& a, double s) {
   OpScope scope("div", a);
   Tensor out = kernel::binary_scalar(Binary::Div, a, s);
   if (needs_grad({a})) record(out, std::make_shared<DivScalarBackward>(s), {a});
+  forward_rule(out, [&] { return dx(a) / s; }, a);
   return out;
 }
 
@@ -186,6 +212,7 @@ Tensor operator/(double s, const Tensor& a) {
   OpScope scope("rdiv", a);
   Tensor out = kernel::binary_scalar(Binary::Div, a, s, /*scalar_first=*/true);
   if (needs_grad({a})) record(out, std::make_shared<RDivScalarBackward>(a, out), {a});
+  forward_rule(out, [&] { return -dx(a) * out / a; }, a);
   return out;
 }
 
@@ -205,6 +232,7 @@ Tensor pow(const Tensor& a, double e) {
   OpScope scope("pow", a);
   Tensor out = kernel::binary_scalar(Binary::Pow, a, e);
   if (needs_grad({a})) record(out, std::make_shared<PowScalarBackward>(a, e), {a});
+  forward_rule(out, [&] { return e == 2.0 ? dx(a) * a * 2.0 : dx(a) * e * pow(a, e - 1.0); }, a);
   return out;
 }
 

@@ -8,6 +8,7 @@
 // Legend: N rows (B*T positions), C classes.
 #include <vector>
 
+#include "autograd/forward.h"
 #include "autograd/node.h"
 #include "autograd/op_scope.h"
 #include "autograd/ops.h"
@@ -36,7 +37,7 @@ struct CrossEntropyBackward final : Node {
   std::vector<SavedRef> saved() override { return {{"logits", &logits}, {"lse", &lse}, {"targets", &targets}}; }
   std::vector<Tensor> apply(const Tensor& g_in) override {
     const Tensor X = logits.get(*this), L = lse.get(*this), Tg = targets.get(*this);
-    if (!is_grad_enabled()) return {kernel::cross_entropy_backward(X, Tg, L, g_in, scale, ignore_index)};
+    if (!backward_composes()) return {kernel::cross_entropy_backward(X, Tg, L, g_in, scale, ignore_index)};
     const int64_t C = X.size(-1), N = L.numel();
     Tensor flat = reshape(X, {N, C});
     Tensor keep = kernel::to(kernel::compare_scalar(kernel::Compare::Ne, Tg, static_cast<double>(ignore_index)), X.dtype());
@@ -67,6 +68,18 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, Reduction redu
   }
   if (needs_grad({logits}))
     record(out, std::make_shared<CrossEntropyBackward>(logits, f.lse, targets, reduction, ignore_index, scale), {logits});
+  // Forward: d loss_n = Σ_c (softmax_nc - one_hot_nc) dlogits_nc, the gradient above
+  // dotted with the tangent; 0 for ignored rows, then summed (times 1/count for Mean).
+  forward_rule(out, [&] {
+    const int64_t C = logits.size(-1), N = f.lse.numel();
+    Tensor d = reshape(dx(logits), {N, C}), flat_t = reshape(targets, {N, 1});
+    Tensor ignored = eq(flat_t, static_cast<double>(ignore_index));
+    Tensor picked = gather(d, 1, where(ignored, scalar_tensor(0, kInt64), flat_t));
+    Tensor per = masked_fill(sum(softmax(reshape(logits, {N, C}), -1) * d, {1}, true) - picked, ignored, 0.0);
+    if (reduction == Reduction::None) return reshape(per, targets.shape());
+    Tensor total = sum(per);
+    return reduction == Reduction::Mean ? total * scale : total;
+  }, logits);
   return out;
 }
 

@@ -1,6 +1,7 @@
 // Indexing: index_select, the embedding lookup built on it, and gather.
 // Their backward is a scatter-add: every selected row/element sends its
 // gradient back to where it came from, and an id used twice receives the sum.
+#include "autograd/forward.h"
 #include "autograd/node.h"
 #include "autograd/grad_mode.h"
 #include "autograd/op_scope.h"
@@ -26,7 +27,7 @@ struct IndexSelectBackward final : Node {
     const Tensor i = ids.get(*this);
     Shape selected = in_shape;
     selected[dim] = i.numel();
-    if (is_grad_enabled()) {  // the same scatter as a differentiable op (its own gradient: index_select)
+    if (backward_composes()) {  // the same scatter as a differentiable op (its own gradient: index_select)
       Tensor grad_x = index_add(zeros(in_shape, g.dtype()), dim, i, reshape(g, selected));
       if (!padding_idx) return {grad_x};
       Shape row(in_shape.size(), 1);
@@ -46,6 +47,7 @@ Tensor index_select(const Tensor& x, int64_t d, const Tensor& ids) {
   Tensor out = kernel::index_select(x, d, ids);
   if (needs_grad({x}))
     record(out, std::make_shared<IndexSelectBackward>(x.shape(), wrap_dim(d, x.dim(), "index_select"), ids), {x});
+  forward_rule(out, [&] { return index_select(dx(x), d, ids); }, x);  // the same rows of the tangent
   return out;
 }
 
@@ -71,6 +73,12 @@ Tensor embedding(const Tensor& weight, const Tensor& ids, std::optional<int64_t>
   out_shape.push_back(weight.size(1));
   Tensor out = kernel::reshape(kernel::index_select(weight, 0, flat_ids), out_shape);  // (N, D) rows as (*, D)
   if (needs_grad({weight})) record(out, std::make_shared<IndexSelectBackward>(weight.shape(), 0, flat_ids, pad), {weight});
+  // The same rows of the tangent; at the padding id none, as backward gives
+  // that row no gradient (the two rules describe one linear map).
+  forward_rule(out, [&] {
+    Tensor rows = embedding(dx(weight), ids);
+    return pad ? masked_fill(rows, unsqueeze(eq(ids, static_cast<double>(*pad)), -1), 0.0) : rows;
+  }, weight);
   return out;
 }
 
@@ -83,7 +91,7 @@ struct GatherBackward final : Node {
   GatherBackward(Shape s, int64_t d, const Tensor& i) : in_shape(std::move(s)), dim(d), ids(i) {}
   std::vector<SavedRef> saved() override { return {{"ids", &ids}}; }
   std::vector<Tensor> apply(const Tensor& g) override {
-    if (is_grad_enabled()) return {scatter_add(zeros(in_shape, g.dtype()), dim, ids.get(*this), g)};
+    if (backward_composes()) return {scatter_add(zeros(in_shape, g.dtype()), dim, ids.get(*this), g)};
     return {kernel::scatter_add(in_shape, dim, ids.get(*this), g)};
   }
 };
@@ -91,6 +99,7 @@ Tensor gather(const Tensor& x, int64_t d, const Tensor& ids) {
   OpScope scope("gather", x, ids);
   Tensor out = kernel::gather(x, d, ids);
   if (needs_grad({x})) record(out, std::make_shared<GatherBackward>(x.shape(), wrap_dim(d, x.dim(), "gather"), ids), {x});
+  forward_rule(out, [&] { return gather(dx(x), d, ids); }, x);
   return out;
 }
 
@@ -115,6 +124,7 @@ Tensor index_add(const Tensor& x, int64_t d, const Tensor& ids, const Tensor& sr
   Tensor out = kernel::to(x, x.dtype());  // a copy of its own
   kernel::index_add_(out, d, ids, src);
   if (needs_grad({x, src})) record(out, std::make_shared<IndexAddBackward>(wrap_dim(d, x.dim(), "index_add"), ids), {x, src});
+  forward_rule(out, [&] { return index_add(dx(x), d, ids, dx(src)); }, x, src);  // linear: the same op on the tangents
   return out;
 }
 
@@ -137,6 +147,7 @@ Tensor scatter_add(const Tensor& x, int64_t d, const Tensor& ids, const Tensor& 
   Tensor out = kernel::binary(kernel::Binary::Add, x, kernel::scatter_add(x.shape(), d, ids, src));
   EMBER_CHECK(out.shape() == x.shape(), "scatter_add", "the source does not fit the destination's shape");
   if (needs_grad({x, src})) record(out, std::make_shared<ScatterAddBackward>(wrap_dim(d, x.dim(), "scatter_add"), ids), {x, src});
+  forward_rule(out, [&] { return scatter_add(dx(x), d, ids, dx(src)); }, x, src);
   return out;
 }
 
@@ -151,6 +162,12 @@ Tensor& index_add_(Tensor& x, int64_t d, const Tensor& ids, const Tensor& src) {
               "in-place index_add_ on tensors that require grad (destination " << shape_str(x.shape()) << ", source "
                                                                                << shape_str(src.shape())
                                                                                << ") is only allowed under NoGradGuard");
+  // In place, so its tangent too: t(x)[ids] += t(src).
+  if (detail::tangents_propagate() && (detail::has_tangent(x) || detail::has_tangent(src))) {
+    Tensor tx = detail::tangent_for_write(x), ts = dx(src);
+    detail::ForwardRuleScope plain;
+    kernel::index_add_(tx, d, ids, ts);
+  }
   kernel::index_add_(x, d, ids, src);
   return x;
 }

@@ -1,5 +1,6 @@
 // cat / stack: the gradient of a concatenation is the matching slice of the
 // output gradient for each input.
+#include "autograd/forward.h"
 #include "autograd/node.h"
 #include "autograd/op_scope.h"
 #include "autograd/ops.h"
@@ -30,6 +31,11 @@ Tensor cat(const std::vector<Tensor>& xs, int64_t d) {
     for (const Tensor& x : xs) sizes.push_back(x.size(d));
     record(out, std::make_shared<CatBackward>(wrap_dim(d, xs[0].dim(), "cat"), sizes), xs);
   }
+  forward_rule(out, [&] {  // the tangents side by side (zeros for an input without one)
+    std::vector<Tensor> ts;
+    for (const Tensor& x : xs) ts.push_back(dx(x));
+    return cat(ts, d);
+  }, xs);
   return out;
 }
 

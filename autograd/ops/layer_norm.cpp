@@ -7,6 +7,7 @@
 // Legend: N rows (all leading dims), D the normalized (last) dim.
 #include <vector>
 
+#include "autograd/forward.h"
 #include "autograd/node.h"
 #include "autograd/op_scope.h"
 #include "autograd/ops.h"
@@ -31,7 +32,7 @@ struct LayerNormBackward final : Node {
   std::vector<SavedRef> saved() override { return {{"x", &x}, {"mean", &mean}, {"rstd", &rstd}, {"weight", &weight}}; }
   std::vector<Tensor> apply(const Tensor& g_in) override {
     const Tensor X = x.get(*this), W = weight.get(*this);
-    if (!is_grad_enabled()) {
+    if (!backward_composes()) {
       kernel::LayerNormGrads d = kernel::layer_norm_backward(X, W, mean.get(*this), rstd.get(*this), g_in);
       return {d.x, d.weight, d.bias};
     }
@@ -50,6 +51,19 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
   kernel::LayerNormForward f = kernel::layer_norm_forward(x, weight, bias, eps);
   if (needs_grad({x, weight, bias}))
     record(f.out, std::make_shared<LayerNormBackward>(x, f.mean, f.rstd, weight, eps), {x, weight, bias});
+  // Forward: d out = dx̂ ⊙ w + x̂ ⊙ dw + db, with dx̂ = r (dx - mean(dx) - x̂ mean(x̂ ⊙ dx)),
+  // the same three terms as dx above, read the other way.
+  forward_rule(f.out, [&] {
+    Shape row = x.shape();
+    row.back() = 1;  // μ and r per row, seen as (*, 1)
+    Tensor r = reshape(to(f.rstd, x.dtype()), row), h = (x - reshape(to(f.mean, x.dtype()), row)) * r;
+    Tensor t = term(x, [&](const Tensor& d) {
+      return r * (d - ember::mean(d, {-1}, true) - h * ember::mean(h * d, {-1}, true)) * weight;
+    });
+    return plus(plus(t, term(weight, [&](const Tensor& dw) { return h * dw; })), term(bias, [&](const Tensor& db) {
+      return expand(db, f.out.shape());
+    }));
+  }, x, weight, bias);
   return f.out;
 }
 

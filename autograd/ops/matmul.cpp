@@ -8,6 +8,7 @@
 // backward products the same way: the precision is the forward's, recorded
 // in the node, not whatever scope is open when backward runs.
 #include "autograd/autocast.h"
+#include "autograd/forward.h"
 #include "autograd/node.h"
 #include "autograd/op_scope.h"
 #include "autograd/ops.h"
@@ -67,6 +68,8 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
                                                  a.dim(), b.dim(), bf16);
     record(out, node, {a, b});
   }
+  // d(A B) = dA B + A dB
+  forward_rule(out, [&] { return plus(term(a, [&](const Tensor& da) { return matmul(da, b); }), term(b, [&](const Tensor& db) { return matmul(a, db); })); }, a, b);
   return out;
 }
 

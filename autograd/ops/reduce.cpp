@@ -3,6 +3,7 @@
 // or weighted by the local derivative (var, norm, softmax).
 #include <cmath>
 
+#include "autograd/forward.h"
 #include "autograd/node.h"
 #include "autograd/op_scope.h"
 #include "autograd/ops.h"
@@ -63,6 +64,7 @@ Tensor sum(const Tensor& x, const Shape& dims, bool keepdim) {
   OpScope scope("sum", x);
   Tensor out = kernel::sum(x, dims, keepdim);
   if (needs_grad({x})) record(out, std::make_shared<SumBackward>(x.shape(), dims, keepdim, 1.0), {x});
+  forward_rule(out, [&] { return sum(dx(x), dims, keepdim); }, x);
   return out;
 }
 Tensor mean(const Tensor& x) { return mean(x, {}, false); }
@@ -73,6 +75,7 @@ Tensor mean(const Tensor& x, const Shape& dims, bool keepdim) {
     const double scale = 1.0 / static_cast<double>(reduced_count(x.shape(), dims));
     record(out, std::make_shared<SumBackward>(x.shape(), dims, keepdim, scale), {x});
   }
+  forward_rule(out, [&] { return mean(dx(x), dims, keepdim); }, x);
   return out;
 }
 
@@ -97,12 +100,31 @@ Tensor var(const Tensor& x, const Shape& dims, int64_t correction, bool keepdim)
   OpScope scope("var", x);
   Tensor out = kernel::var(x, dims, correction, keepdim);
   if (needs_grad({x})) record(out, std::make_shared<VarBackward>(x, dims, correction, keepdim), {x});
+  forward_rule(out, [&] {  // d var = 2/(K - correction) sum((x - mean) dx)
+    const double denom = static_cast<double>(reduced_count(x.shape(), dims) - correction);
+    return sum((x - mean(x, dims, true)) * dx(x), dims, keepdim) * (2.0 / denom);
+  }, x);
   return out;
 }
 
 // ---- norm ----
 // d ||x||_p = sign(x) |x|^(p-1) / ||x||^(p-1)   (p = 2: x / ||x||; 0 where the norm is 0)
 // p = inf: ||x|| = max |x|; sign(x) at the elements that attain it, shared equally among ties
+namespace {
+// d ||x|| / d x, in x's shape (both rules multiply it: by g, or by dx and sum)
+Tensor norm_derivative(const Tensor& X, const Tensor& norm_out, double p, const Shape& dims, bool keepdim) {
+  Tensor n = expand_back(norm_out, X.shape(), dims, keepdim);
+  Tensor sign = kernel::unary(kernel::Unary::Sign, X);
+  Tensor local;
+  if (std::isinf(p)) {
+    Tensor at_max = kernel::to(eq(abs(X), n), X.dtype());
+    local = sign * at_max / expand_back(kernel::sum(at_max, dims, keepdim), X.shape(), dims, keepdim);
+  } else {
+    local = p == 1.0 ? sign : (p == 2.0 ? X / n : sign * pow(abs(X), p - 1.0) / pow(n, p - 1.0));
+  }
+  return where(eq(n, 0.0), scalar_tensor(0.0, X.dtype()), local);
+}
+}  // namespace
 struct NormBackward final : Node {
   EMBER_NODE_NAME(NormBackward)
   SavedTensor x, out;
@@ -114,28 +136,27 @@ struct NormBackward final : Node {
   std::vector<SavedRef> saved() override { return {{"x", &x}, {"output", &out}}; }
   std::vector<Tensor> apply(const Tensor& g) override {
     const Tensor& X = x.get(*this);
-    Tensor n = expand_back(out.get(*this), X.shape(), dims, keepdim);
-    Tensor ge = expand_back(g, X.shape(), dims, keepdim);
-    Tensor sign = kernel::unary(kernel::Unary::Sign, X);
-    Tensor local;
-    if (std::isinf(p)) {
-      Tensor at_max = kernel::to(eq(abs(X), n), X.dtype());
-      local = sign * at_max / expand_back(kernel::sum(at_max, dims, keepdim), X.shape(), dims, keepdim);
-    } else {
-      local = p == 1.0 ? sign : (p == 2.0 ? X / n : sign * pow(abs(X), p - 1.0) / pow(n, p - 1.0));
-    }
-    Tensor safe = where(eq(n, 0.0), scalar_tensor(0.0, X.dtype()), local);
-    return {ge * safe};
+    return {expand_back(g, X.shape(), dims, keepdim) * norm_derivative(X, out.get(*this), p, dims, keepdim)};
   }
 };
 Tensor norm(const Tensor& x, double p, const Shape& dims, bool keepdim) {
   OpScope scope("norm", x);
   Tensor out = kernel::norm(x, p, dims, keepdim);
   if (needs_grad({x})) record(out, std::make_shared<NormBackward>(x, out, p, dims, keepdim), {x});
+  forward_rule(out, [&] { return sum(norm_derivative(x, out, p, dims, keepdim) * dx(x), dims, keepdim); }, x);
   return out;
 }
 
 // ---- max / min: the gradient goes to the selected element ----
+namespace {
+// the forward rule: the tangent at the index that won
+Tensor pick(const Tensor& t, int64_t d, bool keepdim, const Tensor& indices) {
+  if (t.dim() == 0) return t;
+  const int64_t w = wrap_dim(d, t.dim(), "max");
+  Tensor at = gather(t, w, keepdim ? indices : unsqueeze(indices, w));
+  return keepdim ? at : squeeze(at, w);
+}
+}  // namespace
 // scatter grad_out to the index that won (the first one on ties)
 struct MaxBackward final : Node {
   EMBER_NODE_NAME(MaxBackward)
@@ -150,9 +171,9 @@ struct MaxBackward final : Node {
     Tensor idx = indices.get(*this), gk = g;
     if (!keepdim) {
       idx = kernel::unsqueeze(idx, dim);
-      gk = is_grad_enabled() ? unsqueeze(gk, dim) : kernel::unsqueeze(gk, dim);
+      gk = backward_composes() ? unsqueeze(gk, dim) : kernel::unsqueeze(gk, dim);
     }
-    if (is_grad_enabled()) {
+    if (backward_composes()) {
       // The same scatter as g times a constant one-hot mask of the winners.
       Tensor ones_at = kernel::scatter_add(in_shape, dim, idx, ones(idx.shape(), g.dtype()));
       return {expand(gk, in_shape) * ones_at};
@@ -165,6 +186,7 @@ std::pair<Tensor, Tensor> max(const Tensor& x, int64_t d, bool keepdim) {
   auto [values, indices] = kernel::max(x, d, keepdim);
   if (needs_grad({x}))
     record(values, std::make_shared<MaxBackward>(x.shape(), wrap_dim_or_scalar(d, x.dim(), "max"), keepdim, indices), {x});
+  forward_rule(values, [&] { return pick(dx(x), d, keepdim, indices); }, x);
   return {values, indices};
 }
 std::pair<Tensor, Tensor> min(const Tensor& x, int64_t d, bool keepdim) {
@@ -172,6 +194,7 @@ std::pair<Tensor, Tensor> min(const Tensor& x, int64_t d, bool keepdim) {
   auto [values, indices] = kernel::min(x, d, keepdim);
   if (needs_grad({x}))
     record(values, std::make_shared<MaxBackward>(x.shape(), wrap_dim_or_scalar(d, x.dim(), "min"), keepdim, indices), {x});
+  forward_rule(values, [&] { return pick(dx(x), d, keepdim, indices); }, x);
   return {values, indices};
 }
 Tensor max(const Tensor& x) {
@@ -207,7 +230,7 @@ struct SoftmaxBackward final : Node {
   std::vector<SavedRef> saved() override { return {{"output", &out}}; }
   std::vector<Tensor> apply(const Tensor& g) override {
     const Tensor y = out.get(*this);
-    if (is_grad_enabled()) {  // the formulas above, in ember ops
+    if (backward_composes()) {  // the formulas above, in ember ops
       if (log) return {g - exp(y) * sum(g, {dim}, true)};
       Tensor dx = y * (g - sum(g * y, {dim}, true));  // masked keys: y = 0, so 0
       return {scale == 1.0 ? dx : dx * scale};
@@ -219,12 +242,20 @@ Tensor scaled_softmax(const Tensor& x, double scale, bool causal) {
   OpScope scope("scaled_softmax", x);
   Tensor out = kernel::scaled_softmax(x, scale, causal);
   if (needs_grad({x})) record(out, std::make_shared<SoftmaxBackward>(out, x.dim() - 1, false, scale), {x});
+  forward_rule(out, [&] {  // masked keys: y = 0, so 0
+    Tensor ds = dx(x) * scale;
+    return out * (ds - sum(ds * out, {-1}, true));
+  }, x);
   return out;
 }
 Tensor softmax(const Tensor& x, int64_t d) {
   OpScope scope("softmax", x);
   Tensor out = kernel::softmax(x, d);
   if (needs_grad({x})) record(out, std::make_shared<SoftmaxBackward>(out, wrap_dim_or_scalar(d, x.dim(), "softmax"), false), {x});
+  forward_rule(out, [&] {
+    const int64_t w = wrap_dim_or_scalar(d, x.dim(), "softmax");
+    return out * (dx(x) - sum(dx(x) * out, {w}, true));
+  }, x);
   return out;
 }
 Tensor log_softmax(const Tensor& x, int64_t d) {
@@ -232,6 +263,10 @@ Tensor log_softmax(const Tensor& x, int64_t d) {
   Tensor out = kernel::log_softmax(x, d);
   if (needs_grad({x}))
     record(out, std::make_shared<SoftmaxBackward>(out, wrap_dim_or_scalar(d, x.dim(), "log_softmax"), true), {x});
+  forward_rule(out, [&] {
+    const int64_t w = wrap_dim_or_scalar(d, x.dim(), "log_softmax");
+    return dx(x) - sum(exp(out) * dx(x), {w}, true);
+  }, x);
   return out;
 }
 

@@ -1,5 +1,6 @@
 // Selection by mask: where, masked_fill, tril/triu. The gradient flows only
 // to the elements that were selected.
+#include "autograd/forward.h"
 #include "autograd/node.h"
 #include "autograd/op_scope.h"
 #include "autograd/ops.h"
@@ -24,6 +25,7 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   OpScope scope("where", cond, a, b);
   Tensor out = kernel::where(cond, a, b);
   if (needs_grad({a, b})) record(out, std::make_shared<WhereBackward>(cond), {a, b});
+  forward_rule(out, [&] { return where(cond, dx(a), dx(b)); }, a, b);
   return out;
 }
 
@@ -39,6 +41,7 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
   OpScope scope("masked_fill", x, mask);
   Tensor out = kernel::masked_fill(x, mask, value);
   if (needs_grad({x})) record(out, std::make_shared<MaskedFillBackward>(mask), {x});
+  forward_rule(out, [&] { return masked_fill(dx(x), mask, 0.0); }, x);
   return out;
 }
 
@@ -54,12 +57,14 @@ Tensor tril(const Tensor& x, int64_t k) {
   OpScope scope("tril", x);
   Tensor out = kernel::tril(x, k);
   if (needs_grad({x})) record(out, std::make_shared<TriangleBackward>(k, true), {x});
+  forward_rule(out, [&] { return tril(dx(x), k); }, x);
   return out;
 }
 Tensor triu(const Tensor& x, int64_t k) {
   OpScope scope("triu", x);
   Tensor out = kernel::triu(x, k);
   if (needs_grad({x})) record(out, std::make_shared<TriangleBackward>(k, false), {x});
+  forward_rule(out, [&] { return triu(dx(x), k); }, x);
   return out;
 }
 

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <numbers>
 
+#include "autograd/forward.h"
 #include "autograd/node.h"
 #include "autograd/op_scope.h"
 #include "autograd/ops.h"
@@ -44,6 +45,7 @@ Tensor neg(const Tensor& x) {
   OpScope scope("neg", x);
   Tensor out = kernel::unary(Unary::Neg, x);
   if (needs_grad({x})) record(out, std::make_shared<NegBackward>(), {x});
+  forward_rule(out, [&] { return -dx(x); }, x);
   return out;
 }
 
@@ -57,6 +59,7 @@ Tensor exp(const Tensor& x) {
   OpScope scope("exp", x);
   Tensor out = kernel::unary(Unary::Exp, x);
   if (needs_grad({x})) record(out, std::make_shared<ExpBackward>(out), {x});
+  forward_rule(out, [&] { return dx(x) * out; }, x);
   return out;
 }
 
@@ -70,6 +73,7 @@ Tensor log(const Tensor& x) {
   OpScope scope("log", x);
   Tensor out = kernel::unary(Unary::Log, x);
   if (needs_grad({x})) record(out, std::make_shared<LogBackward>(x), {x});
+  forward_rule(out, [&] { return dx(x) / x; }, x);
   return out;
 }
 
@@ -83,6 +87,7 @@ Tensor sqrt(const Tensor& x) {
   OpScope scope("sqrt", x);
   Tensor out = kernel::unary(Unary::Sqrt, x);
   if (needs_grad({x})) record(out, std::make_shared<SqrtBackward>(out), {x});
+  forward_rule(out, [&] { return dx(x) * 0.5 / out; }, x);
   return out;
 }
 
@@ -99,6 +104,7 @@ Tensor rsqrt(const Tensor& x) {
   OpScope scope("rsqrt", x);
   Tensor out = kernel::unary(Unary::Rsqrt, x);
   if (needs_grad({x})) record(out, std::make_shared<RsqrtBackward>(out), {x});
+  forward_rule(out, [&] { return dx(x) * -0.5 * out * out * out; }, x);
   return out;
 }
 
@@ -112,6 +118,7 @@ Tensor abs(const Tensor& x) {
   OpScope scope("abs", x);
   Tensor out = kernel::unary(Unary::Abs, x);
   if (needs_grad({x})) record(out, std::make_shared<AbsBackward>(x), {x});
+  forward_rule(out, [&] { return dx(x) * kernel::unary(Unary::Sign, x); }, x);
   return out;
 }
 
@@ -125,6 +132,7 @@ Tensor sin(const Tensor& x) {
   OpScope scope("sin", x);
   Tensor out = kernel::unary(Unary::Sin, x);
   if (needs_grad({x})) record(out, std::make_shared<SinBackward>(x), {x});
+  forward_rule(out, [&] { return dx(x) * cos(x); }, x);
   return out;
 }
 
@@ -138,6 +146,7 @@ Tensor cos(const Tensor& x) {
   OpScope scope("cos", x);
   Tensor out = kernel::unary(Unary::Cos, x);
   if (needs_grad({x})) record(out, std::make_shared<CosBackward>(x), {x});
+  forward_rule(out, [&] { return -dx(x) * sin(x); }, x);
   return out;
 }
 
@@ -154,6 +163,7 @@ Tensor erf(const Tensor& x) {
   OpScope scope("erf", x);
   Tensor out = kernel::unary(Unary::Erf, x);
   if (needs_grad({x})) record(out, std::make_shared<ErfBackward>(x), {x});
+  forward_rule(out, [&] { return dx(x) * (2.0 * std::numbers::inv_sqrtpi) * exp(-(x * x)); }, x);
   return out;
 }
 
@@ -163,7 +173,7 @@ struct TanhBackward final : SavesOne {
   using SavesOne::SavesOne;
   std::vector<Tensor> apply(const Tensor& g) override {
     const Tensor y = kept.get(*this);
-    if (is_grad_enabled()) return {g * (1.0 - y * y)};
+    if (backward_composes()) return {g * (1.0 - y * y)};
     return {fused(y, g, [](auto yv, auto gv) EMBER_INLINE { return gv * (1 - yv * yv); })};
   }
 };
@@ -171,6 +181,7 @@ Tensor tanh(const Tensor& x) {
   OpScope scope("tanh", x);
   Tensor out = kernel::unary(Unary::Tanh, x);
   if (needs_grad({x})) record(out, std::make_shared<TanhBackward>(out), {x});
+  forward_rule(out, [&] { return dx(x) * (1.0 - out * out); }, x);
   return out;
 }
 
@@ -180,7 +191,7 @@ struct SigmoidBackward final : SavesOne {
   using SavesOne::SavesOne;
   std::vector<Tensor> apply(const Tensor& g) override {
     const Tensor y = kept.get(*this);
-    if (is_grad_enabled()) return {g * y * (1.0 - y)};
+    if (backward_composes()) return {g * y * (1.0 - y)};
     return {fused(y, g, [](auto yv, auto gv) EMBER_INLINE { return gv * yv * (1 - yv); })};
   }
 };
@@ -188,6 +199,7 @@ Tensor sigmoid(const Tensor& x) {
   OpScope scope("sigmoid", x);
   Tensor out = kernel::unary(Unary::Sigmoid, x);
   if (needs_grad({x})) record(out, std::make_shared<SigmoidBackward>(out), {x});
+  forward_rule(out, [&] { return dx(x) * out * (1.0 - out); }, x);
   return out;
 }
 
@@ -197,7 +209,7 @@ struct ReluBackward final : SavesOne {
   using SavesOne::SavesOne;
   std::vector<Tensor> apply(const Tensor& g) override {
     const Tensor y = kept.get(*this);
-    if (is_grad_enabled()) return {where(gt(y, 0.0), g, scalar_tensor(0.0, g.dtype()))};
+    if (backward_composes()) return {where(gt(y, 0.0), g, scalar_tensor(0.0, g.dtype()))};
     return {fused(y, g, [](auto yv, auto gv) EMBER_INLINE { return yv > 0 ? gv : decltype(gv)(0); })};
   }
 };
@@ -205,6 +217,7 @@ Tensor relu(const Tensor& x) {
   OpScope scope("relu", x);
   Tensor out = kernel::unary(Unary::Relu, x);
   if (needs_grad({x})) record(out, std::make_shared<ReluBackward>(out), {x});
+  forward_rule(out, [&] { return where(gt(out, 0.0), dx(x), scalar_tensor(0.0, out.dtype())); }, x);
   return out;
 }
 
@@ -219,6 +232,20 @@ template <typename T>
   T t = std::tanh(k * (v + T(0.044715) * v * v * v));
   return gv * (T(0.5) * (T(1) + t) + T(0.5) * v * (T(1) - t * t) * k * (T(1) + T(3 * 0.044715) * v * v));
 }
+namespace {
+// gelu'(x), the formulas above in ember ops: for the forward rule, and for
+// backward when it records
+Tensor gelu_derivative(const Tensor& x, GeluApprox approx) {
+  if (approx == GeluApprox::None) {
+    Tensor cdf = 0.5 * (1.0 + erf(x * (std::numbers::sqrt2 / 2)));
+    Tensor pdf = exp(-0.5 * x * x) * (std::numbers::inv_sqrtpi / std::numbers::sqrt2);
+    return cdf + x * pdf;
+  }
+  const double k = std::numbers::sqrt2 * std::numbers::inv_sqrtpi;
+  Tensor t = tanh(k * (x + 0.044715 * x * x * x));
+  return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * k * (1.0 + 3 * 0.044715 * x * x);
+}
+}  // namespace
 // keeps x
 struct GeluBackward final : SavesOne {
   EMBER_NODE_NAME(GeluBackward)
@@ -226,16 +253,7 @@ struct GeluBackward final : SavesOne {
   GeluBackward(const Tensor& x, GeluApprox a) : SavesOne(x), approx(a) {}
   std::vector<Tensor> apply(const Tensor& g) override {
     const Tensor x = kept.get(*this);
-    if (is_grad_enabled()) {  // the formulas above, in ember ops
-      if (approx == GeluApprox::None) {
-        Tensor cdf = 0.5 * (1.0 + erf(x * (std::numbers::sqrt2 / 2)));
-        Tensor pdf = exp(-0.5 * x * x) * (std::numbers::inv_sqrtpi / std::numbers::sqrt2);
-        return {g * (cdf + x * pdf)};
-      }
-      const double k = std::numbers::sqrt2 * std::numbers::inv_sqrtpi;
-      Tensor t = tanh(k * (x + 0.044715 * x * x * x));
-      return {g * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * k * (1.0 + 3 * 0.044715 * x * x))};
-    }
+    if (backward_composes()) return {g * gelu_derivative(x, approx)};  // the formulas above, in ember ops
     if (approx == GeluApprox::None) return {kernel::gelu_backward(x, g)};  // erf and exp a row at a time
     return {fused(x, g, [](auto v, auto gv) EMBER_INLINE { return gelu_tanh_grad(v, gv); })};
   }
@@ -244,9 +262,17 @@ Tensor gelu(const Tensor& x, GeluApprox approx) {
   OpScope scope("gelu", x);
   Tensor out = kernel::unary(approx == GeluApprox::Tanh ? Unary::GeluTanh : Unary::Gelu, x);
   if (needs_grad({x})) record(out, std::make_shared<GeluBackward>(x, approx), {x});
+  forward_rule(out, [&] { return dx(x) * gelu_derivative(x, approx); }, x);
   return out;
 }
 
+namespace {
+// the derivative is 1 where lo <= x <= hi, else 0 (a bool mask)
+Tensor passes(const Tensor& x, std::optional<double> lo, std::optional<double> hi) {
+  Tensor above = kernel::to(ge(x, lo.value_or(-INFINITY)), kFloat64), below = kernel::to(le(x, hi.value_or(INFINITY)), kFloat64);
+  return eq(above * below, 1.0);
+}
+}  // namespace
 // the gradient passes where lo <= x <= hi: keeps x
 struct ClampBackward final : SavesOne {
   EMBER_NODE_NAME(ClampBackward)
@@ -255,10 +281,7 @@ struct ClampBackward final : SavesOne {
   std::vector<Tensor> apply(const Tensor& g) override {
     const double l = lo.value_or(-INFINITY), h = hi.value_or(INFINITY);
     const Tensor x = kept.get(*this);
-    if (is_grad_enabled()) {
-      const Tensor zero = scalar_tensor(0.0, g.dtype());
-      return {where(ge(x, l), where(le(x, h), g, zero), zero)};
-    }
+    if (backward_composes()) return {where(passes(x, lo, hi), g, scalar_tensor(0.0, g.dtype()))};
     return {fused(x, g, [l, h](auto v, auto gv) EMBER_INLINE { return v >= l && v <= h ? gv : decltype(gv)(0); })};
   }
 };
@@ -266,6 +289,7 @@ Tensor clamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi
   OpScope scope("clamp", x);
   Tensor out = kernel::clamp(x, lo, hi);
   if (needs_grad({x})) record(out, std::make_shared<ClampBackward>(x, lo, hi), {x});
+  forward_rule(out, [&] { return where(passes(x, lo, hi), dx(x), scalar_tensor(0.0, out.dtype())); }, x);
   return out;
 }
 

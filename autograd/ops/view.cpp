@@ -1,7 +1,13 @@
 // Views and copies. A view's backward puts the gradient back where the view
 // came from: reshape back, transpose back, pad a narrow with zeros, …
+// A view's forward rule is the same view of the tangent. For a true view
+// (memory shared with x) that tangent is already there, since a tangent
+// belongs to memory (autograd/forward.h); the rule matters when the op
+// copies (a reshape that cannot be a view, contiguous, clone, to).
 #include <algorithm>
+#include <cstring>
 
+#include "autograd/forward.h"
 #include "autograd/node.h"
 #include "autograd/op_scope.h"
 #include "autograd/ops.h"
@@ -21,36 +27,42 @@ Tensor reshape(const Tensor& x, const Shape& shape) {
   OpScope scope("reshape", x);
   Tensor out = kernel::reshape(x, shape);
   if (needs_grad({x})) record(out, std::make_shared<ReshapeBackward>(x.shape()), {x});
+  forward_rule(out, [&] { return reshape(dx(x), shape); }, x);
   return out;
 }
 Tensor view(const Tensor& x, const Shape& shape) {
   OpScope scope("view", x);
   Tensor out = kernel::view(x, shape);
   if (needs_grad({x})) record(out, std::make_shared<ReshapeBackward>(x.shape()), {x});
+  forward_rule(out, [&] { return view(dx(x), shape); }, x);
   return out;
 }
 Tensor flatten(const Tensor& x, int64_t start, int64_t end) {
   OpScope scope("flatten", x);
   Tensor out = kernel::flatten(x, start, end);
   if (needs_grad({x})) record(out, std::make_shared<ReshapeBackward>(x.shape()), {x});
+  forward_rule(out, [&] { return flatten(dx(x), start, end); }, x);
   return out;
 }
 Tensor squeeze(const Tensor& x) {
   OpScope scope("squeeze", x);
   Tensor out = kernel::squeeze(x, std::nullopt);
   if (needs_grad({x})) record(out, std::make_shared<ReshapeBackward>(x.shape()), {x});
+  forward_rule(out, [&] { return squeeze(dx(x)); }, x);
   return out;
 }
 Tensor squeeze(const Tensor& x, int64_t d) {
   OpScope scope("squeeze", x);
   Tensor out = kernel::squeeze(x, d);
   if (needs_grad({x})) record(out, std::make_shared<ReshapeBackward>(x.shape()), {x});
+  forward_rule(out, [&] { return squeeze(dx(x), d); }, x);
   return out;
 }
 Tensor unsqueeze(const Tensor& x, int64_t d) {
   OpScope scope("unsqueeze", x);
   Tensor out = kernel::unsqueeze(x, d);
   if (needs_grad({x})) record(out, std::make_shared<ReshapeBackward>(x.shape()), {x});
+  forward_rule(out, [&] { return unsqueeze(dx(x), d); }, x);
   return out;
 }
 
@@ -69,6 +81,7 @@ Tensor permute(const Tensor& x, const Shape& dims) {
   OpScope scope("permute", x);
   Tensor out = kernel::permute(x, dims);
   if (needs_grad({x})) record(out, std::make_shared<PermuteBackward>(dims), {x});
+  forward_rule(out, [&] { return permute(dx(x), dims); }, x);
   return out;
 }
 Tensor transpose(const Tensor& x, int64_t d0, int64_t d1) {
@@ -78,6 +91,7 @@ Tensor transpose(const Tensor& x, int64_t d0, int64_t d1) {
   for (int64_t i = 0; i < x.dim(); ++i) dims[i] = i;
   if (x.dim() > 0) std::swap(dims[wrap_dim(d0, x.dim(), "transpose")], dims[wrap_dim(d1, x.dim(), "transpose")]);
   if (needs_grad({x})) record(out, std::make_shared<PermuteBackward>(dims), {x});
+  forward_rule(out, [&] { return transpose(dx(x), d0, d1); }, x);
   return out;
 }
 
@@ -90,6 +104,7 @@ Tensor expand(const Tensor& x, const Shape& shape) {
   OpScope scope("expand", x);
   Tensor out = kernel::expand(x, shape);
   if (needs_grad({x})) record(out, std::make_shared<ExpandBackward>(), {x});
+  forward_rule(out, [&] { return expand(dx(x), shape); }, x);
   return out;
 }
 
@@ -104,7 +119,7 @@ struct SliceBackward final : Node {
   SliceBackward(Shape s, int64_t d, int64_t st, int64_t sp, int64_t len, bool drop)
       : in_shape(std::move(s)), dim(d), start(st), step(sp), length(len), dropped_dim(drop) {}
   std::vector<Tensor> apply(const Tensor& g) override {
-    if (is_grad_enabled()) {  // the same write, as a differentiable index_add of the rows taken
+    if (backward_composes()) {  // the same write, as a differentiable index_add of the rows taken
       Tensor rows = arange(static_cast<double>(start), static_cast<double>(start + length * step),
                            static_cast<double>(step), kInt64);
       return {index_add(zeros(in_shape, g.dtype()), dim, rows, dropped_dim ? unsqueeze(g, dim) : g)};
@@ -122,6 +137,7 @@ Tensor slice(const Tensor& x, int64_t d, int64_t start, int64_t end, int64_t ste
   int64_t w = wrap_dim(d, x.dim(), "slice"), n = x.shape()[w];
   int64_t first = std::clamp<int64_t>(start < 0 ? start + n : start, 0, n);  // as kernel::slice clamps it
   if (needs_grad({x})) record(out, std::make_shared<SliceBackward>(x.shape(), w, first, step, out.shape()[w], false), {x});
+  forward_rule(out, [&] { return slice(dx(x), d, start, end, step); }, x);
   return out;
 }
 Tensor narrow(const Tensor& x, int64_t d, int64_t start, int64_t length) {
@@ -145,6 +161,7 @@ Tensor select(const Tensor& x, int64_t d, int64_t index) {
     const int64_t at = index < 0 ? index + x.shape()[w] : index;
     record(out, std::make_shared<SliceBackward>(x.shape(), w, at, 1, 1, true), {x});
   }
+  forward_rule(out, [&] { return select(dx(x), d, index); }, x);
   return out;
 }
 
@@ -158,12 +175,30 @@ Tensor contiguous(const Tensor& x) {
   if (x.is_contiguous()) return x;
   Tensor out = kernel::contiguous(x);
   if (needs_grad({x})) record(out, std::make_shared<IdentityBackward>(), {x});
+  forward_rule(out, [&] { return contiguous(dx(x)); }, x);
   return out;
 }
 Tensor clone(const Tensor& x) {
   OpScope scope("clone", x);
   Tensor out = empty(x.shape(), x.dtype());
   kernel::copy_(out, x, "clone");
+  if (needs_grad({x})) record(out, std::make_shared<IdentityBackward>(), {x});
+  forward_rule(out, [&] { return clone(dx(x)); }, x);
+  return out;
+}
+
+// make_dual's copy (autograd/forward.h): x's memory copied, viewed with x's
+// offset and strides, so that the dual of a non-contiguous view is one too.
+Tensor detail::copy_with_layout(const Tensor& x) {
+  OpScope scope("make_dual", x);
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = std::make_shared<Storage>(x.storage()->nbytes());
+  std::memcpy(impl->storage->data(), x.storage()->data(), x.storage()->nbytes());
+  impl->offset = x.storage_offset();
+  impl->shape = x.shape();
+  impl->strides = x.stride();
+  impl->dtype = x.dtype();
+  Tensor out(std::move(impl));
   if (needs_grad({x})) record(out, std::make_shared<IdentityBackward>(), {x});
   return out;
 }
@@ -186,6 +221,7 @@ Tensor to(const Tensor& x, DType dt) {
   Tensor out = kernel::to(x, dt);
   if (is_floating(dt) && is_floating(x.dtype()) && needs_grad({x}))
     record(out, std::make_shared<ToBackward>(x.dtype()), {x});
+  if (is_floating(dt)) forward_rule(out, [&] { return to(dx(x), dt); }, x);
   return out;
 }
 

@@ -1,0 +1,173 @@
+#include "autograd/functional.h"
+
+#include <memory>
+
+#include "autograd/engine.h"
+#include "autograd/forward.h"
+#include "autograd/grad_mode.h"
+#include "autograd/ops.h"
+#include "tensor/factory.h"
+
+namespace ember {
+
+namespace {
+bool differentiable(const Tensor& t) { return t.defined() && is_floating(t.dtype()); }
+
+void check_argnum(int argnum, const std::vector<Tensor>& inputs, const char* op) {
+  EMBER_CHECK(argnum >= 0 && static_cast<size_t>(argnum) < inputs.size(), op,
+              "argnum " << argnum << " is out of range for " << inputs.size() << " inputs");
+  EMBER_CHECK(differentiable(inputs[static_cast<size_t>(argnum)]), op,
+              "input " << argnum << " must be float32 or float64, got "
+                       << (inputs[static_cast<size_t>(argnum)].defined()
+                               ? dtype_name(inputs[static_cast<size_t>(argnum)].dtype())
+                               : "an undefined tensor"));
+}
+
+Tensor call(const TensorFn& f, const std::vector<Tensor>& inputs, const char* op) {
+  Tensor out = f(inputs);
+  EMBER_CHECK(out.defined() && is_floating(out.dtype()), op,
+              "the function must return a float32 or float64 tensor, got "
+                  << (out.defined() ? dtype_name(out.dtype()) : "an undefined tensor"));
+  return out;
+}
+
+// A tensor of `shape` with a 1 at flat position i.
+Tensor one_hot_at(const Shape& shape, int64_t i, DType dt) {
+  Tensor e = zeros(shape, dt);
+  NoGradGuard plain;
+  reshape(e, {-1}).narrow(0, i, 1).fill_(1.0);
+  return e;
+}
+
+Shape joined(const Shape& a, const Shape& b) {
+  Shape s = a;
+  s.insert(s.end(), b.begin(), b.end());
+  return s;
+}
+}  // namespace
+
+JvpResult jvp(const TensorFn& f, const std::vector<Tensor>& primals, const std::vector<Tensor>& tangents) {
+  EMBER_CHECK(tangents.size() == primals.size(), "jvp",
+              "got " << tangents.size() << " tangents for " << primals.size() << " primals; give one per primal "
+                     << "(an undefined tensor for an input that is not differentiated)");
+  for (size_t i = 0; i < primals.size(); ++i) {
+    if (!tangents[i].defined()) continue;
+    EMBER_CHECK(differentiable(primals[i]), "jvp",
+                "primal " << i << " is " << (primals[i].defined() ? dtype_name(primals[i].dtype()) : "undefined")
+                          << " and cannot have a tangent");
+    EMBER_CHECK(tangents[i].shape() == primals[i].shape(), "jvp",
+                "tangent " << i << " has shape " << shape_str(tangents[i].shape()) << " but primal " << i
+                           << " has shape " << shape_str(primals[i].shape()));
+  }
+  EMBER_CHECK(!forward_level_active(), "jvp",
+              "a dual level is already open (jvp inside jvp, or jacfwd of jacfwd): forward-over-forward is not "
+              "supported; hessian() and hvp() compute second derivatives forward-over-reverse");
+  DualLevel level;
+  std::vector<Tensor> duals;
+  for (size_t i = 0; i < primals.size(); ++i)
+    duals.push_back(tangents[i].defined() ? make_dual(primals[i], tangents[i]) : primals[i]);
+  Tensor out = call(f, duals, "jvp");
+  Tensor t = tangent(out);
+  // A tangent outlives the level as a tensor of its own (the level drops
+  // only the link from the output's memory to it).
+  if (!t.defined()) t = zeros(out.shape(), out.dtype());
+  return {out, t};
+}
+
+VjpResult vjp(const TensorFn& f, const std::vector<Tensor>& primals) {
+  // Each floating primal enters as a tensor the gradient is taken for: a
+  // recorded copy when it requires grad itself (so an outer transform can
+  // differentiate through this one), else a fresh leaf over its memory.
+  auto ins = std::make_shared<std::vector<Tensor>>();
+  bool outer = false;
+  Tensor out;
+  {
+    EnableGradGuard recording;
+    for (const Tensor& p : primals) {
+      if (!differentiable(p)) {
+        ins->push_back(p);
+      } else if (p.requires_grad()) {
+        ins->push_back(p.clone());
+        outer = true;
+      } else {
+        ins->push_back(p.detach().requires_grad_());
+      }
+    }
+    out = call(f, *ins, "vjp");
+  }
+  VjpResult r;
+  r.output = out;
+  r.pullback = [ins, out, outer](const Tensor& u) {
+    EMBER_CHECK(u.defined() && u.shape() == out.shape(), "vjp",
+                "the cotangent has shape " << (u.defined() ? shape_str(u.shape()) : std::string("undefined"))
+                                           << " but the output has shape " << shape_str(out.shape()));
+    std::vector<Tensor> wrt;
+    std::vector<size_t> where;
+    for (size_t i = 0; i < ins->size(); ++i)
+      if (differentiable((*ins)[i])) {
+        wrt.push_back((*ins)[i]);
+        where.push_back(i);
+      }
+    std::vector<Tensor> result(ins->size());
+    std::vector<Tensor> gs;
+    if (out.requires_grad() && !wrt.empty())
+      gs = grad({out}, wrt, {u.to(out.dtype())}, {.retain_graph = true, .create_graph = outer, .allow_unused = true});
+    for (size_t k = 0; k < where.size(); ++k) {
+      const Tensor& x = (*ins)[where[k]];
+      result[where[k]] = k < gs.size() && gs[k].defined() ? gs[k] : zeros(x.shape(), x.dtype());
+    }
+    return result;
+  };
+  return r;
+}
+
+JacobianFn jacrev(const TensorFn& f, int argnum) {
+  return [f, argnum](const std::vector<Tensor>& inputs) {
+    check_argnum(argnum, inputs, "jacrev");
+    VjpResult r = vjp(f, inputs);
+    const Tensor& x = inputs[static_cast<size_t>(argnum)];
+    std::vector<Tensor> rows;  // row i: d out_i / d x
+    for (int64_t i = 0; i < r.output.numel(); ++i)
+      rows.push_back(reshape(r.pullback(one_hot_at(r.output.shape(), i, r.output.dtype()))[static_cast<size_t>(argnum)], {-1}));
+    if (rows.empty()) return zeros(joined(r.output.shape(), x.shape()), x.dtype());
+    return reshape(stack(rows, 0), joined(r.output.shape(), x.shape()));
+  };
+}
+
+JacobianFn jacfwd(const TensorFn& f, int argnum) {
+  return [f, argnum](const std::vector<Tensor>& inputs) {
+    check_argnum(argnum, inputs, "jacfwd");
+    const Tensor& x = inputs[static_cast<size_t>(argnum)];
+    std::vector<Tensor> cols;  // column j: J e_j
+    Shape out_shape;
+    for (int64_t j = 0; j < x.numel(); ++j) {
+      std::vector<Tensor> ts(inputs.size());
+      ts[static_cast<size_t>(argnum)] = one_hot_at(x.shape(), j, x.dtype());
+      JvpResult r = jvp(f, inputs, ts);
+      out_shape = r.output.shape();
+      cols.push_back(reshape(r.tangent, {-1}));
+    }
+    if (cols.empty()) {
+      Tensor out = call(f, inputs, "jacfwd");
+      return zeros(joined(out.shape(), x.shape()), out.dtype());
+    }
+    return reshape(stack(cols, 1), joined(out_shape, x.shape()));
+  };
+}
+
+JacobianFn hessian(const TensorFn& f, int argnum) { return jacfwd(jacrev(f, argnum), argnum); }
+
+Tensor hvp(const TensorFn& f, const std::vector<Tensor>& primals, const Tensor& v, int argnum) {
+  check_argnum(argnum, primals, "hvp");
+  const TensorFn gradient = [f, argnum](const std::vector<Tensor>& xs) {
+    VjpResult r = vjp(f, xs);
+    EMBER_CHECK(r.output.numel() == 1, "hvp",
+                "the function must return one element, got shape " << shape_str(r.output.shape()));
+    return r.pullback(ones(r.output.shape(), r.output.dtype()))[static_cast<size_t>(argnum)];
+  };
+  std::vector<Tensor> ts(primals.size());
+  ts[static_cast<size_t>(argnum)] = v;
+  return jvp(gradient, primals, ts).tangent;
+}
+
+}  // namespace ember
