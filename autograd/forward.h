@@ -129,16 +129,25 @@ Tensor plus(const Tensor& a, const Tensor& b);
 /// one of `inputs` has a tangent, runs `rule` (which returns the tangent of
 /// `out`) inside a ForwardRuleScope and attaches the result to `out`.
 ///   forward_rule(out, [&] { return dx(x) * out; }, x);   // d exp(x) = exp(x) dx
+namespace detail {
+// forward_rule's work, out of line and marked cold: the op's own code stays
+// as small as it was before forward mode existed.
 template <typename Rule, typename... Inputs>
-inline void forward_rule(const Tensor& out, const Rule& rule, const Inputs&... inputs) {
-  if (detail::dual_level_depth == 0 || detail::in_forward_rule) return;
-  if (!(detail::has_tangent(inputs) || ...)) return;
+[[gnu::noinline, gnu::cold]] void run_forward_rule(const Tensor& out, const Rule& rule, const Inputs&... inputs) {
+  if (in_forward_rule || !(has_tangent(inputs) || ...)) return;
   Tensor t;
   {
-    detail::ForwardRuleScope scope;
+    ForwardRuleScope scope;
     t = rule();
   }
-  detail::set_tangent(out, t);
+  set_tangent(out, t);
+}
+}  // namespace detail
+
+template <typename Rule, typename... Inputs>
+inline void forward_rule(const Tensor& out, const Rule& rule, const Inputs&... inputs) {
+  if (detail::dual_level_depth != 0) [[unlikely]]
+    detail::run_forward_rule(out, rule, inputs...);
 }
 
 }  // namespace ember
