@@ -85,7 +85,7 @@ Tensor tangent(const Tensor& t) {
   return over(t.storage()->tangent, t);
 }
 
-Dual unpack_dual(const Tensor& t) { return {t, tangent(t)}; }
+UnpackedDual unpack_dual(const Tensor& t) { return {t, tangent(t)}; }
 
 Tensor dx(const Tensor& x) {
   if (detail::has_tangent(x)) return over(x.storage()->tangent, x);

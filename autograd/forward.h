@@ -55,13 +55,13 @@ Tensor make_dual(const Tensor& primal, const Tensor& tangent);
 /// strides), or an undefined tensor if t has none.
 Tensor tangent(const Tensor& t);
 
-struct Dual {
+struct UnpackedDual {
   Tensor primal;
   Tensor tangent;  // undefined if there is none
 };
 /// PyTorch's unpack_dual. `primal` is t itself: a tangent belongs to memory,
 /// so the primal keeps it while the level is open.
-Dual unpack_dual(const Tensor& t);
+UnpackedDual unpack_dual(const Tensor& t);
 
 namespace detail {
 /// How many levels are open (0 or 1): read inline by forward_rule, so an op

@@ -16,6 +16,8 @@
 #   bits         fewer_bits: the tiny GPT in float32 and in bfloat16 autocast, its loss curves (chapter 13)
 #   bf16bench    bench/compare.sh on the products and the GPT step, float32 then --bf16,
 #                and that step under both frameworks' profilers (chapter 13)
+#   forward      forward_vs_reverse: Jacobians by forward and by reverse mode, the crossover
+#                and its picture (chapter 14)
 #
 # Each step writes docs/book/measured/<name>.txt: a header (the machine, the
 # commit of the code measured, the date, the load average before and after,
@@ -248,11 +250,18 @@ bf16profile() {
     gpt_small_train_step
 }
 
+fvr() { "$(bin examples/forward_vs_reverse)" --out fvr; }
+step_forward() {
+  need examples/forward_vs_reverse
+  record forward_vs_reverse "./build/examples/forward_vs_reverse" fvr
+  cp "$scratch/fvr/crossover.png" "$images/forward_vs_reverse_crossover.png"
+}
+
 steps=("$@")
-((${#steps[@]})) || steps=(pictures race gpt inside watch distributed bench blas threads gemm bits bf16bench)
+((${#steps[@]})) || steps=(pictures race gpt inside watch distributed bench blas threads gemm bits bf16bench forward)
 for s in "${steps[@]}"; do
   if ! declare -F "step_$s" > /dev/null; then
-    echo "measure_book.sh: no step '$s' (pictures race gpt inside watch distributed bench blas threads gemm bits bf16bench)" >&2
+    echo "measure_book.sh: no step '$s' (pictures race gpt inside watch distributed bench blas threads gemm bits bf16bench forward)" >&2
     exit 2
   fi
   "step_$s"
