@@ -15,12 +15,6 @@ thread_local bool in_forward_rule = false;
 }  // namespace detail
 
 namespace {
-// Every memory that got a tangent in the open level, to drop them on exit.
-std::vector<std::weak_ptr<Storage>>& attached() {
-  static std::vector<std::weak_ptr<Storage>> list;
-  return list;
-}
-
 // A tensor with t's geometry over the memory m.
 Tensor over(const std::shared_ptr<Storage>& m, const Tensor& t) {
   auto impl = std::make_shared<TensorImpl>();
@@ -32,10 +26,7 @@ Tensor over(const std::shared_ptr<Storage>& m, const Tensor& t) {
   return Tensor(std::move(impl));
 }
 
-void attach(const Tensor& t, std::shared_ptr<Storage> m) {
-  t.storage()->tangent = std::move(m);
-  attached().push_back(t.storage());
-}
+void attach(const Tensor& t, std::shared_ptr<Storage> m) { tangents::attach(t.storage().get(), std::move(m)); }
 
 void check_floating(const Tensor& t, const char* op, const char* what) {
   EMBER_CHECK(t.defined(), op, what << " is undefined");
@@ -53,9 +44,7 @@ DualLevel::DualLevel() {
 }
 
 DualLevel::~DualLevel() {
-  for (const std::weak_ptr<Storage>& w : attached())
-    if (std::shared_ptr<Storage> s = w.lock()) s->tangent.reset();
-  attached().clear();
+  tangents::clear();
   detail::dual_level_depth = 0;
 }
 
@@ -82,13 +71,13 @@ Tensor make_dual(const Tensor& primal, const Tensor& tangent_value) {
 
 Tensor tangent(const Tensor& t) {
   if (!detail::has_tangent(t)) return Tensor();
-  return over(t.storage()->tangent, t);
+  return over(tangents::of(t.storage().get()), t);
 }
 
 UnpackedDual unpack_dual(const Tensor& t) { return {t, tangent(t)}; }
 
 Tensor dx(const Tensor& x) {
-  if (detail::has_tangent(x)) return over(x.storage()->tangent, x);
+  if (detail::has_tangent(x)) return over(tangents::of(x.storage().get()), x);
   return zeros(x.shape(), is_floating(x.dtype()) ? x.dtype() : kFloat64);
 }
 
@@ -110,7 +99,7 @@ ForwardRuleScope::~ForwardRuleScope() {
 }
 
 void set_tangent(const Tensor& out, const Tensor& t) {
-  if (!t.defined() || !out.defined() || !out.storage() || out.storage()->tangent) return;
+  if (!t.defined() || !out.defined() || !out.storage() || has_tangent(out)) return;
   // A term of a broadcasting op may come in its input's shape (d(a + b) with
   // only a's tangent): it is broadcast to the output's.
   EMBER_CHECK(t.shape() == out.shape() || broadcast_shapes(t.shape(), out.shape(), "forward rule") == out.shape(),
@@ -123,7 +112,7 @@ void set_tangent(const Tensor& out, const Tensor& t) {
   // memory. Otherwise (a tangent shared with an input, another layout) copy.
   const bool adopt = v.storage() && v.storage().use_count() == 1 &&
                      v.shape() == out.shape() && v.storage()->nbytes() == nbytes && v.storage_offset() == out.storage_offset() &&
-                     v.stride() == out.stride() && !v.storage()->tangent;
+                     v.stride() == out.stride() && !has_tangent(v);
   if (adopt) {
     attach(out, v.storage());
     return;
@@ -141,7 +130,7 @@ Tensor tangent_for_write(const Tensor& t) {
     std::memset(m->data(), 0, nbytes);
     attach(t, m);
   }
-  return over(t.storage()->tangent, t);
+  return over(tangents::of(t.storage().get()), t);
 }
 
 }  // namespace detail

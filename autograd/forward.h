@@ -15,7 +15,8 @@
 ///
 /// The habit is PyTorch's forward_ad (dual_level, make_dual, unpack_dual),
 /// with one difference that keeps the rules simple: the tangent is attached
-/// to the tensor's *memory* (its Storage), not to one handle. So a view's
+/// to the tensor's *memory* (its Storage; tensor/storage.h keeps the
+/// tangents in a table beside the storages), not to one handle. So a view's
 /// tangent is the same view of the tangent, without any rule for views, and
 /// an in-place write updates the tangent of every view of that memory. For
 /// this, make_dual returns a copy of the primal, in memory of its own.
@@ -70,7 +71,9 @@ extern int dual_level_depth;
 /// True while a forward rule runs (its ops compute plain values).
 extern thread_local bool in_forward_rule;
 
-inline bool has_tangent(const Tensor& t) { return t.defined() && t.storage() && t.storage()->tangent; }
+inline bool has_tangent(const Tensor& t) {
+  return tangents::count != 0 && t.defined() && t.storage() && tangents::of(t.storage().get());
+}
 inline bool has_tangent(const std::vector<Tensor>& ts) {
   for (const Tensor& t : ts)
     if (has_tangent(t)) return true;

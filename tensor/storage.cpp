@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <mutex>
 #include <new>
+#include <unordered_map>
 #include <vector>
 
 #include <unistd.h>
@@ -106,7 +107,37 @@ int64_t physical_memory_bytes() {
 Storage::Storage(size_t nbytes) : data_(allocator::allocate(nbytes)), nbytes_(nbytes) {
   if (TensorObserver* o = tensor_observer()) o->allocated(data_, nbytes_);
 }
+namespace tangents {
+size_t count = 0;
+namespace {
+std::unordered_map<const Storage*, std::shared_ptr<Storage>>& table() {
+  static std::unordered_map<const Storage*, std::shared_ptr<Storage>> t;
+  return t;
+}
+}  // namespace
+std::shared_ptr<Storage> of(const Storage* s) {
+  if (count == 0) return nullptr;
+  auto it = table().find(s);
+  return it == table().end() ? nullptr : it->second;
+}
+void attach(const Storage* s, std::shared_ptr<Storage> tangent) {
+  table()[s] = std::move(tangent);
+  count = table().size();
+}
+void clear() {
+  // Moved out first: a tangent freed here is a Storage whose destructor
+  // looks in the table.
+  std::unordered_map<const Storage*, std::shared_ptr<Storage>> old;
+  old.swap(table());
+  count = 0;
+}
+}  // namespace tangents
+
 Storage::~Storage() {
+  if (tangents::count != 0) {
+    tangents::table().erase(this);
+    tangents::count = tangents::table().size();
+  }
   if (TensorObserver* o = tensor_observer()) o->freed(data_, nbytes_);
   allocator::deallocate(data_, nbytes_);
 }

@@ -41,15 +41,26 @@ class Storage {
   uint64_t version() const { return version_; }
   void bump_version() { ++version_; }
 
-  /// Forward mode (autograd/forward.h): the tangent of these bytes, a
-  /// storage of the same size, or null. A tangent belongs to memory, not to
-  /// one handle, so every view of this storage has the same view of it.
-  std::shared_ptr<Storage> tangent;
-
  private:
   void* data_;
   size_t nbytes_;
   uint64_t version_ = 0;
 };
+
+/// Forward mode (autograd/forward.h): the tangent of a storage's bytes, a
+/// storage of the same size. A tangent belongs to memory, not to one handle,
+/// so every view of a storage has the same view of its tangent. They are kept
+/// beside the storages, in a table, so that a Storage is no bigger for them;
+/// a storage that is freed leaves the table (its address may be reused).
+namespace tangents {
+/// How many storages have a tangent now (the freeing storage looks itself
+/// up only when this is not 0).
+extern size_t count;
+/// The tangent of s, or null.
+std::shared_ptr<Storage> of(const Storage* s);
+void attach(const Storage* s, std::shared_ptr<Storage> tangent);
+/// Drops every tangent (when the dual level closes).
+void clear();
+}  // namespace tangents
 
 }  // namespace ember
