@@ -21,7 +21,8 @@
 /// an in-place write updates the tangent of every view of that memory. For
 /// this, make_dual returns a copy of the primal, in memory of its own.
 ///
-/// One level at a time (opening a second is an error), as in PyTorch.
+/// One level at a time (opening a second is an error), as in PyTorch, and
+/// one thread: while a level is open, no other thread may run ember ops.
 /// Closing the level removes every tangent it attached. Forward mode works
 /// beside reverse mode: tangents also travel through a backward pass run
 /// inside the level, which is how hessian() computes forward-over-reverse.
