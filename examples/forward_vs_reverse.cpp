@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "common/program.h"
+#include "common/report.h"
 #include "ember.h"
 #include "plot/plot.h"
 
@@ -30,19 +31,10 @@ using namespace ember;
 
 namespace {
 
-int failures = 0;
-void report(const char* what, double err, double tol) {
-  const bool ok = err <= tol;
-  if (!ok) ++failures;
-  std::printf("  %-60s error %.2e  (tolerance %.0e) %s\n", what, err, tol, ok ? "ok" : "FAILED");
-}
+using examples::max_abs_diff;
+using examples::report;
 
-double max_abs_diff(const Tensor& a, const Tensor& b) {
-  std::vector<double> x = a.to_vector<double>(), y = b.to_vector<double>();
-  double m = 0;
-  for (size_t i = 0; i < x.size(); ++i) m = std::max(m, std::abs(x[i] - y[i]));
-  return m;
-}
+double max_abs_diff(const Tensor& a, const Tensor& b) { return max_abs_diff(a.to_vector<double>(), b.to_vector<double>()); }
 
 // 1. sin(x) x by hand
 void dual_by_hand() {
@@ -235,8 +227,8 @@ int program(const std::string& out, bool quick) {
   jvp_trace();
   both_ways();
   crossover(out, quick);
-  std::printf("\n%s\n", failures == 0 ? "all checks passed" : "SOME CHECKS FAILED");
-  return failures == 0 ? 0 : 1;
+  std::printf("\n%s\n", examples::failed_checks() == 0 ? "all checks passed" : "SOME CHECKS FAILED");
+  return examples::failed_checks() == 0 ? 0 : 1;
 }
 
 }  // namespace

@@ -17,24 +17,15 @@
 #include <vector>
 
 #include "common/program.h"
+#include "common/report.h"
 #include "ember.h"
 
 using namespace ember;
 
 namespace {
 
-int failures = 0;
-void report(const char* what, double err, double tol) {
-  const bool ok = err <= tol;
-  if (!ok) ++failures;
-  std::printf("  %-58s error %.2e  (tolerance %.0e) %s\n", what, err, tol, ok ? "ok" : "FAILED");
-}
-
-double max_abs_diff(const std::vector<double>& a, const std::vector<double>& b) {
-  double m = 0;
-  for (size_t i = 0; i < a.size(); ++i) m = std::max(m, std::abs(a[i] - b[i]));
-  return m;
-}
+using examples::max_abs_diff;
+using examples::report;
 
 // 1. d2/dx2 tanh(x) = d/dx (1 - tanh^2) = -2 tanh (1 - tanh^2)
 void second_derivative_of_tanh(double at) {
@@ -189,8 +180,8 @@ int program(int steps) {
   hessian_vector_product();
   full_hessian();
   gradient_penalty(steps);
-  std::printf("\n%s\n", failures == 0 ? "all checks passed" : "SOME CHECKS FAILED");
-  return failures == 0 ? 0 : 1;
+  std::printf("\n%s\n", examples::failed_checks() == 0 ? "all checks passed" : "SOME CHECKS FAILED");
+  return examples::failed_checks() == 0 ? 0 : 1;
 }
 
 }  // namespace
