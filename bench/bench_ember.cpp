@@ -190,6 +190,31 @@ std::vector<Workload> workloads() {
                  });
                }});
 
+  // Forward mode and the transforms (autograd/functional.h) on
+  // f(x) = W2 tanh(W1 x), R^64 -> R^16 (hidden 64): the whole Jacobian by 64
+  // jvps and by 16 pullbacks; and a Hessian-vector product of
+  // sum(tanh(W x)^2) in W (4096 parameters), forward-over-reverse.
+  auto mlp_jacobian = [](const char* name, bool forward) {
+    return Workload{name, 20, [forward] {
+                      Tensor W1 = ember::randn({64, 64}) / 8.0, W2 = ember::randn({16, 64}) / 8.0;
+                      Tensor x = ember::randn({64});
+                      ember::TensorFn f = [W1, W2](const std::vector<Tensor>& in) {
+                        return ember::matmul(W2, ember::tanh(ember::matmul(W1, in[0])));
+                      };
+                      ember::JacobianFn j = forward ? ember::jacfwd(f) : ember::jacrev(f);
+                      return std::function<void()>([j, x] { (void)j({x}); });
+                    }};
+  };
+  w.push_back(mlp_jacobian("jacfwd_64_to_16", true));
+  w.push_back(mlp_jacobian("jacrev_64_to_16", false));
+  w.push_back({"hvp_4096_params", 20, [] {
+                 Tensor W = ember::randn({64, 64}) / 8.0, V = ember::randn({64, 64}), x = ember::randn({64, 32});
+                 ember::TensorFn loss = [x](const std::vector<Tensor>& in) {
+                   return ember::sum(ember::pow(ember::tanh(ember::matmul(in[0], x)), 2.0));
+                 };
+                 return std::function<void()>([loss, W, V] { (void)ember::hvp(loss, {W}, V); });
+               }});
+
   // The GPTs of examples/train_gpt, tiny and small (the same definitions in
   // torch_reference.py).
   w.push_back(gpt_train_step("gpt_tiny_train_step", 20, /*V=*/65, /*L=*/64, /*D=*/64, /*heads=*/4, /*layers=*/2,

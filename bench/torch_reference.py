@@ -20,6 +20,7 @@ import statistics
 import sys
 import time
 
+import functorch
 import torch
 
 
@@ -163,6 +164,24 @@ def gpt_train_step(V, L, D, heads, layers, B, T):
     return setup
 
 
+def mlp_jacobian(forward):
+    """f(x) = W2 tanh(W1 x), R^64 -> R^16: the whole Jacobian (functorch, which
+    batches the 64 jvps or the 16 pullbacks with vmap: its best way)."""
+    def setup():
+        W1, W2, x = torch.randn(64, 64) / 8, torch.randn(16, 64) / 8, torch.randn(64)
+        f = lambda v: W2 @ torch.tanh(W1 @ v)
+        j = functorch.jacfwd(f) if forward else functorch.jacrev(f)
+        return lambda: j(x)
+    return setup
+
+
+def hvp_4096_params():
+    """H V for sum(tanh(W x)^2) in W (64 x 64), forward-over-reverse."""
+    W, V, x = torch.randn(64, 64) / 8, torch.randn(64, 64), torch.randn(64, 32)
+    loss = lambda w: (torch.tanh(w @ x) ** 2).sum()
+    return lambda: functorch.jvp(functorch.grad(loss), (W,), (V,))
+
+
 # name -> (setup, reps, ops_per_run, tokens_per_run); setup returns the timed body.
 WORKLOADS = {
     "matmul_1024": (matmul_1024, 10, 0, 0),
@@ -173,6 +192,9 @@ WORKLOADS = {
     "matmul_fwd_bwd_1024": (matmul_fwd_bwd_1024, 5, 0, 0),
     "attention_block_fwd_bwd": (attention_block_fwd_bwd, 10, 0, 0),
     "embed_fwd_bwd_gpt2": (embed_fwd_bwd_gpt2, 10, 0, 0),
+    "jacfwd_64_to_16": (mlp_jacobian(True), 20, 0, 0),
+    "jacrev_64_to_16": (mlp_jacobian(False), 20, 0, 0),
+    "hvp_4096_params": (hvp_4096_params, 20, 0, 0),
     # V=65, L=64, D=64, heads=4, layers=2, B=16, T=64
     "gpt_tiny_train_step": (gpt_train_step(65, 64, 64, 4, 2, 16, 64), 20, 0, 16 * 64),
     # V=65, L=256, D=192, heads=6, layers=4, B=16, T=128

@@ -17,7 +17,7 @@
 #   bf16bench    bench/compare.sh on the products and the GPT step, float32 then --bf16,
 #                and that step under both frameworks' profilers (chapter 13)
 #   forward      forward_vs_reverse: Jacobians by forward and by reverse mode, the crossover
-#                and its picture (chapter 14)
+#                and its picture; bench/compare.sh on the transforms (chapter 14)
 #
 # Each step writes docs/book/measured/<name>.txt: a header (the machine, the
 # commit of the code measured, the date, the load average before and after,
@@ -251,10 +251,18 @@ bf16profile() {
 }
 
 fvr() { "$(bin examples/forward_vs_reverse)" --out fvr; }
+forward_workloads=(jacfwd_64_to_16 jacrev_64_to_16 hvp_4096_params)
+forward_compare() { bash "$root/bench/compare.sh" --build "$root/$build" "${forward_workloads[@]}"; }
 step_forward() {
   need examples/forward_vs_reverse
   record forward_vs_reverse "./build/examples/forward_vs_reverse" fvr
   cp "$scratch/fvr/crossover.png" "$images/forward_vs_reverse_crossover.png"
+  if /usr/bin/python3 -c 'import torch' 2> /dev/null; then
+    need bench/bench_ember
+    record forward_compare "bash bench/compare.sh ${forward_workloads[*]}" forward_compare
+  else
+    echo "--- forward_compare: skipped (no PyTorch: bash scripts/deps.sh --bench)"
+  fi
 }
 
 steps=("$@")
