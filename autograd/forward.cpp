@@ -12,6 +12,17 @@ namespace ember {
 namespace detail {
 int dual_level_depth = 0;
 thread_local bool in_forward_rule = false;
+thread_local uint64_t rules_run = 0;
+thread_local const char* op_without_forward_rule = nullptr;
+
+void missing_forward_rule() {
+  const char* op = op_without_forward_rule;
+  op_without_forward_rule = nullptr;
+  EMBER_FAIL("forward mode", "op '" << op
+                                    << "' has no forward rule: its inputs carry tangents and it gave its output none, "
+                                       "so jvp, jacfwd and hessian cannot differentiate through it; write one beside "
+                                       "its record() (forward_rule, autograd/forward.h)");
+}
 }  // namespace detail
 
 namespace {
@@ -45,6 +56,7 @@ DualLevel::DualLevel() {
 
 DualLevel::~DualLevel() {
   tangents::clear();
+  detail::op_without_forward_rule = nullptr;
   detail::dual_level_depth = 0;
 }
 
@@ -70,6 +82,7 @@ Tensor make_dual(const Tensor& primal, const Tensor& tangent_value) {
 }
 
 Tensor tangent(const Tensor& t) {
+  detail::check_forward_rules();
   if (!detail::has_tangent(t)) return Tensor();
   return over(tangents::of(t.storage().get()), t);
 }

@@ -28,6 +28,7 @@
 /// inside the level, which is how hessian() computes forward-over-reverse.
 #pragma once
 
+#include <cstdint>
 #include <initializer_list>
 #include <vector>
 
@@ -79,6 +80,28 @@ inline bool has_tangent(const std::vector<Tensor>& ts) {
   for (const Tensor& t : ts)
     if (has_tangent(t)) return true;
   return false;
+}
+
+/// How many forward rules have run on this thread (OpScope compares it
+/// before and after an op whose inputs carry tangents: an op that ran none
+/// has no forward rule).
+extern thread_local uint64_t rules_run;
+/// The op that ended without a forward rule although its inputs carried
+/// tangents, or null. The next op, tangent() and jvp() refuse to go on
+/// while it is set: an op without a forward rule is an error naming it,
+/// never a silent zero tangent.
+extern thread_local const char* op_without_forward_rule;
+/// Throws the error for op_without_forward_rule (and clears it).
+[[noreturn]] void missing_forward_rule();
+inline void check_forward_rules() {
+  if (dual_level_depth != 0 && op_without_forward_rule) [[unlikely]]
+    missing_forward_rule();
+}
+/// For an op whose output has no tangent by design (a comparison, argmax:
+/// not differentiable) or already has its input's (it returned the input
+/// itself): says so, as a forward rule would.
+inline void no_forward_rule_needed() {
+  if (dual_level_depth != 0) ++rules_run;
 }
 
 /// True while tangents can appear in what an op computes (a level is open
@@ -138,6 +161,7 @@ namespace detail {
 // as small as it was before forward mode existed.
 template <typename Rule, typename... Inputs>
 [[gnu::noinline, gnu::cold]] void run_forward_rule(const Tensor& out, const Rule& rule, const Inputs&... inputs) {
+  ++rules_run;
   if (in_forward_rule || !(has_tangent(inputs) || ...)) return;
   Tensor t;
   {

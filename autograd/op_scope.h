@@ -11,10 +11,13 @@
 /// lets an observer (the profiler and trace in inspect/, through
 /// autograd/observer.h) see the op begin and, when the scope closes, end.
 /// When nothing observes, that costs one load of a pointer and a branch.
+/// While forward mode runs, it also refuses to start after an op that
+/// recorded a node but gave its output no tangent (autograd/forward.h).
 #pragma once
 
 #include <vector>
 
+#include "autograd/forward.h"
 #include "autograd/observer.h"
 #include "tensor/tensor.h"
 
@@ -24,8 +27,11 @@ class OpScope {
  public:
   template <typename... Args>
   explicit OpScope(const char* op, const Args&... tensors) : op_(op) {
+    detail::check_forward_rules();  // the op before this one gave its output a tangent
     int position = 0;
     (check(tensors, ++position), ...);
+    if (detail::dual_level_depth != 0 && !detail::in_forward_rule && (detail::has_tangent(tensors) || ...)) [[unlikely]]
+      watch_forward_rule();
     if (AutogradObserver* o = autograd_observer()) {
       observer_ = o;
       std::vector<const Tensor*> inputs;
@@ -34,6 +40,7 @@ class OpScope {
     }
   }
   ~OpScope() {
+    if (watching_) [[unlikely]] end_watch();
     if (observer_) observer_->op_end(op_);
   }
   OpScope(const OpScope&) = delete;
@@ -52,9 +59,16 @@ class OpScope {
     for (const Tensor& t : ts) out.push_back(&t);
   }
   [[noreturn]] void undefined(int position, int64_t element) const;
+  // Forward mode: an input has a tangent, so some forward rule must run
+  // before the op ends (or the op says it needs none).
+  void watch_forward_rule();
+  void end_watch() noexcept;
 
   const char* op_;
   AutogradObserver* observer_ = nullptr;
+  bool watching_ = false;
+  uint64_t rules_at_start_ = 0;
+  int exceptions_at_start_ = 0;
 };
 
 }  // namespace ember

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "ember.h"
+#include "tensor/kernels.h"
 #include "test_util.h"
 
 using namespace ember;
@@ -94,6 +95,33 @@ TEST(ForwardMode, ErrorsNameWhatIsWrong) {
   expect_error([] { make_dual(f64({1.0, 2.0}), f64({1.0})); }, "make_dual", {"(1)", "(2)"});
   expect_error([] { make_dual(test::i64({1}), f64({1.0})); }, "make_dual", {"int64"});
   expect_error([] { DualLevel second; }, "DualLevel", {"already open", "hessian"});
+}
+
+// An op written the chapter-2 way, with a backward rule and no forward rule.
+struct TwiceBackward final : Node {
+  EMBER_NODE_NAME(TwiceBackward)
+  std::vector<Tensor> apply(const Tensor& g) override { return {g * 2.0}; }
+};
+Tensor twice_without_forward_rule(const Tensor& x) {
+  OpScope scope("twice", x);
+  Tensor out = kernel::binary_scalar(kernel::Binary::Mul, x, 2.0);
+  if (needs_grad({x})) record(out, std::make_shared<TwiceBackward>(), {x});
+  return out;
+}
+
+TEST(ForwardMode, AnOpWithoutAForwardRuleIsRefusedByName) {
+  TensorFn f = [](const std::vector<Tensor>& in) { return sum(twice_without_forward_rule(in[0])); };
+  Tensor x = f64({1.0, 2.0}).requires_grad_();
+  expect_error([&] { jvp(f, {x}, {f64({1.0, 1.0})}); }, "forward mode", {"'twice'", "no forward rule"});
+  expect_error([&] { jacfwd(f)({x}); }, "forward mode", {"'twice'"});
+  {
+    NoGradGuard plain;  // also when nothing records
+    expect_error([&] { jvp(f, {f64({1.0, 2.0})}, {f64({1.0, 1.0})}); }, "forward mode", {"'twice'"});
+  }
+  // the level closed cleanly: reverse mode and a new level work as before
+  EXPECT_EQ(vals(jacrev(f)({x})), (std::vector<double>{2, 2}));
+  EXPECT_EQ(vals(jvp([](const std::vector<Tensor>& in) { return in[0] * 3.0; }, {x}, {f64({1.0, 2.0})}).tangent),
+            (std::vector<double>{3, 6}));
 }
 
 TEST(ForwardMode, TangentsTravelThroughBackwardForwardOverReverse) {

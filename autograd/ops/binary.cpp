@@ -240,10 +240,12 @@ Tensor pow(const Tensor& a, double e) {
 #define EMBER_COMPARE(NAME, OP)                             \
   Tensor NAME(const Tensor& a, const Tensor& b) {           \
     OpScope scope(#NAME, a, b);                             \
+    detail::no_forward_rule_needed(); /* a bool result */   \
     return kernel::compare(kernel::Compare::OP, a, b);      \
   }                                                         \
   Tensor NAME(const Tensor& a, double s) {                  \
     OpScope scope(#NAME, a);                                \
+    detail::no_forward_rule_needed();                       \
     return kernel::compare_scalar(kernel::Compare::OP, a, s); \
   }
 EMBER_COMPARE(eq, Eq)

@@ -163,6 +163,7 @@ Tensor& index_add_(Tensor& x, int64_t d, const Tensor& ids, const Tensor& src) {
                                                                                << shape_str(src.shape())
                                                                                << ") is only allowed under NoGradGuard");
   // In place, so its tangent too: t(x)[ids] += t(src).
+  detail::no_forward_rule_needed();
   if (detail::tangents_propagate() && (detail::has_tangent(x) || detail::has_tangent(src))) {
     Tensor tx = detail::tangent_for_write(x), ts = dx(src);
     detail::ForwardRuleScope plain;

@@ -48,7 +48,10 @@ struct SumBackward final : Node {
 };
 Tensor sum_to(const Tensor& x, const Shape& shape) {
   OpScope scope("sum_to", x);
-  if (x.shape() == shape) return x;
+  if (x.shape() == shape) {
+    detail::no_forward_rule_needed();  // x itself, with its tangent
+    return x;
+  }
   EMBER_CHECK(broadcast_shapes(shape, x.shape(), "sum_to") == x.shape(), "sum_to",
               "shape " << shape_str(x.shape()) << " is not a broadcast of " << shape_str(shape));
   const int64_t lead = x.dim() - static_cast<int64_t>(shape.size());
@@ -210,10 +213,12 @@ Tensor min(const Tensor& x) {
 
 Tensor argmax(const Tensor& x) {
   OpScope scope("argmax", x);
+  detail::no_forward_rule_needed();  // an index: not differentiable
   return kernel::argmax(x, std::nullopt, false);
 }
 Tensor argmax(const Tensor& x, int64_t d, bool keepdim) {
   OpScope scope("argmax", x);
+  detail::no_forward_rule_needed();
   return kernel::argmax(x, d, keepdim);
 }
 

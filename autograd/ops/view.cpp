@@ -172,7 +172,10 @@ struct IdentityBackward final : Node {
 };
 Tensor contiguous(const Tensor& x) {
   OpScope scope("contiguous", x);
-  if (x.is_contiguous()) return x;
+  if (x.is_contiguous()) {
+    detail::no_forward_rule_needed();  // x itself, with its tangent
+    return x;
+  }
   Tensor out = kernel::contiguous(x);
   if (needs_grad({x})) record(out, std::make_shared<IdentityBackward>(), {x});
   forward_rule(out, [&] { return contiguous(dx(x)); }, x);
@@ -211,6 +214,7 @@ struct ToBackward final : Node {
 };
 Tensor to(const Tensor& x, DType dt) {
   OpScope scope("to", x);
+  if (x.dtype() == dt || !is_floating(dt)) detail::no_forward_rule_needed();  // x itself; or an integer, bool or bfloat16 copy: no tangent
   if (x.dtype() == dt) return x;
   // bfloat16 tensors do not take part in autograd (a storage type): a
   // silent cut from the graph would leave the weights without gradients.
