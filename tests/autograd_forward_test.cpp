@@ -220,6 +220,20 @@ TEST(FunctionalCall, EvaluatesAModuleWithGivenWeightsAndRestoresItsOwn) {
   EXPECT_EQ(vals(fc.weight), own);
 }
 
+// What backward saved during the call (Linear's weight, for x's gradient) is
+// the given tensor, also after the module has its own weight back.
+TEST(FunctionalCall, BackwardAfterTheCallUsesTheGivenWeight) {
+  nn::Linear fc(3, 2);
+  fc.to(kFloat64);
+  Tensor w = f64({1, 2, 3, 4, 5, 6}, {2, 3}).requires_grad_();
+  Tensor x = f64({1, -1, 2}).requires_grad_();
+  Tensor out = nn::functional_call(fc, {{"weight", w}}, [&] { return sum(fc.forward(x)); });
+  out.backward();
+  EXPECT_EQ(vals(x.grad()), (std::vector<double>{5, 7, 9}));          // column sums of w, not of fc.weight
+  EXPECT_EQ(vals(w.grad()), (std::vector<double>{1, -1, 2, 1, -1, 2}));  // the gradient reached w
+  EXPECT_FALSE(fc.weight.grad().defined());
+}
+
 TEST(FunctionalCall, BadNamesShapesAndDtypesChangeNothing) {
   nn::Linear fc(3, 2);
   const std::vector<double> own = vals(fc.weight);
