@@ -189,7 +189,7 @@ std::pair<Tensor, Tensor> max(const Tensor& x, int64_t d, bool keepdim) {
   auto [values, indices] = kernel::max(x, d, keepdim);
   if (needs_grad({x}))
     record(values, std::make_shared<MaxBackward>(x.shape(), wrap_dim_or_scalar(d, x.dim(), "max"), keepdim, indices), {x});
-  forward_rule(values, [&] { return pick(dx(x), d, keepdim, indices); }, x);
+  forward_rule(values, [&, idx = indices] { return pick(dx(x), d, keepdim, idx); }, x);
   return {values, indices};
 }
 std::pair<Tensor, Tensor> min(const Tensor& x, int64_t d, bool keepdim) {
@@ -197,7 +197,7 @@ std::pair<Tensor, Tensor> min(const Tensor& x, int64_t d, bool keepdim) {
   auto [values, indices] = kernel::min(x, d, keepdim);
   if (needs_grad({x}))
     record(values, std::make_shared<MaxBackward>(x.shape(), wrap_dim_or_scalar(d, x.dim(), "min"), keepdim, indices), {x});
-  forward_rule(values, [&] { return pick(dx(x), d, keepdim, indices); }, x);
+  forward_rule(values, [&, idx = indices] { return pick(dx(x), d, keepdim, idx); }, x);
   return {values, indices};
 }
 Tensor max(const Tensor& x) {
