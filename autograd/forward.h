@@ -50,7 +50,8 @@ class DualLevel {
 bool forward_level_active();
 
 /// A copy of `primal` (its own memory, laid out as primal's: a
-/// non-contiguous view stays one) whose tangent is `tangent`. Errors: no open level, shapes differ, or not float32/float64.
+/// non-contiguous view stays one) whose tangent is `tangent`. Errors: no
+/// open level, shapes that differ, a dtype other than float32/float64.
 /// Autograd sees a copy: the result's gradient flows back to `primal`.
 Tensor make_dual(const Tensor& primal, const Tensor& tangent);
 
