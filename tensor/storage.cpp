@@ -121,7 +121,9 @@ std::shared_ptr<Storage> of(const Storage* s) {
   return it == table().end() ? nullptr : it->second;
 }
 void attach(const Storage* s, std::shared_ptr<Storage> tangent) {
-  table()[s] = std::move(tangent);
+  std::shared_ptr<Storage>& slot = table()[s];
+  std::shared_ptr<Storage> old = std::move(slot);  // freed on return, after the table is updated
+  slot = std::move(tangent);
   count = table().size();
 }
 void clear() {
@@ -135,8 +137,14 @@ void clear() {
 
 Storage::~Storage() {
   if (tangents::count != 0) {
-    tangents::table().erase(this);
-    tangents::count = tangents::table().size();
+    auto it = tangents::table().find(this);
+    if (it != tangents::table().end()) {
+      // The tangent is freed after the erase: a tangent can have a tangent
+      // of its own, whose entry its destructor then erases in turn.
+      std::shared_ptr<Storage> tangent = std::move(it->second);
+      tangents::table().erase(it);
+      tangents::count = tangents::table().size();
+    }
   }
   if (TensorObserver* o = tensor_observer()) o->freed(data_, nbytes_);
   allocator::deallocate(data_, nbytes_);
