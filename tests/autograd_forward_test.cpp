@@ -73,6 +73,33 @@ TEST(ForwardMode, ANonContiguousDualStaysNonContiguous) {
   EXPECT_EQ(vals(tangent(x * x)), vals(base * 4.0));
 }
 
+TEST(ForwardMode, TheDualOfASliceCopiesOnlyWhatTheSliceSpans) {
+  DualLevel level;
+  Tensor big = arange(0.0, 1000.0, 1.0, kFloat64).reshape({100, 10});
+  Tensor x = make_dual(big.narrow(0, 40, 2).narrow(1, 2, 3), ones({2, 3}, kFloat64));  // strides (10, 1)
+  EXPECT_EQ(x.storage()->nbytes(), static_cast<size_t>(13 * 8));  // from [40, 2] to [41, 4]
+  EXPECT_EQ(shape_str(x.stride()), "(10, 1)");
+  EXPECT_EQ(vals(x), (std::vector<double>{402, 403, 404, 412, 413, 414}));
+  EXPECT_EQ(vals(tangent(x * 2.0)), (std::vector<double>{2, 2, 2, 2, 2, 2}));
+}
+
+// A tangent's memory can get a tangent of its own (an in-place write into a
+// tangent, from a dual operand); freeing the primal then frees both, one
+// inside the other's destructor (AddressSanitizer watches this in CI).
+TEST(ForwardMode, ATangentWithATangentOfItsOwnIsFreedCleanly) {
+  DualLevel level;
+  Tensor y = make_dual(f64({1.0, 2.0}), f64({3.0, 4.0}));
+  Tensor w = make_dual(f64({0.5, 0.5}), f64({1.0, 1.0}));
+  {
+    Tensor t = tangent(y);
+    t.add_(w);  // t = (3.5, 4.5), and t's memory now has the tangent (1, 1)
+    EXPECT_EQ(vals(tangent(t)), (std::vector<double>{1, 1}));
+  }
+  EXPECT_EQ(vals(tangent(y)), (std::vector<double>{3.5, 4.5}));
+  y = Tensor();  // frees y's memory, then its tangent, then the tangent's tangent
+  EXPECT_EQ(vals(tangent(w * 2.0)), (std::vector<double>{2, 2}));
+}
+
 TEST(ForwardMode, AnInPlaceWriteUpdatesTheTangentOfEveryView) {
   DualLevel level;
   Tensor x = make_dual(f64({1, 2, 3, 4}, {2, 2}), f64({1, 1, 1, 1}, {2, 2}));

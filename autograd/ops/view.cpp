@@ -190,14 +190,22 @@ Tensor clone(const Tensor& x) {
   return out;
 }
 
-// make_dual's copy (autograd/forward.h): x's memory copied, viewed with x's
-// offset and strides, so that the dual of a non-contiguous view is one too.
+// make_dual's copy (autograd/forward.h): the elements x's view spans, from
+// its first to its last, copied and viewed with x's strides, so that the dual
+// of a non-contiguous view is one too (and a slice of a big tensor copies
+// only what it spans).
 Tensor detail::copy_with_layout(const Tensor& x) {
   OpScope scope("make_dual", x);
+  int64_t span = x.numel() == 0 ? 0 : 1;
+  for (int64_t d = 0; d < x.dim(); ++d)
+    if (x.numel() > 0) span += (x.shape()[d] - 1) * x.stride()[d];
+  const size_t bytes = static_cast<size_t>(span) * dtype_size(x.dtype());
   auto impl = std::make_shared<TensorImpl>();
-  impl->storage = std::make_shared<Storage>(x.storage()->nbytes());
-  std::memcpy(impl->storage->data(), x.storage()->data(), x.storage()->nbytes());
-  impl->offset = x.storage_offset();
+  impl->storage = std::make_shared<Storage>(bytes);
+  if (bytes > 0)
+    std::memcpy(impl->storage->data(),
+                static_cast<const char*>(x.storage()->data()) + x.storage_offset() * dtype_size(x.dtype()), bytes);
+  impl->offset = 0;
   impl->shape = x.shape();
   impl->strides = x.stride();
   impl->dtype = x.dtype();
@@ -214,7 +222,8 @@ struct ToBackward final : Node {
 };
 Tensor to(const Tensor& x, DType dt) {
   OpScope scope("to", x);
-  if (x.dtype() == dt || !is_floating(dt)) detail::no_forward_rule_needed();  // x itself; or an integer, bool or bfloat16 copy: no tangent
+  // x itself; or an integer, bool or bfloat16 copy, which has no tangent
+  if (x.dtype() == dt || !is_floating(dt)) detail::no_forward_rule_needed();
   if (x.dtype() == dt) return x;
   // bfloat16 tensors do not take part in autograd (a storage type): a
   // silent cut from the graph would leave the weights without gradients.
