@@ -31,6 +31,31 @@ std::vector<double> eval_flat(const GradFn& fn, const std::vector<Tensor>& input
   return fn(inputs).to_vector<double>();
 }
 
+// Column j of d fn / d x by central differences: x's element j moved by
+// +-eps in place (x is one of the inputs), then put back.
+std::vector<double> numeric_column(const GradFn& fn, const std::vector<Tensor>& inputs, const Tensor& x, int64_t j,
+                                   double eps) {
+  double* p = element(x, j);
+  const double orig = *p;
+  *p = orig + eps;
+  std::vector<double> col = eval_flat(fn, inputs);
+  *p = orig - eps;
+  std::vector<double> fm = eval_flat(fn, inputs);
+  *p = orig;
+  for (size_t i = 0; i < col.size(); ++i) col[i] = (col[i] - fm[i]) / (2 * eps);
+  return col;
+}
+
+// Counts one Jacobian entry into res; true if it is within tolerance.
+bool entry_close(GradcheckResult& res, double analytic, double numeric, const GradcheckOptions& opt) {
+  const double err = std::abs(analytic - numeric), tol = opt.atol + opt.rtol * std::abs(numeric);
+  ++res.checked;
+  res.max_abs_err = std::max(res.max_abs_err, err);
+  if (err > 1e-12) res.max_rel_err = std::max(res.max_rel_err, err / std::max(std::abs(numeric), 1e-12));
+  res.max_err_over_tol = std::max(res.max_err_over_tol, err / tol);
+  return err <= tol && std::isnan(analytic) == std::isnan(numeric);
+}
+
 }  // namespace
 
 GradcheckResult gradcheck(const GradFn& fn, const std::vector<Tensor>& inputs, const GradcheckOptions& opt) {
@@ -80,29 +105,14 @@ GradcheckResult gradcheck(const GradFn& fn, const std::vector<Tensor>& inputs, c
   for (size_t k : checked_inputs) {
     const Tensor& x = inputs[k];
     for (int64_t j = 0; j < x.numel(); ++j) {
-      double* p = element(x, j);
-      const double orig = *p;
-      *p = orig + opt.eps;
-      std::vector<double> fp = eval_flat(fn, inputs);
-      *p = orig - opt.eps;
-      std::vector<double> fm = eval_flat(fn, inputs);
-      *p = orig;
+      const std::vector<double> numeric = numeric_column(fn, inputs, x, j, opt.eps);
       for (int64_t i = 0; i < n_out; ++i) {
-        double numeric = (fp[i] - fm[i]) / (2 * opt.eps);
-        double a = analytic[k][i * x.numel() + j];
-        double err = std::abs(a - numeric);
-        double rel = err / std::max(std::abs(numeric), 1e-12);
-        ++res.checked;
-        res.max_abs_err = std::max(res.max_abs_err, err);
-        if (err > 1e-12) res.max_rel_err = std::max(res.max_rel_err, rel);
-        const double tol = opt.atol + opt.rtol * std::abs(numeric);
-        res.max_err_over_tol = std::max(res.max_err_over_tol, err / tol);
-        bool close = err <= tol;
-        if ((!close || std::isnan(a) != std::isnan(numeric)) && res.ok) {
+        const double a = analytic[k][i * x.numel() + j], nv = numeric[static_cast<size_t>(i)];
+        if (!entry_close(res, a, nv, opt) && res.ok) {
           res.ok = false;
           report << "gradcheck failed for input " << k << " of shape " << shape_str(x.shape()) << " at element "
-                 << index_str(j, x.shape()) << ", output element " << i << ": analytic " << a << " vs numeric "
-                 << numeric << " (abs err " << err << ")";
+                 << index_str(j, x.shape()) << ", output element " << i << ": analytic " << a << " vs numeric " << nv
+                 << " (abs err " << std::abs(a - nv) << ")";
         }
       }
     }
@@ -182,25 +192,14 @@ GradcheckResult forward_gradcheck(const GradFn& fn, const std::vector<Tensor>& i
         NoGradGuard plain;  // forward mode alone: no graph
         col = jvp(fn, inputs, ts).tangent.to_vector<double>();
       }
-      double* p = element(x, j);
-      const double orig = *p;
-      *p = orig + opt.eps;
-      std::vector<double> fp = eval_flat(fn, inputs);
-      *p = orig - opt.eps;
-      std::vector<double> fm = eval_flat(fn, inputs);
-      *p = orig;
+      const std::vector<double> numeric = numeric_column(fn, inputs, x, j, opt.eps);
       for (int64_t i = 0; i < n_out; ++i) {
-        const double numeric = (fp[i] - fm[i]) / (2 * opt.eps), a = col[static_cast<size_t>(i)];
-        const double err = std::abs(a - numeric), tol = opt.atol + opt.rtol * std::abs(numeric);
-        ++res.checked;
-        res.max_abs_err = std::max(res.max_abs_err, err);
-        if (err > 1e-12) res.max_rel_err = std::max(res.max_rel_err, err / std::max(std::abs(numeric), 1e-12));
-        res.max_err_over_tol = std::max(res.max_err_over_tol, err / tol);
-        if (!(err <= tol) || std::isnan(a) != std::isnan(numeric)) {
+        const double a = col[static_cast<size_t>(i)], nv = numeric[static_cast<size_t>(i)];
+        if (!entry_close(res, a, nv, opt)) {
           std::ostringstream m;
           m << "forward_gradcheck failed for input " << k << " of shape " << shape_str(x.shape()) << " at element "
-            << index_str(j, x.shape()) << ", output element " << i << ": JVP " << a << " vs numeric " << numeric
-            << " (abs err " << err << ")";
+            << index_str(j, x.shape()) << ", output element " << i << ": JVP " << a << " vs numeric " << nv
+            << " (abs err " << std::abs(a - nv) << ")";
           fail(m.str());
         }
       }
