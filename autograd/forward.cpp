@@ -39,6 +39,15 @@ Tensor over(const std::shared_ptr<Storage>& m, const Tensor& t) {
 
 void attach(const Tensor& t, std::shared_ptr<Storage> m) { tangents::attach(t.storage().get(), std::move(m)); }
 
+// Gives t's memory a tangent of zeros and returns t's view of it.
+Tensor zero_tangent(const Tensor& t) {
+  const size_t nbytes = t.storage()->nbytes();
+  auto m = std::make_shared<Storage>(nbytes);
+  std::memset(m->data(), 0, nbytes);
+  attach(t, m);
+  return over(m, t);
+}
+
 void check_floating(const Tensor& t, const char* op, const char* what) {
   EMBER_CHECK(t.defined(), op, what << " is undefined");
   EMBER_CHECK(is_floating(t.dtype()), op,
@@ -123,27 +132,18 @@ void set_tangent(const Tensor& out, const Tensor& t) {
   const size_t nbytes = out.storage()->nbytes();
   // A freshly computed tangent laid out exactly like the output: adopt its
   // memory. Otherwise (a tangent shared with an input, another layout) copy.
-  const bool adopt = v.storage() && v.storage().use_count() == 1 &&
-                     v.shape() == out.shape() && v.storage()->nbytes() == nbytes && v.storage_offset() == out.storage_offset() &&
+  const bool adopt = v.storage() && v.storage().use_count() == 1 && v.shape() == out.shape() &&
+                     v.storage()->nbytes() == nbytes && v.storage_offset() == out.storage_offset() &&
                      v.stride() == out.stride() && !has_tangent(v);
   if (adopt) {
     attach(out, v.storage());
     return;
   }
-  auto m = std::make_shared<Storage>(nbytes);
-  std::memset(m->data(), 0, nbytes);
-  attach(out, m);
-  kernel::copy_(over(m, out), v, "forward rule");
+  kernel::copy_(zero_tangent(out), v, "forward rule");
 }
 
 Tensor tangent_for_write(const Tensor& t) {
-  if (!has_tangent(t)) {
-    const size_t nbytes = t.storage()->nbytes();
-    auto m = std::make_shared<Storage>(nbytes);
-    std::memset(m->data(), 0, nbytes);
-    attach(t, m);
-  }
-  return over(tangents::of(t.storage().get()), t);
+  return has_tangent(t) ? over(tangents::of(t.storage().get()), t) : zero_tangent(t);
 }
 
 }  // namespace detail

@@ -153,10 +153,6 @@ inline Tensor term(const Tensor& x, const F& f) {
 /// a + b, where an undefined tensor is nothing: how terms are summed.
 Tensor plus(const Tensor& a, const Tensor& b);
 
-/// The forward rule of an op, next to its record(): when a level is open and
-/// one of `inputs` has a tangent, runs `rule` (which returns the tangent of
-/// `out`) inside a ForwardRuleScope and attaches the result to `out`.
-///   forward_rule(out, [&] { return dx(x) * out; }, x);   // d exp(x) = exp(x) dx
 namespace detail {
 // forward_rule's work, out of line and marked cold: the op's own code stays
 // as small as it was before forward mode existed.
@@ -173,6 +169,10 @@ template <typename Rule, typename... Inputs>
 }
 }  // namespace detail
 
+/// The forward rule of an op, next to its record(): when a level is open and
+/// one of `inputs` has a tangent, runs `rule` (which returns the tangent of
+/// `out`) inside a ForwardRuleScope and attaches the result to `out`.
+///   forward_rule(out, [&] { return dx(x) * out; }, x);   // d exp(x) = exp(x) dx
 template <typename Rule, typename... Inputs>
 inline void forward_rule(const Tensor& out, const Rule& rule, const Inputs&... inputs) {
   if (detail::dual_level_depth != 0) [[unlikely]]

@@ -127,8 +127,10 @@ JacobianFn jacrev(const TensorFn& f, int argnum) {
     VjpResult r = vjp(f, inputs);
     const Tensor& x = inputs[static_cast<size_t>(argnum)];
     std::vector<Tensor> rows;  // row i: d out_i / d x
-    for (int64_t i = 0; i < r.output.numel(); ++i)
-      rows.push_back(reshape(r.pullback(one_hot_at(r.output.shape(), i, r.output.dtype()))[static_cast<size_t>(argnum)], {-1}));
+    for (int64_t i = 0; i < r.output.numel(); ++i) {
+      std::vector<Tensor> pulled = r.pullback(one_hot_at(r.output.shape(), i, r.output.dtype()));
+      rows.push_back(reshape(pulled[static_cast<size_t>(argnum)], {-1}));
+    }
     if (rows.empty()) return zeros(joined(r.output.shape(), x.shape()), x.dtype());
     return reshape(stack(rows, 0), joined(r.output.shape(), x.shape()));
   };

@@ -30,8 +30,8 @@ class OpScope {
     detail::check_forward_rules();  // the op before this one gave its output a tangent
     int position = 0;
     (check(tensors, ++position), ...);
-    if (detail::dual_level_depth != 0 && !detail::in_forward_rule && (detail::has_tangent(tensors) || ...)) [[unlikely]]
-      watch_forward_rule();
+    if (detail::dual_level_depth != 0 && !detail::in_forward_rule) [[unlikely]]
+      if ((detail::has_tangent(tensors) || ...)) watch_forward_rule();
     if (AutogradObserver* o = autograd_observer()) {
       observer_ = o;
       std::vector<const Tensor*> inputs;

@@ -23,14 +23,16 @@ Tensor add(const Tensor& a, const Tensor& b) {
   OpScope scope("add", a, b);
   Tensor out = kernel::binary(Binary::Add, a, b);
   if (needs_grad({a, b})) record(out, std::make_shared<AddBackward>(1.0), {a, b});
-  forward_rule(out, [&] { return plus(term(a, [](const Tensor& da) { return da; }), term(b, [](const Tensor& db) { return db; })); }, a, b);
+  forward_rule(out, [&] { return plus(term(a, [](const Tensor& da) { return da; }),  // d(a + b) = da + db
+                                      term(b, [](const Tensor& db) { return db; })); }, a, b);
   return out;
 }
 Tensor sub(const Tensor& a, const Tensor& b) {
   OpScope scope("sub", a, b);
   Tensor out = kernel::binary(Binary::Sub, a, b);
   if (needs_grad({a, b})) record(out, std::make_shared<AddBackward>(-1.0), {a, b});
-  forward_rule(out, [&] { return plus(term(a, [](const Tensor& da) { return da; }), term(b, [](const Tensor& db) { return -db; })); }, a, b);
+  forward_rule(out, [&] { return plus(term(a, [](const Tensor& da) { return da; }),  // d(a - b) = da - db
+                                      term(b, [](const Tensor& db) { return -db; })); }, a, b);
   return out;
 }
 
@@ -49,7 +51,8 @@ Tensor mul(const Tensor& a, const Tensor& b) {
   Tensor out = kernel::binary(Binary::Mul, a, b);
   if (needs_grad({a, b}))
     record(out, std::make_shared<MulBackward>(a.requires_grad() ? b : Tensor(), b.requires_grad() ? a : Tensor()), {a, b});
-  forward_rule(out, [&] { return plus(term(a, [&](const Tensor& da) { return da * b; }), term(b, [&](const Tensor& db) { return a * db; })); }, a, b);
+  forward_rule(out, [&] { return plus(term(a, [&](const Tensor& da) { return da * b; }),  // d(a b) = da b + a db
+                                      term(b, [&](const Tensor& db) { return a * db; })); }, a, b);
   return out;
 }
 
@@ -68,7 +71,9 @@ Tensor div(const Tensor& a, const Tensor& b) {
   OpScope scope("div", a, b);
   Tensor out = kernel::binary(Binary::Div, a, b);
   if (needs_grad({a, b})) record(out, std::make_shared<DivBackward>(a, b), {a, b});
-  forward_rule(out, [&] { return plus(term(a, [&](const Tensor& da) { return da / b; }), term(b, [&](const Tensor& db) { return -db * out / b; })); }, a, b);
+  // d(a/b) = (da - (a/b) db) / b
+  forward_rule(out, [&] { return plus(term(a, [&](const Tensor& da) { return da / b; }),
+                                      term(b, [&](const Tensor& db) { return -db * out / b; })); }, a, b);
   return out;
 }
 
@@ -105,7 +110,8 @@ Tensor weight_of_a(const Tensor& a, const Tensor& b, bool is_max, DType dt) {
 Tensor mix_by_winner(const Tensor& a, const Tensor& b, bool is_max) {
   const DType dt = is_floating(a.dtype()) ? a.dtype() : b.dtype();
   Tensor wa = weight_of_a(a, b, is_max, dt);
-  return plus(term(a, [&](const Tensor& da) { return da * wa; }), term(b, [&](const Tensor& db) { return db * (1.0 - wa); }));
+  return plus(term(a, [&](const Tensor& da) { return da * wa; }),
+              term(b, [&](const Tensor& db) { return db * (1.0 - wa); }));
 }
 }  // namespace
 struct MaximumBackward final : Node {

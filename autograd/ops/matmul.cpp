@@ -68,8 +68,8 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
                                                  a.dim(), b.dim(), bf16);
     record(out, node, {a, b});
   }
-  // d(A B) = dA B + A dB
-  forward_rule(out, [&] { return plus(term(a, [&](const Tensor& da) { return matmul(da, b); }), term(b, [&](const Tensor& db) { return matmul(a, db); })); }, a, b);
+  forward_rule(out, [&] { return plus(term(a, [&](const Tensor& da) { return matmul(da, b); }),  // d(A B) = dA B + A dB
+                                      term(b, [&](const Tensor& db) { return matmul(a, db); })); }, a, b);
   return out;
 }
 

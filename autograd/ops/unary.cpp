@@ -267,10 +267,11 @@ Tensor gelu(const Tensor& x, GeluApprox approx) {
 }
 
 namespace {
-// the derivative is 1 where lo <= x <= hi, else 0 (a bool mask)
-Tensor passes(const Tensor& x, std::optional<double> lo, std::optional<double> hi) {
-  Tensor above = kernel::to(ge(x, lo.value_or(-INFINITY)), kFloat64), below = kernel::to(le(x, hi.value_or(INFINITY)), kFloat64);
-  return eq(above * below, 1.0);
+// v where lo <= x <= hi, else 0: what the derivative 1 (inside) or 0
+// (outside) does to a gradient or a tangent
+Tensor inside(const Tensor& x, std::optional<double> lo, std::optional<double> hi, const Tensor& v) {
+  const Tensor zero = scalar_tensor(0.0, v.dtype());
+  return where(ge(x, lo.value_or(-INFINITY)), where(le(x, hi.value_or(INFINITY)), v, zero), zero);
 }
 }  // namespace
 // the gradient passes where lo <= x <= hi: keeps x
@@ -281,7 +282,7 @@ struct ClampBackward final : SavesOne {
   std::vector<Tensor> apply(const Tensor& g) override {
     const double l = lo.value_or(-INFINITY), h = hi.value_or(INFINITY);
     const Tensor x = kept.get(*this);
-    if (backward_composes()) return {where(passes(x, lo, hi), g, scalar_tensor(0.0, g.dtype()))};
+    if (backward_composes()) return {inside(x, lo, hi, g)};
     return {fused(x, g, [l, h](auto v, auto gv) EMBER_INLINE { return v >= l && v <= h ? gv : decltype(gv)(0); })};
   }
 };
@@ -289,7 +290,7 @@ Tensor clamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi
   OpScope scope("clamp", x);
   Tensor out = kernel::clamp(x, lo, hi);
   if (needs_grad({x})) record(out, std::make_shared<ClampBackward>(x, lo, hi), {x});
-  forward_rule(out, [&] { return where(passes(x, lo, hi), dx(x), scalar_tensor(0.0, out.dtype())); }, x);
+  forward_rule(out, [&] { return inside(x, lo, hi, dx(x)); }, x);
   return out;
 }
 
