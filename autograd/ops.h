@@ -121,6 +121,15 @@ Tensor log_softmax(const Tensor& x, int64_t d);
 /// softmax(masked_fill(x * scale, triu(ones(Tq, Tk), 1), -inf), -1) (tested).
 Tensor scaled_softmax(const Tensor& x, double scale, bool causal = false);
 
+// ---- attention without its weights (autograd/ops/attention.cpp) ----
+/// softmax(q kᵀ / sqrt(d)) v, and with causal query i sees keys 0..i (as
+/// scaled_softmax), for q (…, Tq, d), k (…, Tk, d), v (…, Tk, dv) with the
+/// same leading dims. Equal to matmul(scaled_softmax(matmul(q, kᵀ), 1 /
+/// sqrt(d), causal), v) up to rounding, but it never holds the (…, Tq, Tk)
+/// weights: it saves its output and one log-sum-exp per query row, and its
+/// backward recomputes the weights tile by tile (tensor/attention.cpp).
+Tensor tiled_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal = false);
+
 // ---- matmul (autograd/ops/matmul.cpp), PyTorch semantics ----
 Tensor matmul(const Tensor& a, const Tensor& b);
 

@@ -4,6 +4,7 @@
 #include <limits>
 #include <sstream>
 
+#include "autograd/autocast.h"
 #include "autograd/ops.h"
 #include "nn/init.h"
 #include "tensor/factory.h"
@@ -72,8 +73,10 @@ Attention AdditiveAttention::forward(const Tensor& s, const Tensor& h, const Ten
 }
 
 // ---- multi-head attention ----
+const char* attention_kernel_name(AttentionKernel k) { return k == AttentionKernel::Tiled ? "tiled" : "stored"; }
+
 MultiHeadAttention::MultiHeadAttention(int64_t dim, int64_t heads, const MultiHeadAttentionOptions& o)
-    : dim_(dim), heads_(heads), causal_(o.causal) {
+    : kernel(o.kernel), dim_(dim), heads_(heads), causal_(o.causal) {
   EMBER_CHECK(heads > 0 && dim > 0 && dim % heads == 0, "MultiHeadAttention",
               "dim " << dim << " must be a positive multiple of heads " << heads << " (each head gets dim / heads)");
   const LinearOptions proj{.bias = o.bias, .dtype = o.dtype, .generator = &init::generator(o.generator)};
@@ -83,10 +86,22 @@ MultiHeadAttention::MultiHeadAttention(int64_t dim, int64_t heads, const MultiHe
   w_o = register_module("w_o", std::make_shared<Linear>(dim, dim, proj));
 }
 
-Tensor MultiHeadAttention::forward(const Tensor& x, const Tensor& mask) { return forward(x, x, x, mask).output; }
+Tensor MultiHeadAttention::forward(const Tensor& x, const Tensor& mask) {
+  ModuleScope scope(*this);
+  return project(x, x, x, mask, nullptr);
+}
 
 Attention MultiHeadAttention::forward(const Tensor& query, const Tensor& key, const Tensor& value, const Tensor& mask) {
   ModuleScope scope(*this);
+  Attention a;
+  a.output = project(query, key, value, mask, &a.weights);
+  return a;
+}
+
+// The projections, the heads and the attention between them; the weights
+// into *weights when asked for (which stores them).
+Tensor MultiHeadAttention::project(const Tensor& query, const Tensor& key, const Tensor& value, const Tensor& mask,
+                                   Tensor* weights) {
   EMBER_CHECK(query.dim() == 3 && key.dim() == 3 && value.dim() == 3 && query.size(2) == dim_ && key.size(2) == dim_ &&
                   value.size(2) == dim_ && key.size(1) == value.size(1) && query.size(0) == key.size(0) &&
                   key.size(0) == value.size(0),
@@ -100,10 +115,17 @@ Attention MultiHeadAttention::forward(const Tensor& query, const Tensor& key, co
   Tensor q = split(w_q->forward(query), Tq);
   Tensor k = split(w_k->forward(key), Tk);
   Tensor v = split(w_v->forward(value), Tk);
-  Attention a = scaled_dot_product_attention(q, k, v, mask, causal_);  // (B, h, Tq, d)
+  Tensor heads_out;  // (B, h, Tq, d)
+  if (!weights && !mask.defined() && kernel == AttentionKernel::Tiled && !is_autocast_enabled()) {
+    heads_out = tiled_attention(q, k, v, causal_);  // in q's layout: the merge below is a view
+  } else {
+    Attention a = scaled_dot_product_attention(q, k, v, mask, causal_);
+    heads_out = a.output;
+    if (weights) *weights = a.weights;
+  }
   // merge heads: (B, h, Tq, d) -> (B, Tq, h, d) -> (B, Tq, D)
-  Tensor merged = reshape(transpose(a.output, 1, 2), {B, Tq, dim_});
-  return {w_o->forward(merged), a.weights};
+  Tensor merged = reshape(transpose(heads_out, 1, 2), {B, Tq, dim_});
+  return w_o->forward(merged);
 }
 
 std::string MultiHeadAttention::extra_repr() const {
@@ -119,7 +141,8 @@ TransformerBlock::TransformerBlock(int64_t dim, int64_t heads, const Transformer
   const int64_t hidden = o.mlp_ratio * dim;
   ln1 = register_module("ln1", std::make_shared<LayerNorm>(dim, LayerNormOptions{.dtype = o.dtype}));
   attn = register_module("attn", std::make_shared<MultiHeadAttention>(
-                                     dim, heads, MultiHeadAttentionOptions{.causal = o.causal, .dtype = o.dtype, .generator = &gen}));
+                                     dim, heads, MultiHeadAttentionOptions{.causal = o.causal, .kernel = o.attention,
+                                                                           .dtype = o.dtype, .generator = &gen}));
   ln2 = register_module("ln2", std::make_shared<LayerNorm>(dim, LayerNormOptions{.dtype = o.dtype}));
   fc1 = register_module("fc1", std::make_shared<Linear>(dim, hidden, LinearOptions{.dtype = o.dtype, .generator = &gen}));
   fc2 = register_module("fc2", std::make_shared<Linear>(hidden, dim, LinearOptions{.dtype = o.dtype, .generator = &gen}));

@@ -40,8 +40,20 @@ class AdditiveAttention : public Module {
   std::shared_ptr<Linear> w, u, v;  // W: Dq -> A, U: Dk -> A, v: A -> 1
 };
 
+/// How multi-head self-attention computes softmax(q kᵀ / sqrt(d)) v.
+enum class AttentionKernel {
+  /// tiled_attention (autograd/ops.h): saves the output and one log-sum-exp
+  /// per query row; backward recomputes the weights tile by tile.
+  Tiled,
+  /// scaled_softmax and two matmuls: the (B, h, T, T) weights are saved for
+  /// backward.
+  Stored,
+};
+const char* attention_kernel_name(AttentionKernel k);  // "tiled", "stored"
+
 struct MultiHeadAttentionOptions {
   bool causal = false;  // query i sees keys 0..i only
+  AttentionKernel kernel = AttentionKernel::Tiled;
   bool bias = true;     // of the four projections
   DType dtype = kFloat32;
   Generator* generator = nullptr;  // null: the default generator (nn/init.h)
@@ -52,18 +64,22 @@ struct MultiHeadAttentionOptions {
 class MultiHeadAttention : public Module {
  public:
   MultiHeadAttention(int64_t dim, int64_t heads, const MultiHeadAttentionOptions& options = {});
-  /// Self-attention: x (B, T, D) -> (B, T, D).
+  /// Self-attention: x (B, T, D) -> (B, T, D). With no mask, outside autocast,
+  /// through `kernel`; otherwise (and in the form below) the weights are
+  /// computed and stored.
   Tensor forward(const Tensor& x, const Tensor& mask = Tensor());
   /// General form (cross-attention): query (B, Tq, D), key/value (B, Tk, D).
-  /// The weights (B, h, Tq, Tk) are returned too.
+  /// The weights (B, h, Tq, Tk) are returned too (so this form stores them).
   Attention forward(const Tensor& query, const Tensor& key, const Tensor& value, const Tensor& mask = Tensor());
   std::string type_name() const override { return "MultiHeadAttention"; }
   std::string extra_repr() const override;
   int64_t heads() const { return heads_; }
 
   std::shared_ptr<Linear> w_q, w_k, w_v, w_o;
+  AttentionKernel kernel;  // of self-attention, see forward(x)
 
  private:
+  Tensor project(const Tensor& query, const Tensor& key, const Tensor& value, const Tensor& mask, Tensor* weights);
   int64_t dim_, heads_;
   bool causal_;
 };
@@ -72,6 +88,7 @@ struct TransformerBlockOptions {
   int64_t mlp_ratio = 4;  // the MLP's hidden width, in multiples of dim
   double dropout = 0.0;
   bool causal = true;
+  AttentionKernel attention = AttentionKernel::Tiled;  // MultiHeadAttention::kernel
   DType dtype = kFloat32;
   Generator* generator = nullptr;  // null: the default generator (nn/init.h)
 };

@@ -113,6 +113,24 @@ struct LayerNormGrads {
 LayerNormGrads layer_norm_backward(const Tensor& x, const Tensor& weight, const Tensor& mean, const Tensor& rstd,
                                    const Tensor& grad_out);
 
+/// Attention without its weights (tensor/attention.cpp): q (…, Tq, d),
+/// k (…, Tk, d), v (…, Tk, dv), the same leading dims -> out (…, Tq, dv)
+/// = softmax(scale q kᵀ) v (causal: query i sees keys 0..i), and
+/// lse (…, Tq), the log of each row's softmax denominator, for the backward,
+/// which recomputes the weights tile by tile from it. A row with no key
+/// (Tk = 0) gives 0 and lse = -inf. out keeps q's layout when q is dense
+/// (a (B, h, T, d) head view of a (B, T, D) buffer: out's heads merge back
+/// into (B, T, D) as a view).
+struct TiledAttention {
+  Tensor out, lse;
+};
+TiledAttention tiled_attention_forward(const Tensor& q, const Tensor& k, const Tensor& v, double scale, bool causal);
+struct TiledAttentionGrads {
+  Tensor q, k, v;
+};
+TiledAttentionGrads tiled_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out,
+                                             const Tensor& lse, const Tensor& grad_out, double scale, bool causal);
+
 /// cross_entropy per row: logits (*, C), targets (*) int64 in [0, C) or
 /// ignore_index -> losses (N), -log softmax(logits)[target] (0 where ignored);
 /// lse (N), log Σ exp(logits), for the backward; counted, the targets not ignored.

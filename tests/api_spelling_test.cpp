@@ -113,7 +113,7 @@ std::set<std::string> check_both_spellings() {
 
 // Free functions only, like torch.cat and torch.nn.functional.
 const std::set<std::string> kFunctionalOnly = {"cat", "stack", "embedding", "layer_norm", "cross_entropy",
-                                               "gelu", "scaled_softmax", "one_hot"};
+                                               "gelu", "scaled_softmax", "tiled_attention", "one_hot"};
 
 // The registry's entry names are an op's name, or a variant of it:
 // "sum_dim", "cross_entropy(sum)". The scalar forms are operators

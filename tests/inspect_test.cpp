@@ -186,7 +186,7 @@ TEST(InspectTrace, LabelsCarryTheModulePath) {
   gpt.loss(ids, ids).backward();
   std::set<std::string> labels;
   for (const auto& s : trace.steps()) labels.insert(s.label);
-  for (const char* want : {"blocks.0.attn.scaled_softmax", "blocks.0.ln1.layer_norm", "embed.token.embedding", "cross_entropy"})
+  for (const char* want : {"blocks.0.attn.tiled_attention", "blocks.0.ln1.layer_norm", "embed.token.embedding", "cross_entropy"})
     EXPECT_TRUE(labels.count(want)) << "no node recorded at " << want;
 }
 

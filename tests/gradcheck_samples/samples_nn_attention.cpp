@@ -9,6 +9,7 @@
 #include "autograd/ops.h"
 #include "inputs.h"
 #include "nn/attention.h"
+#include "nn/checkpoint.h"
 
 namespace ember::samples {
 
@@ -48,6 +49,36 @@ void add_nn_attention_samples(std::vector<OpInfo>& ops) {
                             {normal_leaf(g, {2, 3, 2}), normal_leaf(g, {2, 3, 2}), normal_leaf(g, {2, 3, 2}), bools({true, true, false}, {3})}},
                            {"non-contiguous q, k, v",
                             {transposed(normal_values(g, {3, 2})), transposed(normal_values(g, {3, 2})), transposed(normal_values(g, {3, 2}))}}};
+                 }});
+
+  // q (…, Tq, d), k (…, Tk, d), v (…, Tk, dv) -> (…, Tq, dv), without storing the weights. The tiles
+  // are 64 query rows by 128 keys (tensor/attention.cpp): the "several tiles" samples cross both edges.
+  auto tiled = [](bool causal) {
+    return [causal](const Inputs& in) { return tiled_attention(in[0], in[1], in[2], causal); };
+  };
+  auto heads = [](Generator& g, int64_t B, int64_t T, int64_t h, int64_t d) {  // (B, h, T, d) head views of (B, T, h d)
+    return normal_values(g, {B, T, h, d}).transpose(1, 2).detach().requires_grad_();
+  };
+  ops.push_back({.name = "tiled_attention",
+                 .nodes = {"TiledAttentionBackward"},
+                 .fn = tiled(false),
+                 .samples = [heads](Generator& g) -> Samples {
+                   return {{"Tq != Tk, d != dv", {normal_leaf(g, {2, 2}), normal_leaf(g, {3, 2}), normal_leaf(g, {3, 3})}},
+                           {"(B, h, T, d) head views (non-contiguous)", {heads(g, 1, 3, 2, 2), heads(g, 1, 3, 2, 2), heads(g, 1, 3, 2, 2)}},
+                           {"non-contiguous q, k, v",
+                            {transposed(normal_values(g, {3, 2})), transposed(normal_values(g, {3, 2})), transposed(normal_values(g, {3, 2}))}},
+                           {"several tiles: Tq = 65, Tk = 130", {normal_leaf(g, {65, 1}), normal_leaf(g, {130, 1}), normal_leaf(g, {130, 1})}},
+                           {"v is a constant", {normal_leaf(g, {2, 2}), normal_leaf(g, {2, 2}), randn({2, 2}, g, kFloat64)}},
+                           {"zero-size (Tk = 0)", {normal_leaf(g, {2, 2}), normal_leaf(g, {0, 2}), normal_leaf(g, {0, 2})}}};
+                 }});
+  ops.push_back({.name = "tiled_attention(causal)",
+                 .nodes = {"TiledAttentionBackward"},
+                 .fn = tiled(true),
+                 .samples = [heads](Generator& g) -> Samples {
+                   return {{"T = 4", {normal_leaf(g, {4, 2}), normal_leaf(g, {4, 2}), normal_leaf(g, {4, 2})}},
+                           {"Tq > Tk", {normal_leaf(g, {4, 2}), normal_leaf(g, {2, 2}), normal_leaf(g, {2, 2})}},
+                           {"(B, h, T, d) head views (non-contiguous)", {heads(g, 2, 3, 2, 2), heads(g, 2, 3, 2, 2), heads(g, 2, 3, 2, 2)}},
+                           {"several tiles: T = 130", {normal_leaf(g, {130, 1}), normal_leaf(g, {130, 1}), normal_leaf(g, {130, 1})}}};
                  }});
 
   // s (B, Dq), h (B, T, Dk), W (A, Dq), U (A, Dk), b_U (A), v (1, A) [, mask (B, T)] -> [context, weights]
@@ -99,10 +130,12 @@ void add_nn_attention_samples(std::vector<OpInfo>& ops) {
     }
     return in;
   };
-  // Without a mask, the scale and the causal mask are inside scaled_softmax's SoftmaxBackward.
+  // Self-attention goes through tiled_attention; cross-attention, which returns its weights, through
+  // scaled_softmax (the scale and the causal mask inside its SoftmaxBackward).
   const std::vector<std::string> mha_nodes = {"PermuteBackward", "MatmulBackward", "AddBackward", "ReshapeBackward",
-                                              "SoftmaxBackward"};
-  const std::vector<std::string> mha_causal_nodes = mha_nodes;
+                                              "SoftmaxBackward", "TiledAttentionBackward"};
+  const std::vector<std::string> mha_causal_nodes = {"PermuteBackward", "MatmulBackward", "AddBackward",
+                                                     "ReshapeBackward", "TiledAttentionBackward"};
   ops.push_back({.name = "nn.MultiHeadAttention",
                  .nodes = mha_nodes,
                  .fn = mha(false),
@@ -124,7 +157,7 @@ void add_nn_attention_samples(std::vector<OpInfo>& ops) {
   // x (B, T, D), ln1.weight, attn.w_q.weight, attn.w_v.bias, ln2.bias, fc1.weight, fc2.weight -> (B, T, D)
   ops.push_back({.name = "nn.TransformerBlock",
                  .nodes = {"LayerNormBackward", "PermuteBackward", "MatmulBackward", "AddBackward", "ReshapeBackward",
-                           "SoftmaxBackward", "GeluBackward"},
+                           "TiledAttentionBackward", "GeluBackward"},
                  .fn =
                      [](const Inputs& in) {
                        Generator init(6);  // the weights no input replaces: the same at every call
@@ -141,6 +174,30 @@ void add_nn_attention_samples(std::vector<OpInfo>& ops) {
                    auto params = [&g](Tensor x) {
                      return Inputs{x, normal_leaf(g, {4}), normal_leaf(g, {4, 4}), normal_leaf(g, {4}), normal_leaf(g, {4}), normal_leaf(g, {8, 4}),
                                    normal_leaf(g, {4, 8})};
+                   };
+                   return {{"causal, B = 1, T = 3", params(normal_leaf(g, {1, 3, 4}))},
+                           {"time-major x (non-contiguous)", params(time_major(normal_values(g, {2, 2, 4})))}};
+                 }});
+
+  // The same block, checkpointed (nn/checkpoint.h): x (B, T, D), ln1.weight, attn.w_q.weight, fc2.weight
+  // -> (B, T, D). Its one node recomputes the block in backward; with create_graph the recomputation
+  // records, which gradgradcheck differentiates.
+  ops.push_back({.name = "nn.checkpoint(TransformerBlock)",
+                 .nodes = {"CheckpointBackward"},
+                 .fn =
+                     [](const Inputs& in) {
+                       Generator init(6);
+                       auto block = std::make_shared<TransformerBlock>(
+                           4, 2, TransformerBlockOptions{.mlp_ratio = 2, .causal = true, .dtype = kFloat64, .generator = &init});
+                       block->ln1->weight = in[1];
+                       block->attn->w_q->weight = in[2];
+                       block->fc2->weight = in[3];
+                       // the function owns the block: it must live until backward
+                       return nn::checkpoint([block](const Inputs& x) { return block->forward(x[0]); }, {in[0]});
+                     },
+                 .samples = [](Generator& g) -> Samples {
+                   auto params = [&g](Tensor x) {
+                     return Inputs{x, normal_leaf(g, {4}), normal_leaf(g, {4, 4}), normal_leaf(g, {4, 8})};
                    };
                    return {{"causal, B = 1, T = 3", params(normal_leaf(g, {1, 3, 4}))},
                            {"time-major x (non-contiguous)", params(time_major(normal_values(g, {2, 2, 4})))}};
