@@ -40,6 +40,7 @@
 #include "autograd/ops.h"
 
 #include "nn/attention.h"
+#include "nn/checkpoint.h"
 #include "nn/embedding.h"
 #include "nn/functional_call.h"
 #include "nn/gpt.h"

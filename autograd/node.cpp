@@ -19,6 +19,7 @@ Tensor alias_of(const Tensor& t) {
 
 namespace detail {
 thread_local const std::vector<const TensorImpl*>* borrowed_parameters = nullptr;
+thread_local const void* recording_segment = nullptr;
 }  // namespace detail
 
 namespace {
@@ -104,6 +105,7 @@ void connect(Tensor& out, std::shared_ptr<Node> node, const Range& inputs) {
   }
   node->output = out.impl_ptr();
   node->in_gradient_graph = gradient_graph_depth > 0;
+  node->segment = detail::recording_segment;
   // The output, if the node saved it (as an alias: it did not require grad
   // yet), gets its weak link to the node: see SavedTensor::get.
   for (SavedTensor* s : node->saved()) {

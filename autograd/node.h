@@ -114,6 +114,10 @@ struct Node {
   /// Recorded while a backward ran with create_graph: a node of the gradient
   /// graph (graph export and the backward trace draw these apart).
   bool in_gradient_graph = false;
+  /// The nn::checkpoint whose forward recorded this node (while one runs on
+  /// this thread), else null: how it tells its own nodes from the graph
+  /// that was there before.
+  const void* segment = nullptr;
   // Where the node was recorded, e.g. "blocks.0.attn.softmax" (set only
   // while an inspect/ instrument watches; empty otherwise).
   std::string label;
@@ -147,6 +151,11 @@ class GradientGraphScope {
   GradientGraphScope(const GradientGraphScope&) = delete;
   GradientGraphScope& operator=(const GradientGraphScope&) = delete;
 };
+
+namespace detail {
+/// Stamped on every node recorded on this thread while set (Node::segment).
+extern thread_local const void* recording_segment;
+}  // namespace detail
 
 /// True when an op with these inputs must record a node: grad mode is on and
 /// some input requires grad.

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "autograd/grad_mode.h"
+#include "nn/checkpoint.h"
 #include "nn/init.h"
 #include "nn/loss.h"
 #include "nn/text_fields.h"
@@ -125,8 +126,15 @@ Tensor GPT::forward(const Tensor& ids) {
   EMBER_CHECK(ids.size(1) <= config_.context_length, "GPT",
               "sequence length T = " << ids.size(1) << " exceeds the model's context length " << config_.context_length);
   Tensor x = drop->forward(embed->forward(ids));  // (B, T, D)
-  for (auto& blk : *blocks) x = blk->forward(x);
+  for (auto& blk : *blocks) x = checkpoint_activations ? checkpoint(*blk, x) : blk->forward(x);
   return head->forward(ln_f->forward(x));         // (B, T, V)
+}
+
+void GPT::set_attention(AttentionKernel kernel) {
+  for (auto& blk : *blocks) blk->attn->kernel = kernel;
+}
+AttentionKernel GPT::attention() const {
+  return blocks->size() > 0 ? (*blocks)[0].attn->kernel : AttentionKernel::Tiled;
 }
 
 Tensor GPT::loss(const Tensor& ids, const Tensor& targets) { return cross_entropy(forward(ids), targets); }

@@ -66,6 +66,14 @@ class GPT : public Module {
   std::string type_name() const override { return "GPT"; }
   std::string extra_repr() const override { return config_.to_string(); }
   const GPTConfig& config() const { return config_; }
+  /// Two choices that change how a step runs, not the model (nor its
+  /// checkpoints or its numbers beyond rounding): every block's attention
+  /// kernel (tiled by default), and whether each block's activations are
+  /// recomputed in backward instead of kept (nn/checkpoint.h; the gradients
+  /// are bitwise the same).
+  void set_attention(AttentionKernel kernel);
+  AttentionKernel attention() const;
+  bool checkpoint_activations = false;
 
   std::shared_ptr<EmbeddingComposer> embed;
   std::shared_ptr<ModuleList<TransformerBlock>> blocks;  // parameters "blocks.0.attn.w_q.weight", ...

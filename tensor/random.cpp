@@ -70,7 +70,12 @@ void manual_seed(uint64_t seed) {
   default_generator().manual_seed(seed);
 }
 
-GeneratorLock::GeneratorLock(const Generator& gen) {
+namespace detail {
+thread_local DrawWatcher* draw_watcher = nullptr;
+}  // namespace detail
+
+GeneratorLock::GeneratorLock(Generator& gen) {
+  if (detail::draw_watcher) detail::draw_watcher->drawing(gen);
   if (&gen == &default_generator()) {
     default_generator_mutex().lock();
     locked_ = true;

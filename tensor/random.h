@@ -51,13 +51,27 @@ Generator& default_generator();
 /// Re-seeds the default generator (under its lock).
 void manual_seed(uint64_t seed);
 
+namespace detail {
+/// Told, on this thread, of each generator an ember function is about to
+/// draw from (GeneratorLock tells it): nn::checkpoint notes the state a
+/// generator had before its first draw, to replay the same numbers when it
+/// recomputes. Null when nothing watches.
+struct DrawWatcher {
+  virtual void drawing(Generator& gen) = 0;
+
+ protected:
+  ~DrawWatcher() = default;
+};
+extern thread_local DrawWatcher* draw_watcher;
+}  // namespace detail
+
 /// Holds the default generator's lock while drawing from `gen`, if gen is
 /// the default generator (otherwise it does nothing: a Generator of your own
 /// is yours alone). Code that calls default_generator().next_*() directly
 /// from several threads should hold one too.
 class GeneratorLock {
  public:
-  explicit GeneratorLock(const Generator& gen);
+  explicit GeneratorLock(Generator& gen);
   ~GeneratorLock();
   GeneratorLock(const GeneratorLock&) = delete;
   GeneratorLock& operator=(const GeneratorLock&) = delete;

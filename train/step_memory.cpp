@@ -1,5 +1,7 @@
 #include "train/step_memory.h"
 
+#include <algorithm>
+
 #include "tensor/error.h"
 
 namespace ember::train {
@@ -46,9 +48,23 @@ StepMemory step_memory(const nn::GPT& model, int64_t batch) {
   m.gradients = ck.mul(f, P);
   m.optimizer_state = ck.add(ck.mul(2, m.parameters), ck.mul(8, tensors));
   // Floats kept per (sequence, position): per block, then once; see the header.
-  const int64_t block = ck.add(ck.add(ck.mul(16, D), 4), ck.mul(c.heads, T));
-  int64_t per_row = ck.add(ck.mul(c.layers, block), ck.add(ck.add(ck.mul(2, D), 2), ck.add(c.vocab_size, 1)));
-  if (c.dropout > 0) per_row = ck.add(per_row, ck.mul(D, ck.add(ck.mul(2, c.layers), 1)));
+  const bool tiled = model.attention() == nn::AttentionKernel::Tiled;
+  const int64_t attention = tiled ? c.heads : ck.mul(c.heads, T);  // lse per row and head, or the weights
+  int64_t block = ck.add(ck.add(ck.mul(16, D), 4), attention);
+  if (c.dropout > 0) block = ck.add(block, ck.mul(2, D));  // the block's two dropout masks
+  int64_t once = ck.add(ck.add(ck.mul(2, D), 2), ck.add(c.vocab_size, 1));
+  if (c.dropout > 0) once = ck.add(once, D);  // the embedding's dropout mask
+  int64_t per_row = ck.add(ck.mul(c.layers, block), once);
+  if (model.checkpoint_activations) {
+    // Each block keeps only its input until backward; when backward reaches
+    // the last block, it recomputes it: that block's own saves (its input
+    // among them, counted already) while the other inputs are still kept,
+    // and the final LayerNorm, head and loss have freed theirs.
+    const int64_t inputs = ck.mul(c.layers, D), before = c.dropout > 0 ? D : 0;
+    const int64_t end_of_forward = ck.add(inputs, once);
+    const int64_t recomputing = c.layers > 0 ? ck.add(ck.add(inputs, before), block - D) : 0;
+    per_row = std::max(end_of_forward, recomputing);
+  }
   m.saved_activations = ck.mul(f, ck.mul(BT, per_row));
   m.saved_batch = ck.mul(2 * 8, BT);
   return m;

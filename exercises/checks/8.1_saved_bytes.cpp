@@ -14,7 +14,7 @@ using namespace ember;
 // The most bytes saved for backward at any moment of one block's forward.
 int64_t measured(int64_t B, int64_t T, int64_t D, int64_t h) {
   Generator gen(51);
-  nn::TransformerBlock block(D, h, {.generator = &gen});
+  nn::TransformerBlock block(D, h, {.attention = nn::AttentionKernel::Stored, .generator = &gen});
   inspect::MemoryTimeline memory;
   memory.track(block.parameters(), MemoryKind::Parameters);
   Tensor x = randn({B, T, D}, gen).requires_grad_();  // made under the timeline: it sees x saved

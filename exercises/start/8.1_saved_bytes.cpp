@@ -3,11 +3,13 @@
 // During the forward pass every op that records a node keeps what its rule
 // will need (chapter 2): those tensors stay alive until backward walks past
 // the node. For one float32 nn::TransformerBlock (nn/attention.h, dropout 0,
-// causal) on an input x of shape (B, T, D) with h heads, how many bytes are
-// saved for backward at the end of the forward pass, x included?
+// causal, with the stored-weights attention: .attention =
+// nn::AttentionKernel::Stored) on an input x of shape (B, T, D) with h heads,
+// how many bytes are saved for backward at the end of the forward pass, x
+// included? (Chapter 15 does the same for the tiled attention.)
 //
 // Read nn/attention.cpp:TransformerBlock::forward and
-// nn/attention.cpp:MultiHeadAttention::forward op by op, and for each op its
+// nn/attention.cpp:MultiHeadAttention::project op by op, and for each op its
 // node in autograd/ops/ (what does LayerNormBackward keep? MatmulBackward?
 // the softmax? GELU?). Two rules: a tensor saved by several nodes is one
 // block of memory, counted once, and so is a view of it; the parameters are

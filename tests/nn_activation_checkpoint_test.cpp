@@ -1,0 +1,178 @@
+// Activation checkpointing (nn/checkpoint.h). What it must do: give the
+// gradients of the run without it, bit for bit, with dropout (the same masks
+// on recompute, and the generators left where they were); keep only the
+// piece's input for backward; work with create_graph, forward mode,
+// autograd::grad on parameters, nesting; refuse a parameter changed in place
+// before backward, and a tensor its gradient could not reach.
+//
+// Legend: B batch, T sequence length, D model dim, V vocabulary size.
+#include <gtest/gtest.h>
+
+#include "ember.h"
+#include "inspect/memory.h"
+#include "train/step_memory.h"
+#include "test_util.h"
+
+using namespace ember;
+using ember::test::expect_error;
+using ember::test::values;
+
+namespace {
+
+nn::GPTConfig config(double dropout) {
+  nn::GPTConfig c;
+  c.vocab_size = 17;
+  c.context_length = 24;
+  c.dim = 32;
+  c.heads = 4;
+  c.layers = 3;
+  c.dropout = dropout;
+  c.seed = 8;
+  return c;
+}
+
+struct Step {
+  double loss;
+  std::vector<std::vector<double>> grads;
+  uint64_t after;  // the first block's dropout generator after the step
+};
+
+Step step(bool checkpointed, double dropout, nn::AttentionKernel kernel) {
+  nn::GPT gpt(config(dropout));
+  gpt.set_attention(kernel);
+  gpt.checkpoint_activations = checkpointed;
+  Generator g(1);
+  Tensor x = randint(0, 17, {2, 24}, g), y = randint(0, 17, {2, 24}, g);
+  Step s;
+  for (int i = 0; i < 2; ++i) {  // two steps: the second one's masks follow the first's
+    gpt.zero_grad();
+    Tensor loss = gpt.loss(x, y);
+    loss.backward();
+    s.loss = loss.item();
+  }
+  for (auto& [name, p] : gpt.named_parameters()) s.grads.push_back(values(p.grad()));
+  s.after = gpt.blocks->operator[](0).drop->generator().next_u64();
+  return s;
+}
+
+}  // namespace
+
+TEST(ActivationCheckpoint, GptGradientsAreBitwiseTheSameWithDropout) {
+  for (auto kernel : {nn::AttentionKernel::Tiled, nn::AttentionKernel::Stored}) {
+    SCOPED_TRACE(nn::attention_kernel_name(kernel));
+    Step plain = step(false, 0.2, kernel), ckpt = step(true, 0.2, kernel);
+    EXPECT_EQ(plain.loss, ckpt.loss);
+    ASSERT_EQ(plain.grads.size(), ckpt.grads.size());
+    for (size_t i = 0; i < plain.grads.size(); ++i) EXPECT_EQ(plain.grads[i], ckpt.grads[i]) << "parameter " << i;
+    EXPECT_EQ(plain.after, ckpt.after);  // recomputing drew the same numbers and put the generator back
+  }
+}
+
+// The saved-for-backward bytes of a checkpointed step, measured by the
+// memory timeline, against train::step_memory's closed form: each block
+// keeps only its input.
+TEST(ActivationCheckpoint, KeepsOnlyEachBlocksInput) {
+  for (bool checkpointed : {false, true}) {
+    SCOPED_TRACE(checkpointed ? "checkpointed" : "plain");
+    nn::GPT gpt(config(0.0));
+    gpt.checkpoint_activations = checkpointed;
+    Generator g(1);
+    Tensor x = randint(0, 17, {2, 24}, g), y = randint(0, 17, {2, 24}, g);
+    int64_t most = 0;  // saved for backward, at any moment of the step
+    {
+      inspect::MemoryTimeline mem;
+      mem.track(gpt.parameters(), MemoryKind::Parameters);
+      gpt.loss(x, y).backward();
+      for (const auto& s : mem.samples()) most = std::max(most, s.live[static_cast<size_t>(MemoryKind::SavedForBackward)]);
+    }
+    train::StepMemory m = train::step_memory(gpt, 2);
+    EXPECT_EQ(most, m.saved_activations);  // the batch was made before the timeline: not counted
+  }
+}
+
+// create_graph: the recomputation records, so the gradient can be
+// differentiated again, and equals the one without checkpointing.
+TEST(ActivationCheckpoint, SecondDerivativesThroughTheRecomputation) {
+  Tensor w = tensor(std::vector<double>{0.3, -0.7, 1.1}).requires_grad_();
+  auto piece = [&w](const std::vector<Tensor>& in) { return tanh(in[0] * w).sum() * in[0].sum(); };
+  for (bool checkpointed : {false, true}) {
+    Tensor x = tensor(std::vector<double>{0.5, 1.5, -2.0}).requires_grad_();
+    Tensor y = checkpointed ? nn::checkpoint(piece, {x}) : piece({x});
+    std::vector<Tensor> g = grad({y}, {x, w}, {}, {.create_graph = true});
+    std::vector<Tensor> gg = grad({g[0].sum() + g[1].sum()}, {x, w});
+    static std::vector<std::vector<double>> first;
+    std::vector<std::vector<double>> now = {values(g[0]), values(g[1]), values(gg[0]), values(gg[1])};
+    if (!checkpointed) first = now;
+    else EXPECT_EQ(now, first);
+  }
+  Tensor x = tensor(std::vector<double>{0.5, 1.5, -2.0}).requires_grad_();
+  GradcheckResult r = gradgradcheck([&](const std::vector<Tensor>& in) { return nn::checkpoint(piece, in); }, {x});
+  EXPECT_TRUE(r.ok) << r.report;
+  EXPECT_GT(r.checked, 0);
+}
+
+TEST(ActivationCheckpoint, GradcheckOfABlockWithNonContiguousInput) {
+  auto block = std::make_shared<nn::TransformerBlock>(
+      8, 2, nn::TransformerBlockOptions{.dtype = kFloat64, .generator = test::seeded(2)});
+  Tensor x = randn({3, 2, 8}, *test::seeded(4), kFloat64).transpose(0, 1).detach().requires_grad_();  // (B, T, D) time-major
+  ASSERT_FALSE(x.is_contiguous());
+  EXPECT_GRADCHECK([&](const std::vector<Tensor>& in) { return nn::checkpoint(*block, in[0]); }, {x});
+}
+
+// The tangent of a checkpointed piece is that of its ops.
+TEST(ActivationCheckpoint, ForwardModeTangents) {
+  nn::TransformerBlock block(8, 2, {.dtype = kFloat64, .generator = test::seeded(5)});
+  Tensor x = randn({2, 3, 8}, *test::seeded(6), kFloat64), t = randn({2, 3, 8}, *test::seeded(7), kFloat64);
+  std::vector<double> plain, ckpt;
+  {
+    DualLevel level;
+    plain = values(tangent(block.forward(make_dual(x, t))));
+  }
+  {
+    DualLevel level;
+    Tensor p = block.ln1->weight;  // a parameter requires grad: the checkpoint records
+    ASSERT_TRUE(p.requires_grad());
+    ckpt = values(tangent(nn::checkpoint(block, make_dual(x, t))));
+  }
+  EXPECT_EQ(plain, ckpt);
+}
+
+// autograd::grad on the parameters (no .grad touched), and a piece inside a piece.
+TEST(ActivationCheckpoint, GradOnParametersAndNesting) {
+  nn::Linear a(4, 4, {.dtype = kFloat64, .generator = test::seeded(1)}), b(4, 4, {.dtype = kFloat64, .generator = test::seeded(2)});
+  Tensor x = randn({3, 4}, *test::seeded(3), kFloat64).requires_grad_();
+  auto outer = [&](const std::vector<Tensor>& in) {
+    Tensor h = nn::checkpoint([&](const std::vector<Tensor>& i) { return tanh(a.forward(i[0])); }, {in[0]});
+    return b.forward(h).pow(2).sum();
+  };
+  std::vector<Tensor> want = grad({outer({x})}, {x, a.weight, b.weight});
+  std::vector<Tensor> got = grad({nn::checkpoint(outer, {x})}, {x, a.weight, b.weight});
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(values(got[i]), values(want[i])) << i;
+  EXPECT_FALSE(a.weight.grad().defined());
+}
+
+TEST(ActivationCheckpoint, ParameterChangedBeforeBackwardIsAnError) {
+  nn::Linear lin(3, 3, {.generator = test::seeded(1)});
+  Tensor x = randn({2, 3}, *test::seeded(2)).requires_grad_();
+  Tensor y = nn::checkpoint(lin, x).sum();
+  {
+    NoGradGuard no_grad;
+    lin.weight.mul_(2.0);  // an optimizer step between forward and backward
+  }
+  expect_error([&] { y.backward(); }, "backward", {"modified by an inplace operation", "CheckpointBackward"});
+  EXPECT_FALSE(x.grad().defined());
+}
+
+// Outside grad mode it is the function itself; an undefined input is an error.
+TEST(ActivationCheckpoint, NoGradAndBadInput) {
+  nn::Linear lin(3, 3, {.generator = test::seeded(1)});
+  Tensor x = randn({2, 3}, *test::seeded(2));
+  {
+    NoGradGuard no_grad;
+    Tensor y = nn::checkpoint(lin, x);
+    EXPECT_FALSE(y.grad_fn());
+    EXPECT_EQ(values(y), values(lin.forward(x)));
+  }
+  expect_error([&] { nn::checkpoint(lin, Tensor()); }, "checkpoint", {"input 0", "undefined"});
+  expect_error([&] { nn::checkpoint(nn::CheckpointFn(), {x}); }, "checkpoint", {"no function"});
+}
