@@ -18,6 +18,7 @@
 // batch (--batch is the whole batch, whatever the number of ranks), the
 // gradients are averaged by distributed::DataParallel, and rank 0 alone prints,
 // evaluates and writes files.
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -37,6 +38,7 @@
 #include "ember.h"
 #include "inspect/profiler.h"
 #include "plot/plot.h"
+#include "train/step_memory.h"
 
 using namespace ember;
 
@@ -118,12 +120,12 @@ void write_loss_plot(const std::string& path, const std::vector<train::StepLog>&
 
 struct Flags {
   std::string data = std::string(EMBER_DATA_DIR) + "/tinyshakespeare.txt.gz", out = "out/gpt", resume,
-              positional = "learned", loss_plot = "linear";
+              positional = "learned", loss_plot = "linear", attention = "tiled";
   nn::GPTConfig cfg;
   train::TrainOptions opt;
   int threads = 2;
   int64_t save_every = 200, sample_every = 0, sample_chars = 300, more_steps = 0, profile_step = 0;
-  bool no_tie = false, overwrite = false, bf16 = false;
+  bool no_tie = false, overwrite = false, bf16 = false, checkpoint_activations = false;
   int64_t bucket_kb = distributed::DataParallelOptions{}.bucket_bytes >> 10;
 };
 
@@ -232,6 +234,10 @@ int train_main(Flags& f, const CLI::App& app, const std::string& program_name) {
                                                 << " (" << tok.vocab_size() << ")");
   }
   nn::GPT model(f.cfg);
+  // How each step runs, not what it computes (beyond float round-off for
+  // --attention): a run may resume with other choices.
+  model.set_attention(f.attention == "stored" ? nn::AttentionKernel::Stored : nn::AttentionKernel::Tiled);
+  model.checkpoint_activations = f.checkpoint_activations;
   train::Trainer trainer(model, tok.encode(text), f.opt);
   if (!f.resume.empty()) trainer.resume(f.resume);  // (every rank reads the checkpoint)
   std::optional<distributed::DataParallel> ddp;
@@ -271,6 +277,10 @@ int train_main(Flags& f, const CLI::App& app, const std::string& program_name) {
             << "training    " << f.opt.steps << " steps of " << f.opt.batch << " x " << f.cfg.context_length
             << " tokens, AdamW lr " << f.opt.lr << ", " << f.threads << " threads" << (ranks > 1 ? " per process" : "")
             << (f.bf16 ? ", products in bfloat16 (autocast)" : "") << "\n"
+            << "memory      " << nn::attention_kernel_name(model.attention()) << " attention"
+            << (f.checkpoint_activations ? ", every block checkpointed (recomputed in backward)" : "")
+            << "; a step saves at most " << train::step_memory(model, f.opt.batch).saved_activations / (1 << 20)
+            << " MiB of activations for backward\n"
             << "machine     " << examples::machine_line() << "\n";
   if (ddp) {
     std::cout << "processes   " << ranks << " (mpirun), " << f.opt.batch / ranks << " sequences of each batch per process; "
@@ -378,8 +388,12 @@ int train_main(Flags& f, const CLI::App& app, const std::string& program_name) {
                   static_cast<double>(st.bytes) / (1 << 20));
     std::cout << line << " (rank 0)\n";
   }
+  struct rusage usage {};
+  getrusage(RUSAGE_SELF, &usage);  // ru_maxrss: KiB on Linux
   std::cout << "trained " << trainer.steps_done() - first_step << " steps in " << format_duration(secs)
             << "; final validation loss " << trainer.history().back().val_loss.value_or(NAN) << "\n"
+            << "peak memory " << usage.ru_maxrss / 1024 << " MiB resident (the whole process)"
+            << (ranks > 1 ? " on rank 0" : "") << "\n"
             << "wrote " << f.out << "/model.safetensors, train_state.safetensors, loss.csv, loss.png\n"
             << "--- sample (temperature 0.8) ---" << sample(f.sample_chars) << "\n---" << std::endl;
   return 0;
@@ -406,6 +420,10 @@ int main(int argc, char** argv) {
   app.add_option("--positional", f.positional, "learned | sinusoidal")->check(CLI::IsMember({"learned", "sinusoidal"}));
   app.add_flag("--overwrite", f.overwrite, "start a fresh run in --out even if it holds a run: that run's files are removed");
   app.add_flag("--no-tie", f.no_tie, "give the LM head its own weight instead of the token embedding's");
+  app.add_option("--attention", f.attention, "tiled (keeps one log-sum-exp per row) | stored (keeps the T x T weights)")
+      ->check(CLI::IsMember({"tiled", "stored"}));
+  app.add_flag("--checkpoint-activations", f.checkpoint_activations,
+               "keep only each block's input for backward and recompute the block there (same gradients, bit for bit)");
   app.add_flag("--bf16", f.bf16, "mixed precision: products in bfloat16 with float32 sums (autocast), the rest float32");
   app.add_option("--dropout", f.cfg.dropout, "dropout probability")->check(ember::examples::between(0.0, 0.9));
   app.add_option("--eval-every", f.opt.eval_every, "validation loss every N steps")->check(ember::examples::at_least<int64_t>(1));

@@ -102,7 +102,7 @@ std::string MemoryTimeline::summary() const {
   return os.str();
 }
 
-void MemoryTimeline::write_png(const std::string& path, const std::string& title) const {
+void MemoryTimeline::write_png(const std::string& path, const std::string& title, double y_max_mb) const {
   plot::StackedArea fig;
   fig.title = title;
   fig.x.label = "time (ms)";
@@ -128,6 +128,10 @@ void MemoryTimeline::write_png(const std::string& path, const std::string& title
   fig.vlines = {{p.ms, label}};
   // Room after the last sample, so that a peak at the end is not drawn on the frame.
   if (!samples_.empty() && samples_.back().ms > 0) fig.x.max = samples_.back().ms * 1.04;
+  if (y_max_mb > 0) {
+    fig.y.min = 0;
+    fig.y.max = y_max_mb;
+  }
   fig.legend = plot::Corner::Outside;
   fig.width = 1100;
   plot::write_png(fig, path);

@@ -44,7 +44,7 @@ namespace ember::kernel {
 
 namespace {
 
-constexpr int64_t kRows = 64;   // Br
+constexpr int64_t kRows = 128;  // Br
 constexpr int64_t kCols = 128;  // Bc
 
 // N (T, c) matrices with unit column stride, each at its own offset: how
@@ -119,6 +119,34 @@ void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T* a
   else
     blas::dgemm(ta, tb, M, Nn, K, alpha, a, static_cast<int>(lda), b, static_cast<int>(ldb), beta, c,
                 static_cast<int>(ldc));
+}
+
+// max and sum of a row in 8 independent lanes, combined in a fixed order:
+// a single running max or sum waits for the previous one at every element
+// (a chain as long as the row); lanes let the compiler use vector registers,
+// and the bits stay the same on every run.
+template <typename T>
+T row_max(const T* x, int64_t n) {
+  T lane[8];
+  for (int j = 0; j < 8; ++j) lane[j] = -std::numeric_limits<T>::infinity();
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int j = 0; j < 8; ++j) lane[j] = x[i + j] > lane[j] ? x[i + j] : lane[j];
+  for (; i < n; ++i) lane[0] = x[i] > lane[0] ? x[i] : lane[0];
+  T m = lane[0];
+  for (int j = 1; j < 8; ++j) m = lane[j] > m ? lane[j] : m;
+  return m;
+}
+template <typename T>
+double row_sum(const T* x, int64_t n) {
+  T lane[8] = {};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int j = 0; j < 8; ++j) lane[j] += x[i + j];
+  double s = 0;
+  for (; i < n; ++i) s += x[i];
+  for (int j = 0; j < 8; ++j) s += lane[j];
+  return s;
 }
 
 // The keys query row qi may see in the key tile [c0, c1): the first `valid`.
@@ -200,12 +228,9 @@ TiledAttention tiled_attention_forward(const Tensor& q, const Tensor& k, const T
             const int64_t valid = visible(causal, r0 + r, c0, c1);
             std::fill(row + valid, row + C, T(0));
             if (valid == 0) continue;
-            T mx = ninf;
-            for (int64_t c = 0; c < valid; ++c) mx = std::max(mx, row[c]);
-            const double m_new = std::max(m[r], static_cast<double>(mx));
+            const double m_new = std::max(m[r], static_cast<double>(row_max(row, valid)));
             detail::exp_shifted(row, static_cast<T>(m_new), row, valid);
-            double sum = 0;
-            for (int64_t c = 0; c < valid; ++c) sum += row[c];
+            const double sum = row_sum(row, valid);
             const double corr = std::exp(m[r] - m_new);  // 0 for the first tile (m = -inf)
             if (corr != 1.0) {
               T* a = acc.data() + r * dv;

@@ -52,7 +52,7 @@ void add_nn_attention_samples(std::vector<OpInfo>& ops) {
                  }});
 
   // q (…, Tq, d), k (…, Tk, d), v (…, Tk, dv) -> (…, Tq, dv), without storing the weights. The tiles
-  // are 64 query rows by 128 keys (tensor/attention.cpp): the "several tiles" samples cross both edges.
+  // are 128 query rows by 128 keys (tensor/attention.cpp): the "several tiles" samples cross both edges.
   auto tiled = [](bool causal) {
     return [causal](const Inputs& in) { return tiled_attention(in[0], in[1], in[2], causal); };
   };
@@ -67,7 +67,7 @@ void add_nn_attention_samples(std::vector<OpInfo>& ops) {
                            {"(B, h, T, d) head views (non-contiguous)", {heads(g, 1, 3, 2, 2), heads(g, 1, 3, 2, 2), heads(g, 1, 3, 2, 2)}},
                            {"non-contiguous q, k, v",
                             {transposed(normal_values(g, {3, 2})), transposed(normal_values(g, {3, 2})), transposed(normal_values(g, {3, 2}))}},
-                           {"several tiles: Tq = 65, Tk = 130", {normal_leaf(g, {65, 1}), normal_leaf(g, {130, 1}), normal_leaf(g, {130, 1})}},
+                           {"several tiles: Tq = 130, Tk = 131", {normal_leaf(g, {130, 1}), normal_leaf(g, {131, 1}), normal_leaf(g, {131, 1})}},
                            {"v is a constant", {normal_leaf(g, {2, 2}), normal_leaf(g, {2, 2}), randn({2, 2}, g, kFloat64)}},
                            {"zero-size (Tk = 0)", {normal_leaf(g, {2, 2}), normal_leaf(g, {0, 2}), normal_leaf(g, {0, 2})}}};
                  }});
