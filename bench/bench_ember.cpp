@@ -225,6 +225,45 @@ std::vector<Workload> workloads() {
   return w;
 }
 
+// The long-context block (examples/long_context, docs/book/15_memory.md):
+// one pre-LN block, D = 256, 8 heads, B = 4, causal, forward and backward of
+// a fixed gradient, at T = 128 ... 4096, three ways: "stored" (the T x T
+// weights kept), "tiled" (tiled_attention) and "ckpt" (tiled, the block
+// checkpointed). Not in the default list (minutes at T = 4096); each is
+// meant for its own process (compare.sh runs it so), where
+// `<name>_step_mb` is the resident memory the step added on top of what its
+// setup had made (ru_maxrss after the runs less ru_maxrss after the setup).
+std::vector<Workload> long_workloads() {
+  std::vector<Workload> w;
+  for (int64_t T : {128, 256, 512, 1024, 2048, 4096}) {
+    for (const char* how : {"stored", "tiled", "ckpt"}) {
+      const std::string kind = how;
+      w.push_back({"long_block_T" + std::to_string(T) + "_" + kind, T >= 2048 ? 3 : 5, [T, kind] {
+                     ember::Generator g(0);
+                     const auto kernel = kind == "stored" ? ember::nn::AttentionKernel::Stored : ember::nn::AttentionKernel::Tiled;
+                     auto block = std::make_shared<ember::nn::TransformerBlock>(
+                         256, 8, ember::nn::TransformerBlockOptions{.causal = true, .attention = kernel, .generator = &g});
+                     Tensor x = ember::randn({4, T, 256}, g), grad = ember::randn({4, T, 256}, g);
+                     x.requires_grad_();
+                     const bool ckpt = kind == "ckpt";
+                     return std::function<void()>([block, x, grad, ckpt]() mutable {
+                       Tensor y = ckpt ? ember::nn::checkpoint(*block, x) : block->forward(x);
+                       ember::backward(y, grad);
+                       block->zero_grad();
+                       x.set_grad(Tensor());
+                     });
+                   }});
+    }
+  }
+  return w;
+}
+
+double max_rss_mb() {
+  struct rusage ru {};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_maxrss) / 1024.0;
+}
+
 enum class Watch { None, Trace, Profile, Memory };
 
 // The body, run under a fresh instrument each time when watching.
@@ -238,8 +277,9 @@ std::function<void()> watched(std::function<void()> body, Watch watch) {
   return body;
 }
 
-double median_ms(const Workload& w, int warmup, Watch watch) {
+double median_ms(const Workload& w, int warmup, Watch watch, double* setup_rss_mb = nullptr) {
   std::function<void()> body = watched(w.setup(), watch);
+  if (setup_rss_mb) *setup_rss_mb = max_rss_mb();
   for (int i = 0; i < warmup; ++i) body();
   std::vector<double> ms;
   for (int i = 0; i < w.reps; ++i) {
@@ -286,6 +326,8 @@ int main(int argc, char** argv) {
     } else if (arg == "-h" || arg == "--help") {
       std::printf("usage: %s [--threads N] [--watch none|trace|profile|memory] [--profile] [--bf16] [--blas-info] [workload ...]\nworkloads:", argv[0]);
       for (const Workload& w : workloads()) std::printf(" %s", w.name.c_str());
+      std::printf("\nlong workloads (only when named):");
+      for (const Workload& w : long_workloads()) std::printf(" %s", w.name.c_str());
       std::printf("\n");
       return 0;
     } else {
@@ -306,6 +348,8 @@ int main(int argc, char** argv) {
   ember::manual_seed(0);
 
   std::vector<Workload> all = workloads();
+  for (Workload& w : long_workloads())
+    if (std::find(wanted.begin(), wanted.end(), w.name) != wanted.end()) all.push_back(std::move(w));
   for (const std::string& name : wanted) {
     if (std::none_of(all.begin(), all.end(), [&](const Workload& w) { return w.name == name; })) {
       std::fprintf(stderr, "bench_ember: unknown workload '%s' (see --help)\n", name.c_str());
@@ -323,8 +367,10 @@ int main(int argc, char** argv) {
       std::printf("# %s, one run under the profiler:\n%s\n", w.name.c_str(), prof.table().c_str());
       continue;
     }
-    double ms = median_ms(w, /*warmup=*/2, watch);
+    double setup_rss = 0;
+    double ms = median_ms(w, /*warmup=*/2, watch, &setup_rss);
     std::printf("%s %.3f\n", w.name.c_str(), ms);
+    if (w.name.rfind("long_", 0) == 0) std::printf("%s_step_mb %.1f\n", w.name.c_str(), max_rss_mb() - setup_rss);
     if (w.ops_per_run > 0) std::printf("%s_ns_per_op %.1f\n", w.name.c_str(), ms * 1e6 / w.ops_per_run);
     if (w.tokens_per_run > 0) std::printf("%s_tokens_per_s %.0f\n", w.name.c_str(), w.tokens_per_run / (ms * 1e-3));
     std::fflush(stdout);

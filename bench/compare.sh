@@ -17,7 +17,9 @@
 # runs every workload under three OpenMP wait policies (OMP_WAIT_POLICY unset,
 # libgomp's default: spin a while, then sleep; active, which spins; passive,
 # which sleeps): each framework's fastest time is kept, and the table says
-# which policy won. Both also run with glibc's malloc told to keep the memory
+# which policy won. The long_* workloads (the long-context block of
+# docs/book/15_memory.md; only when named) also get a table of the memory
+# each step adds, each in its own process. Both also run with glibc's malloc told to keep the memory
 # a program frees (GLIBC_TUNABLES below, in both frameworks' environment):
 # PyTorch's CPU allocator hands every block back to malloc, which by default
 # returns large ones to the system, so the next step's tensors fault their
@@ -57,7 +59,7 @@ if [[ " ${names[*]} " == *" matmul_1024 "* && " ${names[*]} " != *" cblas_sgemm_
 fi
 plain=() gpt=()
 for n in "${names[@]}"; do
-  if [[ $n == gpt_* ]]; then gpt+=("$n"); else plain+=("$n"); fi
+  if [[ $n == gpt_* || $n == long_* ]]; then gpt+=("$n"); else plain+=("$n"); fi
 done
 torch_plain=()
 for n in "${plain[@]}"; do [[ $n == cblas_sgemm_1024 ]] || torch_plain+=("$n"); done
@@ -87,6 +89,8 @@ collect() {
     "${env[@]}" "${run[@]}" "${list[@]}" | grep -v -e '^peak_rss_mb ' -e '^#' >>"$out"
   fi
   for n in "${gpt[@]}"; do  # one process each: peak RSS is that workload's own
+    # PyTorch 1.13 has no attention that drops its weights on the CPU
+    [[ $fw == torch && $n == long_*_tiled ]] && continue
     "${env[@]}" "${run[@]}" "$n" | grep -v '^#' | sed "s/^peak_rss_mb /${n}_peak_rss_mb /" >>"$out"
   done
 }
@@ -108,7 +112,7 @@ awk '
   {
     split(FILENAME, p, "/"); split(p[length(p)], fp, ".")
     fw = fp[1]; pol = fp[2]; key = $1; v = $2
-    if (key !~ /_tokens_per_s$/ && key !~ /_peak_rss_mb$/ && key !~ /_ns_per_op$/) {
+    if (key !~ /_tokens_per_s$/ && key !~ /_peak_rss_mb$/ && key !~ /_ns_per_op$/ && key !~ /_step_mb$/) {
       if (fw == "ember" && !(key in seen)) { order[++count] = key; seen[key] = 1 }
       if (!((fw, key) in best) || v < best[fw, key]) { best[fw, key] = v; won[fw, key] = pol }
     }
@@ -145,4 +149,18 @@ awk '
              val["ember", ep, k "_peak_rss_mb"], (("torch", tp, k "_peak_rss_mb") in val) ? val["torch", tp, k "_peak_rss_mb"] : "-"
     }
     if (header) print "(from the faster policy of each; peak RSS: each GPT workload in its own process; torch'"'"'s includes Python and libtorch)"
+    header = 0
+    for (i = 1; i <= count; i++) {
+      k = order[i]
+      if (!(("ember", won["ember", k], k "_step_mb") in val)) continue
+      if (!header) {
+        printf "\n| %-26s | %14s | %14s |\n", "long context", "ember step MB", "torch step MB"
+        printf "|%s|%s|%s|\n", "----------------------------", "----------------", "----------------"
+        header = 1
+      }
+      ep = won["ember", k]; tp = won["torch", k]
+      printf "| %-26s | %14s | %14s |\n", k, val["ember", ep, k "_step_mb"],
+             (("torch", tp, k "_step_mb") in val) ? val["torch", tp, k "_step_mb"] : "-"
+    }
+    if (header) print "(step MB: the resident memory the step added to what its setup had made, ru_maxrss, each workload in its own process, at the faster policy)"
   }' "$tmp"/ember.default "$tmp"/ember.active "$tmp"/ember.passive "$tmp"/torch.default "$tmp"/torch.active "$tmp"/torch.passive

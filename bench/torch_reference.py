@@ -22,6 +22,7 @@ import time
 
 import functorch
 import torch
+import torch.utils.checkpoint
 
 
 def matmul_1024():
@@ -183,6 +184,28 @@ def hvp_4096_params():
 
 
 # name -> (setup, reps, ops_per_run, tokens_per_run); setup returns the timed body.
+def long_block(T, checkpointed):
+    """bench_ember's long_block_T<T>_stored / _ckpt: one block (D = 256, 8
+    heads, B = 4, causal), forward and backward of a fixed gradient. PyTorch
+    1.13 has no attention that drops the weights on the CPU: both keep them,
+    and _ckpt recomputes the block in backward (torch.utils.checkpoint)."""
+    def setup():
+        block = Block(256, 8)
+        x = torch.randn(4, T, 256, requires_grad=True)
+        grad = torch.randn(4, T, 256)
+
+        def body():
+            if checkpointed:
+                y = torch.utils.checkpoint.checkpoint(block, x, use_reentrant=False)
+            else:
+                y = block(x)
+            y.backward(grad)
+            block.zero_grad(set_to_none=True)
+            x.grad = None
+        return body
+    return setup
+
+
 WORKLOADS = {
     "matmul_1024": (matmul_1024, 10, 0, 0),
     "add_4M": (add_4m, 20, 0, 0),
@@ -200,10 +223,21 @@ WORKLOADS = {
     # V=65, L=256, D=192, heads=6, layers=4, B=16, T=128
     "gpt_small_train_step": (gpt_train_step(65, 256, 192, 6, 4, 16, 128), 5, 0, 16 * 128),
 }
+# Only when named (as in bench_ember): one per process, each adds `<name>_step_mb`.
+LONG_WORKLOADS = {}
+for _T in (128, 256, 512, 1024, 2048, 4096):
+    for _kind, _ckpt in (("stored", False), ("ckpt", True)):
+        LONG_WORKLOADS[f"long_block_T{_T}_{_kind}"] = (long_block(_T, _ckpt), 3 if _T >= 2048 else 5, 0, 0)
 
 
-def median_ms(setup, reps, warmup=2, bf16=False):
+def max_rss_mb():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def median_ms(setup, reps, warmup=2, bf16=False, rss=None):
     body = timed_body(setup, bf16)
+    if rss is not None:
+        rss.append(max_rss_mb())
     for _ in range(warmup):
         body()
     times = []
@@ -245,20 +279,25 @@ def main():
                         help="after the warm-up, one run of each workload under torch.profiler: its ops by self CPU time")
     parser.add_argument("workloads", nargs="*", help="default: all of " + " ".join(WORKLOADS))
     args = parser.parse_args()
-    unknown = [n for n in args.workloads if n not in WORKLOADS]
+    table = dict(WORKLOADS)
+    table.update({n: LONG_WORKLOADS[n] for n in args.workloads if n in LONG_WORKLOADS})
+    unknown = [n for n in args.workloads if n not in table]
     if unknown:
         sys.exit("torch_reference.py: unknown workload(s): " + " ".join(unknown))
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
-    for name, (setup, reps, ops, tokens) in WORKLOADS.items():
+    for name, (setup, reps, ops, tokens) in table.items():
         if args.workloads and name not in args.workloads:
             continue
         if args.profile:
             profile(name, setup, bf16=args.bf16)
             continue
-        ms = median_ms(setup, reps, bf16=args.bf16)
+        rss = []
+        ms = median_ms(setup, reps, bf16=args.bf16, rss=rss)
         print(f"{name} {ms:.3f}", flush=True)
+        if name.startswith("long_"):
+            print(f"{name}_step_mb {max_rss_mb() - rss[0]:.1f}", flush=True)
         if ops:
             print(f"{name}_ns_per_op {ms * 1e6 / ops:.1f}", flush=True)
         if tokens:

@@ -18,6 +18,9 @@
 #                and that step under both frameworks' profilers (chapter 13)
 #   forward      forward_vs_reverse: Jacobians by forward and by reverse mode, the crossover
 #                and its picture; bench/compare.sh on the transforms (chapter 14)
+#   memory       long_context: a block and the tiny GPT at T = 128..4096, stored / tiled /
+#                checkpointed, its four pictures; train_gpt at a 1024-token context;
+#                bench/compare.sh on the long-context block (chapter 15)
 #
 # Each step writes docs/book/measured/<name>.txt: a header (the machine, the
 # commit of the code measured, the date, the load average before and after,
@@ -265,11 +268,34 @@ step_forward() {
   fi
 }
 
+long_context() { "$(bin examples/long_context)" --png lc; }
+long_workloads=()
+for T in 128 256 512 1024 2048 4096; do long_workloads+=("long_block_T${T}_stored" "long_block_T${T}_tiled" "long_block_T${T}_ckpt"); done
+long_compare() { bash "$root/bench/compare.sh" --build "$root/$build" "${long_workloads[@]}"; }
+train_long() {
+  "$(bin examples/train_gpt)" --context 1024 --steps 40 --eval-every 20 --checkpoint-activations --sample-chars 0 --out gpt_long
+  "$(bin examples/train_gpt)" --context 1024 --steps 4 --eval-every 4 --sample-chars 0 --out gpt_long_plain
+  "$(bin examples/train_gpt)" --context 1024 --steps 4 --eval-every 4 --attention stored --sample-chars 0 --out gpt_long_stored
+}
+step_memory() {
+  need examples/long_context
+  need examples/train_gpt
+  record long_context "./build/examples/long_context" long_context
+  for p in memory time timeline_plain timeline_checkpointed; do cp "$scratch/lc/long_context_$p.png" "$images/"; done
+  record train_gpt_long "train_gpt --context 1024 [--checkpoint-activations | --attention stored]" train_long
+  if /usr/bin/python3 -c 'import torch' 2> /dev/null; then
+    need bench/bench_ember
+    record long_context_compare "bash bench/compare.sh long_block_T{128..4096}_{stored,tiled,ckpt}" long_compare
+  else
+    echo "--- long_context_compare: skipped (no PyTorch: bash scripts/deps.sh --bench)"
+  fi
+}
+
 steps=("$@")
-((${#steps[@]})) || steps=(pictures race gpt inside watch distributed bench blas threads gemm bits bf16bench forward)
+((${#steps[@]})) || steps=(pictures race gpt inside watch distributed bench blas threads gemm bits bf16bench forward memory)
 for s in "${steps[@]}"; do
   if ! declare -F "step_$s" > /dev/null; then
-    echo "measure_book.sh: no step '$s' (pictures race gpt inside watch distributed bench blas threads gemm bits bf16bench forward)" >&2
+    echo "measure_book.sh: no step '$s' (pictures race gpt inside watch distributed bench blas threads gemm bits bf16bench forward memory)" >&2
     exit 2
   fi
   "step_$s"
