@@ -46,6 +46,9 @@ int program(const Options& o) {
   cfg.heads = o.heads;
   cfg.layers = o.layers;
   nn::GPT model(cfg);
+  // The attention whose weights chapter 8 counts (h B T^2 floats): the
+  // stored kernel. The default, tiled, keeps none (chapter 15).
+  model.set_attention(nn::AttentionKernel::Stored);
   optim::AdamW opt(model.parameters(), /*lr=*/3e-3);
   train::BatchSampler batches(tok.encode(text), o.batch, o.context, 0.1, /*seed=*/1);
   auto [x, y] = batches.sample();

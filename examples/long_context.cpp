@@ -23,6 +23,8 @@
 #include <filesystem>
 #include <functional>
 #include <iostream>
+#include <map>
+#include <set>
 #include <memory>
 #include <sstream>
 
@@ -63,6 +65,12 @@ struct Result {
   int64_t peak = 0;  // all tensor memory, at its highest
   double ms = 0;     // median step time
 };
+
+std::string mb(int64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", static_cast<double>(bytes) / 1e6);
+  return buf;
+}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -122,6 +130,46 @@ Result block_step(int64_t T, const Variant& v, int reps) {
   return r;
 }
 
+// Where one block's saved bytes are: every storage its graph keeps, counted
+// once, under the first node (in the walk from the output) that keeps it,
+// summed by the node's label (the module path and op; labels exist while an
+// instrument watches, here a memory timeline).
+void saved_by_op(int64_t T, const Variant& v) {
+  Generator gen(1);
+  nn::TransformerBlock block(kD, kHeads, {.attention = v.kernel, .generator = &gen});
+  inspect::MemoryTimeline watching;
+  Tensor x = randn({kB, T, kD}, gen).requires_grad_();
+  Tensor y = block.forward(x);
+  std::set<const void*> counted{x.storage().get()};  // x: below
+  for (const Tensor& p : block.parameters()) counted.insert(p.storage().get());  // parameters count as parameters
+  std::set<const Node*> seen;
+  std::map<std::string, std::pair<int64_t, std::string>> by_label;  // bytes, what
+  std::vector<Node*> todo{y.grad_fn().get()};
+  int64_t total = 0;
+  while (!todo.empty()) {
+    Node* n = todo.back();
+    todo.pop_back();
+    if (!seen.insert(n).second) continue;
+    for (const SavedRef& s : n->saved()) {
+      const Tensor& t = s->peek();
+      if (!t.defined() || !counted.insert(t.storage().get()).second) continue;
+      auto& [bytes, what] = by_label[n->label];
+      bytes += static_cast<int64_t>(t.storage()->nbytes());
+      total += static_cast<int64_t>(t.storage()->nbytes());
+      what += (what.empty() ? "" : ", ") + std::string(s.name) + " " + shape_str(t.shape());
+    }
+    for (const Edge& e : n->next)
+      if (e.node) todo.push_back(e.node.get());
+  }
+  const int64_t input = static_cast<int64_t>(x.storage()->nbytes());  // ln1 keeps x, a leaf
+  std::printf("  %s, T = %lld: %s MB in all (x included, %s MB)\n", v.name, static_cast<long long>(T),
+              mb(total + input).c_str(), mb(input).c_str());
+  std::vector<std::pair<int64_t, std::string>> rows;
+  for (const auto& [label, bw] : by_label) rows.push_back({bw.first, label + ": " + bw.second});
+  std::sort(rows.rbegin(), rows.rend());
+  for (const auto& [bytes, what] : rows) std::printf("    %9s MB  %s\n", mb(bytes).c_str(), what.c_str());
+}
+
 nn::GPTConfig tiny_gpt(int64_t T) {
   nn::GPTConfig c;
   train::TrainOptions unused;
@@ -166,7 +214,10 @@ Result gpt_step(int64_t T, int64_t B, const Variant& v, int reps,
     one(end_of_forward);
   });
   r.closed_most = train::step_memory(gpt, B).saved_activations;
-  r.closed = r.closed_most;
+  // At the end of the forward: all of it, or, checkpointed, each block's
+  // input and the final LayerNorm's, the head's and the loss's (no dropout).
+  const nn::GPTConfig& c = gpt.config();
+  r.closed = v.checkpoint ? 4 * B * T * (c.layers * c.dim + 2 * c.dim + 2 + c.vocab_size + 1) : r.closed_most;
   if (keep) {  // the timeline of one more step, for its picture
     *keep = std::make_unique<inspect::MemoryTimeline>();
     (*keep)->track(gpt.parameters(), MemoryKind::Parameters);
@@ -178,12 +229,6 @@ Result gpt_step(int64_t T, int64_t B, const Variant& v, int reps,
     (*keep)->stop_watching();
   }
   return r;
-}
-
-std::string mb(int64_t bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f", static_cast<double>(bytes) / 1e6);
-  return buf;
 }
 
 std::vector<int64_t> parse_Ts(const std::string& s) {
@@ -251,13 +296,14 @@ int program(const Options& o) {
   std::printf("\nThe tiny GPT (V = %lld, D = %lld, %lld heads, L = %lld layers), one AdamW step on B = %lld sequences\n",
               static_cast<long long>(shown.vocab_size), static_cast<long long>(shown.dim),
               static_cast<long long>(shown.heads), static_cast<long long>(shown.layers), static_cast<long long>(kB));
-  std::printf("(saved: the most saved at once, measured = train::step_memory's closed form)\n");
-  std::printf("%6s  %-10s  %17s  %10s  %10s\n", "T", "attention", "saved MB", "peak MB", "ms");
+  std::printf("(saved: at the end of the forward; most: the most saved at once, train::step_memory's closed form)\n");
+  std::printf("%6s  %-10s  %17s  %17s  %10s  %10s\n", "T", "attention", "saved MB", "most MB", "peak MB", "ms");
   std::vector<std::vector<Result>> gpt(3);
   for (int64_t T : Ts) {
     for (size_t v = 0; v < 3; ++v) {
       Result r = gpt_step(T, kB, kVariants[v], o.reps);
-      std::printf("%6lld  %-10s  %7s %s %-7s  %10s  %10.1f\n", static_cast<long long>(T), kVariants[v].name,
+      std::printf("%6lld  %-10s  %7s %s %-7s  %7s %s %-7s  %10s  %10.1f\n", static_cast<long long>(T),
+                  kVariants[v].name, mb(r.saved).c_str(), check(r.saved, r.closed), mb(r.closed).c_str(),
                   mb(r.saved_most).c_str(), check(r.saved_most, r.closed_most), mb(r.closed_most).c_str(),
                   mb(r.peak).c_str(), r.ms);
       std::fflush(stdout);
@@ -268,14 +314,19 @@ int program(const Options& o) {
   std::printf("\nRatios\n");
   for (size_t i = 0; i < Ts.size(); ++i) {
     const Result &s = block[0][i], &t = block[1][i];
-    std::printf("  block T = %lld: tiled saves %.4f of stored's bytes (1/%.1f); stored / tiled time %.2f\n",
-                static_cast<long long>(Ts[i]), double(t.saved) / double(s.saved), double(s.saved) / double(t.saved),
-                s.ms / t.ms);
+    // The attention op's own saves: q, k, v and the weights, or q, k, v, the output and the log-sum-exps.
+    const double T = static_cast<double>(Ts[i]), BT = kB * T, hBT = kHeads * BT;
+    const double own_stored = 3 * BT * kD + hBT * T, own_tiled = 4 * BT * kD + hBT;
+    std::printf("  block T = %lld: tiled keeps 1/%.2f of stored's bytes (the attention op's own: 1/%.1f); "
+                "stored / tiled time %.2f\n",
+                static_cast<long long>(Ts[i]), double(s.saved) / double(t.saved), own_stored / own_tiled, s.ms / t.ms);
   }
   for (size_t i = 0; i < Ts.size(); ++i) {
     const Result &t = gpt[1][i], &c = gpt[2][i];
-    std::printf("  GPT T = %lld: checkpointing saves 1/%.2f of tiled's bytes, for %.2f x its step time\n",
-                static_cast<long long>(Ts[i]), double(t.saved_most) / double(c.saved_most), c.ms / t.ms);
+    std::printf("  GPT T = %lld: checkpointing keeps 1/%.2f of tiled's bytes at the end of the forward, 1/%.2f at "
+                "the most, for %.2f x its step time\n",
+                static_cast<long long>(Ts[i]), double(t.saved) / double(c.saved),
+                double(t.saved_most) / double(c.saved_most), c.ms / t.ms);
   }
   {  // the tiny GPT as train_gpt trains it: B = 16, T = 64
     nn::GPTConfig c;
@@ -283,11 +334,21 @@ int program(const Options& o) {
     examples::tiny_gpt_defaults(c, opt);
     Result t = gpt_step(c.context_length, opt.batch, kVariants[1], o.reps);
     Result k = gpt_step(c.context_length, opt.batch, kVariants[2], o.reps);
-    std::printf("  the tiny GPT as train_gpt trains it (B = %lld, T = %lld): checkpointing saves 1/%.2f of the bytes "
-                "(%s %s %s MB), for %.2f x the step time (%.1f ms against %.1f)\n",
+    std::printf("  the tiny GPT as train_gpt trains it (B = %lld, T = %lld): checkpointing keeps 1/%.2f of the bytes "
+                "at the end of the forward (%s %s %s MB), 1/%.2f at the most (%s %s %s MB), for %.2f x the step time "
+                "(%.1f ms against %.1f)\n",
                 static_cast<long long>(opt.batch), static_cast<long long>(c.context_length),
+                double(t.saved) / double(k.saved), mb(k.saved).c_str(), check(k.saved, k.closed), mb(k.closed).c_str(),
                 double(t.saved_most) / double(k.saved_most), mb(k.saved_most).c_str(), check(k.saved_most, k.closed_most),
                 mb(k.closed_most).c_str(), k.ms / t.ms, k.ms, t.ms);
+  }
+  {  // where a block's bytes are, at the longest context up to 2048
+    int64_t T = Ts.front();
+    for (int64_t t : Ts)
+      if (t <= 2048) T = std::max(T, t);
+    std::printf("\nWhat one block keeps for backward, by the op that keeps it (each tensor once)\n");
+    saved_by_op(T, kVariants[0]);
+    saved_by_op(T, kVariants[1]);
   }
 
   if (!o.png.empty()) {

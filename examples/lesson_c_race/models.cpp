@@ -81,9 +81,11 @@ TransformerLM::TransformerLM(const TaskShape& task, int64_t D, int64_t heads, in
       "pos", std::make_shared<nn::LearnedPositionalEmbedding>(task.context, D, nn::InitOptions{.generator = &gen}));
   nn::init::normal_(pos->weight, 0.0, std, gen);
   blocks = register_module("blocks", std::make_shared<nn::ModuleList<nn::TransformerBlock>>());
+  // Lesson C's attention as the lesson writes it: the T x T weights computed
+  // and kept (the stored kernel; chapter 15 shows the tiled one).
   for (int64_t l = 0; l < layers; ++l)
-    blocks->push_back(
-        std::make_shared<nn::TransformerBlock>(D, heads, nn::TransformerBlockOptions{.causal = true, .generator = &gen}));
+    blocks->push_back(std::make_shared<nn::TransformerBlock>(
+        D, heads, nn::TransformerBlockOptions{.causal = true, .attention = nn::AttentionKernel::Stored, .generator = &gen}));
   ln = register_module("ln", std::make_shared<nn::LayerNorm>(D));
   head = register_module("head", std::make_shared<nn::Linear>(D, task.classes, nn::LinearOptions{.generator = &gen}));
 }

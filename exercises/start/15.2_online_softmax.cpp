@@ -1,0 +1,46 @@
+// Exercise 15.2: Softmax one tile at a time (chapter 15, docs/book/15_memory.md)
+//
+// Tiled attention (tensor/attention.cpp) never has a whole row of scores:
+// it sees them one tile of keys at a time, and keeps per query row only
+//   m    the largest score seen so far,
+//   l    the sum of exp(s - m) over the scores seen so far,
+//   acc  the sum of exp(s - m) v over their value rows (width dv).
+// When a tile brings a larger score, m rises to m', and what was summed with
+// the old m must be multiplied by exp(m - m') first. At the end, the
+// attention's output is acc / l: exactly softmax(s) · V, as if the whole row
+// had been there at once.
+//
+// Write fold() (one tile into the running state) and finish(). The checker
+// splits rows of scores into tiles of many sizes, some with scores that rise
+// tile after tile, some near 1000 (where exp without the max overflows), and
+// compares with the softmax of the whole row.
+//
+// Check it:  bash scripts/exercise.sh 15.2
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "exercises/exercise.h"
+
+namespace ex15_2 {
+
+struct Running {
+  double m = -std::numeric_limits<double>::infinity();
+  double l = 0;
+  std::vector<double> acc;  // dv values, all 0 at the start
+};
+
+// scores[j] is the score of key j of the tile, values[j] its value row.
+void fold(Running& r, const std::vector<double>& scores, const std::vector<std::vector<double>>& values) {
+  (void)r;
+  (void)scores;
+  (void)values;
+  TODO("m' = max(m, max(scores)); scale l and acc by exp(m - m'); add exp(s - m') and exp(s - m') v; m = m'");
+}
+
+std::vector<double> finish(const Running& r) {
+  (void)r;
+  TODO("acc / l");
+}
+
+}  // namespace ex15_2
