@@ -19,7 +19,7 @@ Tensor alias_of(const Tensor& t) {
 
 namespace detail {
 thread_local const std::vector<const TensorImpl*>* borrowed_parameters = nullptr;
-thread_local const void* recording_segment = nullptr;
+thread_local uint64_t recording_segment = 0;
 }  // namespace detail
 
 namespace {

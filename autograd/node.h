@@ -117,7 +117,7 @@ struct Node {
   /// The nn::checkpoint whose forward recorded this node (while one runs on
   /// this thread), else null: how it tells its own nodes from the graph
   /// that was there before.
-  const void* segment = nullptr;
+  uint64_t segment = 0;
   // Where the node was recorded, e.g. "blocks.0.attn.softmax" (set only
   // while an inspect/ instrument watches; empty otherwise).
   std::string label;
@@ -154,7 +154,7 @@ class GradientGraphScope {
 
 namespace detail {
 /// Stamped on every node recorded on this thread while set (Node::segment).
-extern thread_local const void* recording_segment;
+extern thread_local uint64_t recording_segment;
 }  // namespace detail
 
 /// True when an op with these inputs must record a node: grad mode is on and

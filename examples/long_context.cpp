@@ -32,6 +32,7 @@
 #include "common/tiny_gpt.h"
 #include "ember.h"
 #include "inspect/memory.h"
+#include "inspect/profiler.h"
 #include "plot/plot.h"
 #include "train/step_memory.h"
 
@@ -168,6 +169,24 @@ void saved_by_op(int64_t T, const Variant& v) {
   for (const auto& [label, bw] : by_label) rows.push_back({bw.first, label + ": " + bw.second});
   std::sort(rows.rbegin(), rows.rend());
   for (const auto& [bytes, what] : rows) std::printf("    %9s MB  %s\n", mb(bytes).c_str(), what.c_str());
+}
+
+// Where one block's step goes: the profiler's table, by op, of one forward
+// and backward after a warm-up.
+void profile_block(int64_t T, const Variant& v) {
+  Generator gen(1);
+  nn::TransformerBlock block(kD, kHeads, {.attention = v.kernel, .generator = &gen});
+  Tensor x = randn({kB, T, kD}, gen).requires_grad_(), g = randn({kB, T, kD}, gen);
+  auto step = [&] {
+    backward(block.forward(x), g);
+    block.zero_grad();
+    x.set_grad(Tensor());
+  };
+  step();
+  inspect::Profiler prof;
+  step();
+  prof.stop_watching();
+  std::printf("  %s, T = %lld:\n%s", v.name, static_cast<long long>(T), prof.table(inspect::Profiler::By::Op, 8).c_str());
 }
 
 nn::GPTConfig tiny_gpt(int64_t T) {
@@ -349,6 +368,9 @@ int program(const Options& o) {
     std::printf("\nWhat one block keeps for backward, by the op that keeps it (each tensor once)\n");
     saved_by_op(T, kVariants[0]);
     saved_by_op(T, kVariants[1]);
+    std::printf("\nWhere one block's forward and backward go, by op (the profiler, one step after a warm-up)\n");
+    profile_block(T, kVariants[0]);
+    profile_block(T, kVariants[1]);
   }
 
   if (!o.png.empty()) {

@@ -1,5 +1,7 @@
 #include "nn/checkpoint.h"
 
+#include <algorithm>
+#include <atomic>
 #include <unordered_set>
 #include <utility>
 
@@ -42,12 +44,16 @@ class ReplayDraws {
   explicit ReplayDraws(const std::vector<Draw>& draws) : prev_(detail::draw_watcher) {
     detail::draw_watcher = nullptr;
     for (const Draw& d : draws) {
+      GeneratorLock lock(*d.first);  // the default generator is shared
       now_.emplace_back(d.first, d.first->get_state());
       d.first->set_state(d.second);
     }
   }
   ~ReplayDraws() {
-    for (const Draw& d : now_) d.first->set_state(d.second);
+    for (const Draw& d : now_) {
+      GeneratorLock lock(*d.first);
+      d.first->set_state(d.second);
+    }
     detail::draw_watcher = prev_;
   }
   ReplayDraws(const ReplayDraws&) = delete;
@@ -58,15 +64,21 @@ class ReplayDraws {
   detail::DrawWatcher* prev_;
 };
 
+// Marks the nodes recorded in its scope with a number no other checkpoint
+// call has (a stack address could repeat from one call to the next).
 class SegmentScope {
  public:
-  explicit SegmentScope(const void* id) : prev_(detail::recording_segment) { detail::recording_segment = id; }
+  SegmentScope() : id_(next_id_.fetch_add(1, std::memory_order_relaxed)), prev_(detail::recording_segment) {
+    detail::recording_segment = id_;
+  }
   ~SegmentScope() { detail::recording_segment = prev_; }
   SegmentScope(const SegmentScope&) = delete;
   SegmentScope& operator=(const SegmentScope&) = delete;
+  uint64_t id() const { return id_; }
 
  private:
-  const void* prev_;
+  static inline std::atomic<uint64_t> next_id_{1};  // 0: no segment
+  uint64_t id_, prev_;
 };
 
 // What fn's graph reads that requires grad, besides its (detached) inputs:
@@ -75,7 +87,7 @@ class SegmentScope {
 // over), each with its graph. Such a tensor must still be alive (the node's
 // weak link names it) to be differentiated against in backward; when it is
 // not, fn read it through a temporary and is refused.
-std::vector<Tensor> tensors_read(const Tensor& y, const std::vector<Tensor>& args, const void* segment) {
+std::vector<Tensor> tensors_read(const Tensor& y, const std::vector<Tensor>& args, uint64_t segment) {
   std::unordered_set<const TensorImpl*> seen_leaf;
   for (const Tensor& a : args) seen_leaf.insert(a.impl());
   std::unordered_set<const Node*> seen_node;
@@ -139,14 +151,20 @@ struct CheckpointBackward final : Node {
         x = x.detach();
         if (rg) x.requires_grad_();
       }
-      if (x.requires_grad()) {
+      if (x.requires_grad() && std::none_of(wrt.begin(), wrt.end(), [&](const Tensor& w) { return w.is_same(x); })) {
         wrt.push_back(x);
         slot.push_back(static_cast<int>(i));
       }
       args.push_back(x);
     }
+    bool reads_a_graph = false;  // a tensor read has a graph of its own: see below
     for (size_t i = 0; i < leaves.size(); ++i) {
-      wrt.push_back(leaves[i].get(*this));
+      Tensor t = leaves[i].get(*this);
+      reads_a_graph = reads_a_graph || t.grad_fn() != nullptr;
+      // While recording, an input is itself, and fn may also read it: one
+      // entry, or grad() would hand the whole gradient to both edges.
+      if (std::any_of(wrt.begin(), wrt.end(), [&](const Tensor& w) { return w.is_same(t); })) continue;
+      wrt.push_back(t);
       slot.push_back(static_cast<int>(inputs.size() + i));
     }
     Tensor y;
@@ -161,7 +179,11 @@ struct CheckpointBackward final : Node {
                                                  << ", its forward gave " << shape_str(g.shape()));
     std::vector<Tensor> out(inputs.size() + leaves.size());
     if (!y.requires_grad() || wrt.empty()) return out;
-    std::vector<Tensor> grads = grad({y}, wrt, {g}, {.create_graph = records, .allow_unused = true});
+    // The walk of grad() frees what the nodes it passes saved: past a tensor
+    // read with a graph of its own lies the caller's graph, which the outer
+    // backward still needs, so then it keeps them.
+    std::vector<Tensor> grads =
+        grad({y}, wrt, {g}, {.retain_graph = reads_a_graph, .create_graph = records, .allow_unused = true});
     for (size_t i = 0; i < grads.size(); ++i) out[static_cast<size_t>(slot[i])] = grads[i];
     return out;
   }
@@ -183,8 +205,10 @@ Tensor checkpoint(const CheckpointFn& fn, const std::vector<Tensor>& inputs) {
   }
   WatchDraws watch;
   Tensor y;
+  uint64_t segment_id = 0;
   {
-    SegmentScope segment(&watch);
+    SegmentScope segment;
+    segment_id = segment.id();
     y = fn(args);
   }
   EMBER_CHECK(y.defined(), "checkpoint", "the function returned an undefined tensor");
@@ -194,7 +218,8 @@ Tensor checkpoint(const CheckpointFn& fn, const std::vector<Tensor>& inputs) {
       if (args[i].is_same(y)) return inputs[i];
     return y;
   }
-  std::vector<Tensor> leaves = tensors_read(y, args, &watch);
+  if (y.grad_fn()->segment != segment_id) return y;  // a tensor computed before fn, returned as it is
+  std::vector<Tensor> leaves = tensors_read(y, args, segment_id);
   Tensor out = y.detach();  // drops fn's graph and everything it saved
   y = Tensor();
   std::vector<Tensor> edges = inputs;

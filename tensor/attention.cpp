@@ -26,8 +26,9 @@
 // inside the diagonal tile the future keys are set to weight 0.
 //
 // The scratch is two Br × Bc buffers per thread (std::vector: workspace, not
-// tensor memory). Each of the N matrices is handled on one thread, in a fixed
-// order, so the bits do not depend on the thread count.
+// tensor memory). Forward splits the work by (matrix, row tile), backward by
+// matrix; each piece runs on one thread in a fixed order, so the bits do not
+// depend on the thread count.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -272,7 +273,16 @@ TiledAttentionGrads tiled_attention_backward(const Tensor& q, const Tensor& k, c
                           << dtype_name(out.dtype()) << " " << shape_str(out.shape()));
   const int64_t Tq = q.size(-2), Tk = k.size(-2), d = q.size(-1), dv = v.size(-1);
   Tensor dq = zeros(q.shape(), q.dtype()), dk = zeros(k.shape(), k.dtype()), dvv = zeros(v.shape(), v.dtype());
-  if (q.numel() == 0 || k.numel() == 0 || out.numel() == 0) return {dq, dk, dvv};
+  Shape out_shape = q.shape(), lse_shape(q.shape().begin(), q.shape().end() - 1);
+  out_shape.back() = dv;
+  EMBER_CHECK(out.shape() == out_shape && out.dtype() == q.dtype() && lse.shape() == lse_shape &&
+                  lse.dtype() == q.dtype(),
+              op, "the output " << dtype_name(out.dtype()) << " " << shape_str(out.shape()) << " and lse "
+                                << dtype_name(lse.dtype()) << " " << shape_str(lse.shape()) << " must be "
+                                << dtype_name(q.dtype()) << " " << shape_str(out_shape) << " and "
+                                << shape_str(lse_shape) << " for q " << shape_str(q.shape()) << " and v "
+                                << shape_str(v.shape()));
+  if (Tq == 0 || Tk == 0 || out.numel() == 0) return {dq, dk, dvv};  // d = 0 still averages v
   Mats mq = as_mats(q), mk = as_mats(k), mv = as_mats(v), mo = as_mats(out), mg = as_mats(g);
   Tensor lse_c = contiguous(lse);
   const int64_t N = static_cast<int64_t>(mq.base.size());

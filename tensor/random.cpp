@@ -75,11 +75,11 @@ thread_local DrawWatcher* draw_watcher = nullptr;
 }  // namespace detail
 
 GeneratorLock::GeneratorLock(Generator& gen) {
-  if (detail::draw_watcher) detail::draw_watcher->drawing(gen);
   if (&gen == &default_generator()) {
     default_generator_mutex().lock();
     locked_ = true;
   }
+  if (detail::draw_watcher) detail::draw_watcher->drawing(gen);  // under the lock: it reads the state
 }
 GeneratorLock::~GeneratorLock() {
   if (locked_) default_generator_mutex().unlock();

@@ -176,3 +176,35 @@ TEST(ActivationCheckpoint, NoGradAndBadInput) {
   expect_error([&] { nn::checkpoint(lin, Tensor()); }, "checkpoint", {"input 0", "undefined"});
   expect_error([&] { nn::checkpoint(nn::CheckpointFn(), {x}); }, "checkpoint", {"no function"});
 }
+
+// A piece that reads a tensor with a graph of its own (computed before it,
+// held by the closure): the gradient flows on into that graph, and the
+// recomputation's backward leaves the caller's graph as it was, for the
+// outer backward that still needs it.
+TEST(ActivationCheckpoint, ReadsATensorComputedBeforeIt) {
+  Tensor w = tensor(std::vector<double>{0.5, -1.5}).requires_grad_();
+  Tensor x = tensor(std::vector<double>{2.0, 3.0}).requires_grad_();
+  Tensor z = tensor(std::vector<double>{-1.0, 0.25}).requires_grad_();
+  auto run = [&](bool checkpointed) {
+    Tensor h = x * w;  // MulBackward saves x and w: the recomputation must not free them
+    auto piece = [h](const std::vector<Tensor>& in) { return tanh(in[0] * h); };
+    Tensor y = checkpointed ? nn::checkpoint(piece, {z}) : piece({z});
+    return grad({y.sum() + h.sum()}, {x, w, z});
+  };
+  std::vector<Tensor> want = run(false), got = run(true);
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(values(got[i]), values(want[i])) << i;
+}
+
+// The same tensor as two inputs, and as an input the piece also reads
+// through its closure: each use adds its share once, with and without
+// create_graph.
+TEST(ActivationCheckpoint, ATensorUsedTwiceGetsItsGradientOnce) {
+  Tensor x = tensor(std::vector<double>{0.5, -2.0}).requires_grad_();
+  auto piece = [&x](const std::vector<Tensor>& in) { return (in[0] * in[1] * x).sum(); };
+  const std::vector<double> want = values(grad({piece({x, x})}, {x})[0]);  // 3 x²
+  for (bool create_graph : {false, true}) {
+    SCOPED_TRACE(create_graph ? "create_graph" : "plain");
+    Tensor y = nn::checkpoint(piece, {x, x});
+    EXPECT_EQ(values(grad({y}, {x}, {}, {.create_graph = create_graph})[0]), want);
+  }
+}

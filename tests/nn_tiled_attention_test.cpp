@@ -207,3 +207,38 @@ TEST(TiledAttention, GptTiledAndStoredAgree) {
     EXPECT_LE(worst, 1e-4 * scale + 1e-7) << pa[i].first;
   }
 }
+
+// d = 0: every score is 0, so row i averages the values it sees (all 7, or
+// causal the first i + 1), and the gradient of v is the closed form of that
+// average, not zero.
+TEST(TiledAttention, ZeroHeadDimAveragesTheValues) {
+  const int64_t Tq = 5, Tk = 7, dv = 3;
+  Tensor q = zeros({Tq, 0}, kFloat64), k = zeros({Tk, 0}, kFloat64);
+  Tensor v0 = randn({Tk, dv}, *test::seeded(8), kFloat64), w = randn({Tq, dv}, *test::seeded(9), kFloat64);
+  const std::vector<double> V = values(v0), W = values(w);
+  for (bool causal : {false, true}) {
+    SCOPED_TRACE(causal ? "causal" : "all keys");
+    Grads a = run([&](auto& q_, auto& k_, auto& v_) { return tiled_attention(q_, k_, v_, causal); }, q, k, v0, w);
+    std::vector<double> out(Tq * dv, 0.0), dvv(Tk * dv, 0.0);
+    for (int64_t i = 0; i < Tq; ++i) {
+      const int64_t seen = causal ? std::min(i + 1, Tk) : Tk;
+      for (int64_t j = 0; j < seen; ++j)
+        for (int64_t e = 0; e < dv; ++e) {
+          out[i * dv + e] += V[j * dv + e] / seen;
+          dvv[j * dv + e] += W[i * dv + e] / seen;
+        }
+    }
+    test::expect_values(a.out, out, 1e-14);
+    test::expect_values(a.dv, dvv, 1e-14);
+  }
+}
+
+// The backward kernel refuses an output or log-sum-exp of the wrong shape.
+TEST(TiledAttention, BackwardKernelChecksItsSavedTensors) {
+  Tensor q = zeros({2, 3, 4}), k = zeros({2, 5, 4}), v = zeros({2, 5, 6});
+  kernel::TiledAttention f = kernel::tiled_attention_forward(q, k, v, 0.5, false);
+  expect_error([&] { kernel::tiled_attention_backward(q, k, v, f.out, zeros({2, 4}), f.out, 0.5, false); },
+               "tiled_attention backward", {"lse", "(2, 4)", "(2, 3)"});
+  expect_error([&] { kernel::tiled_attention_backward(q, k, v, zeros({2, 3, 5}), f.lse, zeros({2, 3, 5}), 0.5, false); },
+               "tiled_attention backward", {"(2, 3, 5)", "(2, 3, 6)"});
+}
