@@ -29,10 +29,7 @@ void same_as_measured(int64_t B, int64_t T, int64_t D, int64_t h) {
   const int64_t want = measured(B, T, D, h), got = ex8_1::saved_bytes(B, T, D, h);
   const std::string what = "B=" + std::to_string(B) + " T=" + std::to_string(T) + " D=" + std::to_string(D) +
                            " h=" + std::to_string(h);
-  check::expect(got == want, what + ": you predict " + std::to_string(got) + " bytes, the timeline measured " +
-                                 std::to_string(want) + " (you are off by " + std::to_string(got - want) + " bytes = " +
-                                 check::num(static_cast<double>(got - want) / 4) + " floats)",
-                "compare several shapes: which of B, T, D, h does the difference grow with?");
+  check::expect_bytes(got, want, what);
 }
 
 }  // namespace

@@ -82,6 +82,14 @@ void expect_near(double got, double want, const std::string& what, double tol, c
   expect(std::abs(got - want) <= tol, what + " is " + num(got) + ", but should be " + num(want), hint);
 }
 
+void expect_bytes(int64_t predicted, int64_t measured, const std::string& what) {
+  expect(predicted == measured,
+         what + ": you predict " + std::to_string(predicted) + " bytes, the timeline measured " +
+             std::to_string(measured) + " (you are off by " + std::to_string(predicted - measured) + " bytes = " +
+             num(static_cast<double>(predicted - measured) / 4) + " floats)",
+         "compare several shapes: which of B, T, D, h does the difference grow with?");
+}
+
 std::string expect_error(const std::function<void()>& f, const std::vector<std::string>& parts,
                          const std::string& what) {
   std::string msg;

@@ -47,6 +47,10 @@ void expect_close(const Tensor& got, const Tensor& want, const std::string& what
 /// The same for numbers.
 void expect_near(double got, double want, const std::string& what, double tol = 1e-9, const std::string& hint = "");
 
+/// Fails unless a predicted number of bytes equals the measured one, saying
+/// by how much (and how many floats) it is off: the saved-bytes exercises.
+void expect_bytes(int64_t predicted, int64_t measured, const std::string& what);
+
 /// Runs f, which must throw ember::Error with every one of `parts` in its
 /// message; returns the message. `what` says what should have been refused.
 std::string expect_error(const std::function<void()>& f, const std::vector<std::string>& parts, const std::string& what);
