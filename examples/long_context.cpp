@@ -61,8 +61,8 @@ constexpr int64_t kB = 4, kD = 256, kHeads = 8;
 struct Result {
   int64_t saved = 0;       // saved for backward at the end of the forward (measured)
   int64_t saved_most = 0;  // the most saved at once during the step (measured)
-  int64_t closed = 0;      // the closed form of `saved` (block) or of `saved_most` (GPT)
-  int64_t closed_most = 0;
+  int64_t closed = 0;      // the closed form of `saved`
+  int64_t closed_most = 0;  // and of `saved_most`
   int64_t peak = 0;  // all tensor memory, at its highest
   double ms = 0;     // median step time
 };
@@ -78,8 +78,8 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-// The step, once under a memory timeline (`watch` marks the end of the
-// forward), then `reps` times on the clock.
+// The step, once under a memory timeline (setup calls end_of_forward when
+// its forward is done), then `reps` times on the clock.
 template <typename Setup>
 void measure(Result& r, int reps, const Setup& setup) {
   {
@@ -203,6 +203,17 @@ std::vector<Tensor> state_of(const optim::Optimizer& opt) {
   return t;
 }
 
+// What a step finds already there: the parameters, their gradients from the
+// step before, and the optimizer's state.
+void track_state(inspect::MemoryTimeline& mem, const nn::GPT& gpt, const optim::Optimizer& opt) {
+  mem.track(gpt.parameters(), MemoryKind::Parameters);
+  std::vector<Tensor> grads;
+  for (const Tensor& p : gpt.parameters())
+    if (p.grad().defined()) grads.push_back(p.grad());
+  mem.track(grads, MemoryKind::Gradients);
+  mem.track(state_of(opt), MemoryKind::OptimizerState);
+}
+
 // One AdamW step of the tiny GPT on B sequences of length T.
 Result gpt_step(int64_t T, int64_t B, const Variant& v, int reps,
                 std::unique_ptr<inspect::MemoryTimeline>* keep = nullptr) {
@@ -222,14 +233,7 @@ Result gpt_step(int64_t T, int64_t B, const Variant& v, int reps,
   one(nullptr);  // the optimizer's state exists from here on, as in training
   Result r;
   measure(r, reps, [&](inspect::MemoryTimeline* mem, const std::function<void()>& end_of_forward) {
-    if (mem) {
-      mem->track(gpt.parameters(), MemoryKind::Parameters);
-      std::vector<Tensor> grads;
-      for (const Tensor& p : gpt.parameters())
-        if (p.grad().defined()) grads.push_back(p.grad());
-      mem->track(grads, MemoryKind::Gradients);
-      mem->track(state_of(opt), MemoryKind::OptimizerState);
-    }
+    if (mem) track_state(*mem, gpt, opt);
     one(end_of_forward);
   });
   r.closed_most = train::step_memory(gpt, B).saved_activations;
@@ -239,11 +243,7 @@ Result gpt_step(int64_t T, int64_t B, const Variant& v, int reps,
   r.closed = v.checkpoint ? 4 * B * T * (c.layers * c.dim + 2 * c.dim + 2 + c.vocab_size + 1) : r.closed_most;
   if (keep) {  // the timeline of one more step, for its picture
     *keep = std::make_unique<inspect::MemoryTimeline>();
-    (*keep)->track(gpt.parameters(), MemoryKind::Parameters);
-    std::vector<Tensor> grads;
-    for (const Tensor& p : gpt.parameters()) grads.push_back(p.grad());
-    (*keep)->track(grads, MemoryKind::Gradients);
-    (*keep)->track(state_of(opt), MemoryKind::OptimizerState);
+    track_state(**keep, gpt, opt);
     one(nullptr);
     (*keep)->stop_watching();
   }
@@ -285,6 +285,18 @@ void line_plot(const std::string& path, const std::string& title, const std::str
   EMBER_CHECK(problems.empty(), "long_context", path << ": " << problems.front());
 }
 
+// One line of a table: T, the variant, saved (= its closed form), the most
+// saved at once (= its closed form), the peak and the time; `w` the width
+// of the MB columns. Returns whether both closed forms held.
+bool print_row(int64_t T, const Variant& v, const Result& r, int w) {
+  auto eq = [](int64_t a, int64_t b) { return a == b ? "=" : "!="; };
+  std::printf("%6lld  %-10s  %*s %s %-*s  %*s %s %-*s  %10s  %10.1f\n", static_cast<long long>(T), v.name, w,
+              mb(r.saved).c_str(), eq(r.saved, r.closed), w, mb(r.closed).c_str(), w, mb(r.saved_most).c_str(),
+              eq(r.saved_most, r.closed_most), w, mb(r.closed_most).c_str(), mb(r.peak).c_str(), r.ms);
+  std::fflush(stdout);
+  return r.saved == r.closed && r.saved_most == r.closed_most;
+}
+
 int program(const Options& o) {
   set_num_threads(2);
   const std::vector<int64_t> Ts = parse_Ts(o.Ts);
@@ -302,11 +314,7 @@ int program(const Options& o) {
   for (int64_t T : Ts) {
     for (size_t v = 0; v < 3; ++v) {
       Result r = block_step(T, kVariants[v], o.reps);
-      std::printf("%6lld  %-10s  %5s %s %-5s  %5s %s %-5s  %10s  %10.1f\n", static_cast<long long>(T),
-                  kVariants[v].name, mb(r.saved).c_str(), check(r.saved, r.closed), mb(r.closed).c_str(),
-                  mb(r.saved_most).c_str(), check(r.saved_most, r.closed_most), mb(r.closed_most).c_str(),
-                  mb(r.peak).c_str(), r.ms);
-      std::fflush(stdout);
+      all_equal = print_row(T, kVariants[v], r, 5) && all_equal;
       block[v].push_back(r);
     }
   }
@@ -321,11 +329,7 @@ int program(const Options& o) {
   for (int64_t T : Ts) {
     for (size_t v = 0; v < 3; ++v) {
       Result r = gpt_step(T, kB, kVariants[v], o.reps);
-      std::printf("%6lld  %-10s  %7s %s %-7s  %7s %s %-7s  %10s  %10.1f\n", static_cast<long long>(T),
-                  kVariants[v].name, mb(r.saved).c_str(), check(r.saved, r.closed), mb(r.closed).c_str(),
-                  mb(r.saved_most).c_str(), check(r.saved_most, r.closed_most), mb(r.closed_most).c_str(),
-                  mb(r.peak).c_str(), r.ms);
-      std::fflush(stdout);
+      all_equal = print_row(T, kVariants[v], r, 7) && all_equal;
       gpt[v].push_back(r);
     }
   }

@@ -123,6 +123,7 @@ struct CheckpointBackward final : Node {
   std::vector<SavedTensor> inputs, leaves;  // fn's arguments; what else its graph read (tensors_read)
   std::vector<Draw> draws;
   bool autocast;
+  std::vector<std::string> names;  // "input 0", ..., "read 0", ...: the roles saved() shows
   CheckpointBackward(CheckpointFn f, const std::vector<Tensor>& in, const std::vector<Tensor>& lv,
                      std::vector<Draw> d, bool ac)
       : fn(std::move(f)), inputs(in.begin(), in.end()), leaves(lv.begin(), lv.end()), draws(std::move(d)),
@@ -136,14 +137,22 @@ struct CheckpointBackward final : Node {
     for (size_t i = 0; i < leaves.size(); ++i) s.push_back({names[inputs.size() + i].c_str(), &leaves[i]});
     return s;
   }
-  std::vector<std::string> names;  // "input 0", ..., "read 0", ...: the roles saved() shows
   std::vector<Tensor> apply(const Tensor& g) override {
     // While backward records (create_graph), the recomputation hangs on the
     // inputs themselves, so that the gradient depends on them; otherwise on
     // detached copies, a graph of its own.
     const bool records = is_grad_enabled();
     std::vector<Tensor> args, wrt;
-    std::vector<int> slot;  // which of inputs ++ leaves each wrt entry is
+    std::vector<size_t> slot;  // which of inputs ++ leaves each wrt entry is
+    // One entry per tensor: while recording, an input is itself and fn may
+    // read it again (or get it twice), and grad() would hand its whole
+    // gradient to every entry.
+    auto differentiate = [&](const Tensor& t, size_t s) {
+      if (!t.requires_grad() || std::any_of(wrt.begin(), wrt.end(), [&](const Tensor& w) { return w.is_same(t); }))
+        return;
+      wrt.push_back(t);
+      slot.push_back(s);
+    };
     for (size_t i = 0; i < inputs.size(); ++i) {
       Tensor x = inputs[i].get(*this);
       if (!records) {
@@ -151,21 +160,14 @@ struct CheckpointBackward final : Node {
         x = x.detach();
         if (rg) x.requires_grad_();
       }
-      if (x.requires_grad() && std::none_of(wrt.begin(), wrt.end(), [&](const Tensor& w) { return w.is_same(x); })) {
-        wrt.push_back(x);
-        slot.push_back(static_cast<int>(i));
-      }
+      differentiate(x, i);
       args.push_back(x);
     }
     bool reads_a_graph = false;  // a tensor read has a graph of its own: see below
     for (size_t i = 0; i < leaves.size(); ++i) {
       Tensor t = leaves[i].get(*this);
       reads_a_graph = reads_a_graph || t.grad_fn() != nullptr;
-      // While recording, an input is itself, and fn may also read it: one
-      // entry, or grad() would hand the whole gradient to both edges.
-      if (std::any_of(wrt.begin(), wrt.end(), [&](const Tensor& w) { return w.is_same(t); })) continue;
-      wrt.push_back(t);
-      slot.push_back(static_cast<int>(inputs.size() + i));
+      differentiate(t, inputs.size() + i);
     }
     Tensor y;
     {
@@ -184,7 +186,7 @@ struct CheckpointBackward final : Node {
     // backward still needs, so then it keeps them.
     std::vector<Tensor> grads =
         grad({y}, wrt, {g}, {.retain_graph = reads_a_graph, .create_graph = records, .allow_unused = true});
-    for (size_t i = 0; i < grads.size(); ++i) out[static_cast<size_t>(slot[i])] = grads[i];
+    for (size_t i = 0; i < grads.size(); ++i) out[slot[i]] = grads[i];
     return out;
   }
 };

@@ -34,11 +34,11 @@
 #include <limits>
 #include <vector>
 
+#include "tensor/blas_operand.h"
 #include "tensor/factory.h"
 #include "tensor/fast_math.h"
 #include "tensor/hooks.h"
 #include "tensor/kernels.h"
-#include "tensor/machine/blas_library.h"
 #include "tensor/parallel.h"
 
 namespace ember::kernel {
@@ -62,10 +62,13 @@ struct Mats {
 Mats as_mats(const Tensor& x) {
   Mats m;
   const int64_t T = x.size(-2), c = x.size(-1);
-  const bool ok = stride_at(x, -1) == 1 || c == 1;
-  const bool rows_ok = T == 1 || stride_at(x, -2) >= std::max<int64_t>(c, 1);
-  m.t = ok && rows_ok ? x : contiguous(x);
-  m.ld = T == 1 ? std::max<int64_t>(c, 1) : std::max<int64_t>(stride_at(m.t, -2), 1);
+  BlasOperand op{false, 1};
+  // matmul's rule, row-major case only: the tiles pass each operand as it is
+  // or with BLAS's transpose flag, whichever the formula asks for
+  const bool as_is = blas_layout(T, c, stride_at(x, -2), stride_at(x, -1), op) && !op.trans;
+  m.t = as_is ? x : contiguous(x);
+  if (!as_is) blas_layout(T, c, stride_at(m.t, -2), stride_at(m.t, -1), op);
+  m.ld = op.ld;
   const int64_t lead = m.t.dim() - 2;
   int64_t N = 1;
   for (int64_t i = 0; i < lead; ++i) N *= m.t.size(i);
@@ -104,22 +107,18 @@ Tensor empty_like_layout(const Tensor& x, int64_t c) {
   return as_strided(flat, shape, x.stride(), 0);
 }
 
+// C (m, n) = alpha op(a) op(b) + beta C for row-major a, b (op: transposed
+// when ta / tb); with k = 0 (head dim 0) C = beta C, which BLAS may refuse.
 template <typename T>
 void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda, const T* b,
           int64_t ldb, T beta, T* c, int64_t ldc) {
   if (m == 0 || n == 0) return;
-  if (k == 0) {  // C = beta C
+  if (k == 0) {
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == T(0) ? T(0) : beta * c[i * ldc + j];
     return;
   }
-  const int M = static_cast<int>(m), Nn = static_cast<int>(n), K = static_cast<int>(k);
-  if constexpr (std::is_same_v<T, float>)
-    blas::sgemm(ta, tb, M, Nn, K, alpha, a, static_cast<int>(lda), b, static_cast<int>(ldb), beta, c,
-                static_cast<int>(ldc));
-  else
-    blas::dgemm(ta, tb, M, Nn, K, alpha, a, static_cast<int>(lda), b, static_cast<int>(ldb), beta, c,
-                static_cast<int>(ldc));
+  blas_gemm<T>({ta, lda}, {tb, ldb}, m, n, k, alpha, a, b, beta, c, ldc);
 }
 
 // max and sum of a row in 8 independent lanes, combined in a fixed order:

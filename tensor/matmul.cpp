@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <type_traits>
 
+#include "tensor/blas_operand.h"
 #include "tensor/gemm/gemm.h"
 #include "tensor/hooks.h"
 #include "tensor/kernels.h"
@@ -32,33 +33,21 @@ namespace ember::kernel {
 
 namespace {
 
-// How a (rows, cols) matrix view is handed to BLAS.
-struct BlasOperand {
-  bool trans;  // passed with BLAS's transpose flag (a column-major view)
-  int64_t ld;
-};
-
-bool blas_layout(int64_t rows, int64_t cols, int64_t s_row, int64_t s_col, BlasOperand& op) {
-  if (s_col == 1 && (rows == 1 || s_row >= std::max<int64_t>(cols, 1))) {
-    op = {false, rows == 1 ? std::max<int64_t>(cols, 1) : s_row};
-    return true;
-  }
-  if (s_row == 1 && (cols == 1 || s_col >= std::max<int64_t>(rows, 1))) {
-    op = {true, cols == 1 ? std::max<int64_t>(rows, 1) : s_col};
-    return true;
-  }
-  return false;
-}
-
 // One product (or a block of its rows or columns), on the calling thread.
 template <typename T>
 void gemm(BlasOperand A, BlasOperand B, int64_t M, int64_t N, int64_t K, const T* a, const T* b, T* c, int64_t ldc) {
-  const int m = static_cast<int>(M), n = static_cast<int>(N), k = static_cast<int>(K);
-  const int lda = static_cast<int>(A.ld), ldb = static_cast<int>(B.ld), ldcc = static_cast<int>(ldc);
-  if constexpr (std::is_same_v<T, float>)
-    blas::sgemm(A.trans, B.trans, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldcc);
-  else
-    blas::dgemm(A.trans, B.trans, m, n, k, 1.0, a, lda, b, ldb, 0.0, c, ldcc);
+  blas_gemm<T>(A, B, M, N, K, T(1), a, b, T(0), c, ldc);
+}
+
+// Offsets of batch entry i in a and b (strides of the broadcast batch dims).
+void batch_offsets(int64_t i, const Tensor& ta, const Tensor& tb, const Shape& batch, int64_t& oa, int64_t& ob) {
+  oa = ob = 0;
+  for (int64_t d = static_cast<int64_t>(batch.size()) - 1; d >= 0; --d) {
+    const int64_t id = i % batch[d];
+    i /= batch[d];
+    oa += id * ta.stride()[d];
+    ob += id * tb.stride()[d];
+  }
 }
 
 // Below this many operations (2 M N K) a piece of a product stays on one
@@ -77,23 +66,13 @@ template <typename T>
 void run_gemms(BlasOperand A, BlasOperand B, int64_t M, int64_t N, int64_t K, const T* a, const T* b, T* c,
                const Tensor& ta, const Tensor& tb, const Shape& batch) {
   const int64_t nb = numel_of(batch);
-  const int64_t nbd = static_cast<int64_t>(batch.size());
   const double flops = 2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
   if (nb > 1) {
-    auto offsets = [&](int64_t i, int64_t& oa, int64_t& ob) {
-      oa = ob = 0;
-      for (int64_t d = nbd - 1; d >= 0; --d) {
-        const int64_t id = i % batch[d];
-        i /= batch[d];
-        oa += id * ta.stride()[d];
-        ob += id * tb.stride()[d];
-      }
-    };
     const int64_t grain = static_cast<int64_t>(std::max(1.0, kGemmGrain / flops));
     detail::parallel_for(nb, grain, [&](int64_t i0, int64_t i1) {
       for (int64_t i = i0; i < i1; ++i) {
         int64_t oa, ob;
-        offsets(i, oa, ob);
+        batch_offsets(i, ta, tb, batch, oa, ob);
         gemm(A, B, M, N, K, a + oa, b + ob, c + i * M * N, N);
       }
     });
@@ -124,17 +103,6 @@ template <typename T>
 gemm::View<T> matrix_view(const Tensor& x, int64_t offset) {
   const int64_t d = x.dim();
   return {x.data_ptr<T>() + offset, x.size(-2), x.size(-1), x.stride()[d - 2], x.stride()[d - 1]};
-}
-
-// Offsets of batch entry i in a and b (strides of the broadcast batch dims).
-void batch_offsets(int64_t i, const Tensor& ta, const Tensor& tb, const Shape& batch, int64_t& oa, int64_t& ob) {
-  oa = ob = 0;
-  for (int64_t d = static_cast<int64_t>(batch.size()) - 1; d >= 0; --d) {
-    const int64_t id = i % batch[d];
-    i /= batch[d];
-    oa += id * ta.stride()[d];
-    ob += id * tb.stride()[d];
-  }
 }
 
 // ember's GEMM on every product of the batch: a stack is split by whole
