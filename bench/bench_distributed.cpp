@@ -4,6 +4,7 @@
 //   bench_distributed [--threads N] [--steps S] [--rounds R]       one process: the baseline
 //   mpirun -np 2 bench_distributed [--steps S] [--rounds R]         2 ranks (1 thread each)
 //   mpirun -np 2 bench_distributed --allreduce                      all-reduce time by message size
+//   mpirun -np 2 bench_distributed --zero                           DataParallel against ZeRO stages 1 and 2
 //
 // The workload is train_gpt's default: GPT dim 128, 3 layers, 4 heads,
 // context 64, a (global) batch of 16, AdamW, gradient clipping, through
@@ -15,16 +16,22 @@
 // ms per step (the median step of each round), tokens per second (of the
 // whole batch), ms per step spent synchronising gradients (packing, MPI,
 // unpacking) and the part of it inside MPI_Allreduce (which includes waiting
-// for the slower rank to arrive).
+// for the slower rank to arrive). With --zero the configurations are
+// DataParallel and distributed::Zero at stages 1 and 2 (buckets of 4 MiB),
+// and the sync columns are the whole sharded update for Zero (the gradients'
+// synchronisation, the shard's AdamW step and the all-gather) against
+// DataParallel's all-reduce alone; compare the ms/step.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "distributed/data_parallel.h"
+#include "distributed/zero.h"
 #include "ember.h"
 
 using namespace ember;
@@ -34,6 +41,7 @@ namespace {
 struct Config {
   std::string name;
   int64_t bucket_bytes;  // 0: no DataParallel (one process)
+  int zero = 0;          // ZeRO stage (0: DataParallel)
 };
 
 struct Result {
@@ -59,13 +67,21 @@ Result run(const Config& c, const std::string& text, int64_t steps) {
   o.eval_every = 1 << 30;  // no evaluation but the step-0 one (untimed)
   o.eval_batches = 1;
   train::Trainer trainer(model, tok.encode(text), o);
-  std::optional<distributed::DataParallel> ddp;
-  if (c.bucket_bytes > 0) {
-    ddp.emplace(model.parameters(), distributed::DataParallelOptions{.bucket_bytes = c.bucket_bytes});
-    trainer.set_replicas(*ddp);
+  std::unique_ptr<distributed::DataParallel> ddp;
+  distributed::Zero* zero = nullptr;
+  if (c.zero > 0) {
+    auto z = std::make_unique<distributed::Zero>(model.parameters(),
+                                                 distributed::ZeroOptions{.stage = c.zero, .bucket_bytes = c.bucket_bytes});
+    zero = z.get();
+    ddp = std::move(z);
+  } else if (c.bucket_bytes > 0) {
+    ddp = std::make_unique<distributed::DataParallel>(model.parameters(),
+                                                      distributed::DataParallelOptions{.bucket_bytes = c.bucket_bytes});
   }
+  if (ddp) trainer.set_replicas(*ddp);
   for (int i = 0; i < 3; ++i) trainer.step();  // warm: caches, allocator, the step-0 evaluation
   const distributed::SyncStats before = ddp ? ddp->stats() : distributed::SyncStats{};
+  const distributed::ZeroStats zbefore = zero ? zero->zero_stats() : distributed::ZeroStats{};
   std::vector<double> ms;
   for (int64_t i = 0; i < steps; ++i) {
     auto t0 = std::chrono::steady_clock::now();
@@ -74,7 +90,14 @@ Result run(const Config& c, const std::string& text, int64_t steps) {
   }
   std::sort(ms.begin(), ms.end());
   Result r{ms[ms.size() / 2], 0, 0, 0, 0};
-  if (ddp) {
+  if (zero) {
+    const distributed::ZeroStats& s = zero->zero_stats();
+    const double n = static_cast<double>(s.steps - zbefore.steps);
+    r.sync_ms = 1e3 * (s.update_seconds - zbefore.update_seconds) / n;
+    r.mpi_ms = 1e3 * (s.mpi_seconds - zbefore.mpi_seconds) / n;
+    r.buckets = ddp->buckets().size();
+    r.bytes = s.all_reduce_bytes + s.reduce_scatter_bytes + s.all_gather_bytes + s.norm_bytes;
+  } else if (ddp) {
     const distributed::SyncStats& s = ddp->stats();
     const double n = static_cast<double>(s.steps - before.steps);
     r.sync_ms = 1e3 * (s.sync_seconds - before.sync_seconds) / n;
@@ -114,15 +137,16 @@ void allreduce_table() {
 int main(int argc, char** argv) {
   int threads = 0;
   int64_t steps = 30, rounds = 5;
-  bool allreduce = false;
+  bool allreduce = false, zero = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--threads" && i + 1 < argc) threads = std::atoi(argv[++i]);
     else if (arg == "--steps" && i + 1 < argc) steps = std::atoll(argv[++i]);
     else if (arg == "--rounds" && i + 1 < argc) rounds = std::atoll(argv[++i]);
     else if (arg == "--allreduce") allreduce = true;
+    else if (arg == "--zero") zero = true;
     else {
-      std::printf("usage: [mpirun -np N] %s [--threads T] [--steps S] [--rounds R] [--allreduce]\n", argv[0]);
+      std::printf("usage: [mpirun -np N] %s [--threads T] [--steps S] [--rounds R] [--allreduce | --zero]\n", argv[0]);
       return arg == "-h" || arg == "--help" ? 0 : 2;
     }
   }
@@ -138,7 +162,10 @@ int main(int argc, char** argv) {
   }
 
   std::vector<Config> configs;
-  if (ranks == 1) {
+  if (zero) {
+    const int64_t four = int64_t{4} << 20;
+    configs = {{"DataParallel", four, 0}, {"ZeRO stage 1", four, 1}, {"ZeRO stage 2", four, 2}};
+  } else if (ranks == 1) {
     configs.push_back({"one process", 0});
   } else {
     configs.push_back({"per tensor", 1});  // every parameter its own all-reduce
@@ -152,8 +179,9 @@ int main(int argc, char** argv) {
   if (main_rank) {
     std::printf("%d process(es) x %d thread(s), %lld rounds of %lld steps, batch 16 x 64 tokens\n", ranks, threads,
                 static_cast<long long>(rounds), static_cast<long long>(steps));
-    std::printf("%-18s %8s %9s %8s %8s %8s %9s\n", "gradients", "ms/step", "tok/s", "sync ms", "MPI ms", "buckets",
-                "MiB/step");
+    std::printf("%-18s %8s %9s %8s %8s %8s %9s%s\n", "gradients", "ms/step", "tok/s", "sync ms", "MPI ms", "buckets",
+                "MiB/step", zero ? "  vs DataParallel" : "");
+    double ddp_ms = 0;
     for (size_t c = 0; c < configs.size(); ++c) {
       std::vector<double> step, sync, mpi;
       for (const Result& r : results[c]) {
@@ -162,9 +190,12 @@ int main(int argc, char** argv) {
         mpi.push_back(r.mpi_ms);
       }
       const double s = median(step);
-      std::printf("%-18s %8.2f %9.0f %8.2f %8.2f %8zu %9.2f\n", configs[c].name.c_str(), s, 16 * 64 / (s * 1e-3),
+      if (c == 0) ddp_ms = s;
+      std::printf("%-18s %8.2f %9.0f %8.2f %8.2f %8zu %9.2f", configs[c].name.c_str(), s, 16 * 64 / (s * 1e-3),
                   median(sync), median(mpi), results[c][0].buckets,
                   static_cast<double>(results[c][0].bytes) / (1 << 20));
+      if (zero) std::printf("  %.3fx", s / ddp_ms);
+      std::printf("\n");
     }
   }
   if (distributed::is_initialized()) distributed::finalize();

@@ -26,6 +26,17 @@ std::vector<int64_t> all_gather(const std::vector<int64_t>& mine);
 // In place, elementwise sum over the ranks: MPI_Allreduce(MPI_IN_PLACE, ..., MPI_SUM).
 void all_reduce_sum(void* data, int64_t count, DType dtype);
 void broadcast(void* data, int64_t bytes, int root);  // MPI_Bcast of bytes
+// Rank r's recv (counts[r] elements) becomes the elementwise sum over the ranks
+// of their send's r-th part (the parts side by side in rank order):
+// MPI_Reduce_scatter.
+void reduce_scatter_sum(const void* send, void* recv, const std::vector<int>& counts, DType dtype);
+// In place: data holds the parts of every rank side by side (counts, in rank
+// order), this rank's already filled in; afterwards every rank's part is
+// everywhere: MPI_Allgatherv(MPI_IN_PLACE, ...).
+void all_gather_in_place(void* data, const std::vector<int>& counts, DType dtype);
+// root's recv gets every rank's send (counts[r] elements each), side by
+// side in rank order: MPI_Gatherv. recv is only read on root.
+void gather(const void* send, void* recv, const std::vector<int>& counts, DType dtype, int root);
 void barrier();
 [[noreturn]] void abort(int code);
 

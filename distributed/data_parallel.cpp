@@ -45,7 +45,7 @@ double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock:
 // shapes does not fit a message), and the bucket size, which decides how the
 // gradients are cut into messages (ranks that cut them differently would
 // pass MPI different counts).
-train::Settings layout(const std::vector<Tensor>& params, int64_t bucket_bytes) {
+train::Settings layout(const std::vector<Tensor>& params, int64_t bucket_bytes, int zero_stage) {
   uint64_t h = 1469598103934665603ull;  // FNV-1a over dtype and dims
   auto mix = [&](int64_t v) {
     for (int i = 0; i < 8; ++i) h = (h ^ ((static_cast<uint64_t>(v) >> (8 * i)) & 0xff)) * 1099511628211ull;
@@ -60,23 +60,23 @@ train::Settings layout(const std::vector<Tensor>& params, int64_t bucket_bytes) 
   return {{"parameters", std::to_string(params.size())},
           {"parameter elements", std::to_string(numel)},
           {"parameter dtypes and shapes (hash)", std::to_string(h)},
-          {"bucket bytes", std::to_string(bucket_bytes)}};
+          {"bucket bytes", std::to_string(bucket_bytes)},
+          {"ZeRO stage", std::to_string(zero_stage)}};
 }
 
 }  // namespace
 
-DataParallel::DataParallel(std::vector<Tensor> params, DataParallelOptions options)
+DataParallel::DataParallel(std::vector<Tensor> params, DataParallelOptions options, int zero_stage)
     : params_(std::move(params)), options_(options) {
   rank_ = distributed::rank();
   world_ = distributed::world_size();
   EMBER_CHECK(options_.bucket_bytes > 0, "DataParallel", "bucket_bytes must be positive, got " << options_.bucket_bytes);
   // Every rank must hold the same model, cut into the same buckets.
-  check_agreement(layout(params_, options_.bucket_bytes));
+  check_agreement(layout(params_, options_.bucket_bytes, zero_stage));
 
   buckets_ = plan_buckets(params_, options_.bucket_bytes);
   place_.resize(params_.size());
   for (size_t b = 0; b < buckets_.size(); ++b) {
-    flat_.push_back(zeros({buckets_[b].numel}, buckets_[b].dtype));
     for (size_t k = 0; k < buckets_[b].params.size(); ++k) place_[buckets_[b].params[k]] = {b, k};
     stats_.bytes += buckets_[b].bytes();
   }
@@ -97,6 +97,8 @@ Tensor DataParallel::slot(size_t i) const {
 void DataParallel::average_gradients() {
   NoGradGuard no_grad;
   auto t0 = Clock::now();
+  if (flat_.empty())  // (distributed::Zero's stage 2 never all-reduces: it has no such copy of the gradients)
+    for (const Bucket& b : buckets_) flat_.push_back(zeros({b.numel}, b.dtype));
   for (size_t b = 0; b < buckets_.size(); ++b) {
     // Pack: each gradient into its place in the bucket (zeros for a parameter
     // that got none on this rank: it adds nothing to the sum).

@@ -69,14 +69,15 @@ struct SyncStats {
   double mpi_seconds = 0;     // of which inside MPI_Allreduce (transfer, and waiting for the slowest rank)
 };
 
-class DataParallel final : public train::Replicas {
+class DataParallel : public train::Replicas {
  public:
   /// params: the model's parameters in registration order (model.parameters()).
   /// Collective: every rank must construct it, with the same parameter shapes
   /// and bucket size (checked: the same ember::Error on every rank
   /// otherwise), after distributed::init().
   /// Broadcasts rank 0's parameters to every rank.
-  explicit DataParallel(std::vector<Tensor> params, DataParallelOptions options = {});
+  explicit DataParallel(std::vector<Tensor> params, DataParallelOptions options = {})
+      : DataParallel(std::move(params), options, 0) {}
 
   /// Rank 0's parameters onto every rank (also after loading a checkpoint).
   void broadcast_parameters();
@@ -99,14 +100,17 @@ class DataParallel final : public train::Replicas {
   const SyncStats& stats() const { return stats_; }
   const DataParallelOptions& options() const { return options_; }
 
- private:
+ protected:
+  /// zero_stage: what distributed::Zero shards (0: nothing), one more setting
+  /// every rank must agree on.
+  DataParallel(std::vector<Tensor> params, DataParallelOptions options, int zero_stage);
   Tensor slot(size_t i) const;  // parameter i's gradient inside its bucket's buffer, shaped like it
 
   std::vector<Tensor> params_;
   DataParallelOptions options_;
   int rank_ = 0, world_ = 1;
   std::vector<Bucket> buckets_;
-  std::vector<Tensor> flat_;                     // one buffer per bucket
+  std::vector<Tensor> flat_;                     // one buffer per bucket (made by the first average_gradients)
   std::vector<std::pair<size_t, size_t>> place_;  // parameter -> (bucket, position in it)
   SyncStats stats_;
 };

@@ -7,6 +7,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <numeric>
 #include <sstream>
 
 #include "distributed/backend.h"
@@ -105,6 +106,22 @@ void check_local(const char* op, const Tensor& t) {
   EMBER_CHECK(t.numel() <= INT_MAX, op, t.numel() << " elements; MPI counts stop at " << INT_MAX);
 }
 
+// The parts of a v-collective: one count per rank, each >= 0 and within MPI's
+// int, adding up to `total` (the tensor that holds all the parts).
+std::vector<int> part_counts(const char* op, const std::vector<int64_t>& counts, int64_t total) {
+  EMBER_CHECK(counts.size() == static_cast<size_t>(backend::size()), op,
+              counts.size() << " counts for a job of " << backend::size() << " ranks; give one per rank");
+  std::vector<int> out;
+  int64_t sum = 0;
+  for (size_t r = 0; r < counts.size(); ++r) {
+    EMBER_CHECK(counts[r] >= 0 && counts[r] <= INT_MAX, op, "count " << counts[r] << " for rank " << r << " is outside 0.." << INT_MAX);
+    out.push_back(static_cast<int>(counts[r]));
+    sum += counts[r];
+  }
+  EMBER_CHECK(sum == total, op, "the counts add up to " << sum << " but the tensor of all the parts has " << total << " elements");
+  return out;
+}
+
 }  // namespace
 
 bool available() { return backend::available(); }
@@ -155,6 +172,48 @@ void all_reduce_unchecked(const Tensor& t, ReduceOp op) {
   check_local("distributed::all_reduce_unchecked", t);
   backend::all_reduce_sum(t.raw_data(), t.numel(), t.dtype());
   finish_reduce(t, op);
+}
+
+void reduce_scatter_unchecked(const Tensor& in, const Tensor& out, const std::vector<int64_t>& counts, ReduceOp op) {
+  const char* name = "distributed::reduce_scatter_unchecked";
+  require_running(name);
+  check_local(name, in);
+  check_local(name, out);
+  EMBER_CHECK(in.dtype() == out.dtype(), name, "in is " << dtype_name(in.dtype()) << " but out " << dtype_name(out.dtype()));
+  const std::vector<int> parts = part_counts(name, counts, in.numel());
+  EMBER_CHECK(out.numel() == counts[static_cast<size_t>(backend::rank())], name,
+              "out has " << out.numel() << " elements but this rank's part (" << backend::rank() << ") has "
+                         << counts[static_cast<size_t>(backend::rank())]);
+  backend::reduce_scatter_sum(in.raw_data(), out.raw_data(), parts, in.dtype());
+  finish_reduce(out, op);
+}
+
+void all_gather_unchecked(const Tensor& t, const std::vector<int64_t>& counts) {
+  const char* name = "distributed::all_gather_unchecked";
+  require_running(name);
+  check_local(name, t);
+  backend::all_gather_in_place(t.raw_data(), part_counts(name, counts, t.numel()), t.dtype());
+  t.storage()->bump_version();
+}
+
+void gather_unchecked(const Tensor& mine, const Tensor& out, const std::vector<int64_t>& counts, int root) {
+  const char* name = "distributed::gather_unchecked";
+  require_running(name);
+  EMBER_CHECK(root >= 0 && root < backend::size(), name, "root " << root << " is outside the job's ranks 0.." << backend::size() - 1);
+  EMBER_CHECK(mine.defined() && mine.is_contiguous() && mine.dtype() != kBool, name,
+              "mine must be a defined contiguous float32, float64 or int64 tensor");
+  const std::vector<int64_t> total{std::accumulate(counts.begin(), counts.end(), int64_t{0})};
+  const std::vector<int> parts = part_counts(name, counts, total[0]);
+  EMBER_CHECK(mine.numel() == counts[static_cast<size_t>(backend::rank())], name,
+              "mine has " << mine.numel() << " elements but this rank's count is " << counts[static_cast<size_t>(backend::rank())]);
+  void* recv = nullptr;
+  if (backend::rank() == root) {
+    EMBER_CHECK(out.defined() && out.is_contiguous() && out.dtype() == mine.dtype() && out.numel() == total[0], name,
+                "out on the root must be a contiguous " << dtype_name(mine.dtype()) << " tensor of " << total[0] << " elements");
+    recv = out.raw_data();
+  }
+  backend::gather(mine.raw_data(), recv, parts, mine.dtype(), root);
+  if (recv) out.storage()->bump_version();
 }
 
 void broadcast(const Tensor& t, int root) {

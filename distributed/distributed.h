@@ -63,6 +63,25 @@ void all_reduce(const Tensor& t, ReduceOp op = ReduceOp::Sum);
 /// a hang).
 void all_reduce_unchecked(const Tensor& t, ReduceOp op = ReduceOp::Sum);
 
+/// The collectives of sharding (distributed/zero.h), unchecked across the
+/// ranks like all_reduce_unchecked (the caller agrees on the layout once):
+/// `counts` has one entry per rank, the size of that rank's part, and the
+/// parts lie side by side in rank order. The local checks name the op.
+///
+/// Reduce-scatter (MPI_Reduce_scatter): rank r's `out` (counts[r] elements)
+/// becomes the elementwise sum (or mean) over the ranks of their `in`'s r-th
+/// part. float32 or float64, contiguous, one dtype. Under a ring each rank
+/// sends (N-1)/N of `in`: half of what an all-reduce of `in` sends.
+void reduce_scatter_unchecked(const Tensor& in, const Tensor& out, const std::vector<int64_t>& counts,
+                              ReduceOp op = ReduceOp::Sum);
+/// All-gather in place (MPI_Allgatherv): each rank has filled its own part of
+/// t; afterwards t holds every rank's part on every rank. float32 or float64.
+void all_gather_unchecked(const Tensor& t, const std::vector<int64_t>& counts);
+/// Gather (MPI_Gatherv): root's `out` (all the parts) gets every rank's
+/// `mine` (counts[rank()] elements), side by side in rank order. `out` is
+/// only used on root (elsewhere it may be undefined). float32, float64 or int64.
+void gather_unchecked(const Tensor& mine, const Tensor& out, const std::vector<int64_t>& counts, int root = 0);
+
 /// In place: every rank's t becomes root's t (MPI_Bcast). Any dtype,
 /// contiguous; the same agreement check as all_reduce (dtype, count, root).
 void broadcast(const Tensor& t, int root = 0);

@@ -25,7 +25,16 @@ void check(int code, const char* call) {
   EMBER_FAIL("distributed", call << " failed: " << std::string(text, static_cast<size_t>(len)));
 }
 
-MPI_Datatype mpi_type(DType dtype) { return dtype == DType::Float64 ? MPI_DOUBLE : MPI_FLOAT; }
+MPI_Datatype mpi_type(DType dtype) {
+  return dtype == DType::Float64 ? MPI_DOUBLE : dtype == DType::Int64 ? MPI_INT64_T : MPI_FLOAT;
+}
+
+// Where each rank's part starts, for the v-collectives.
+std::vector<int> displacements(const std::vector<int>& counts) {
+  std::vector<int> at(counts.size(), 0);
+  for (size_t r = 1; r < counts.size(); ++r) at[r] = at[r - 1] + counts[r - 1];
+  return at;
+}
 
 }  // namespace
 
@@ -74,6 +83,23 @@ void all_reduce_sum(void* data, int64_t count, DType dtype) {
 
 void broadcast(void* data, int64_t bytes, int root) {
   check(MPI_Bcast(data, static_cast<int>(bytes), MPI_BYTE, root, MPI_COMM_WORLD), "MPI_Bcast");
+}
+
+void reduce_scatter_sum(const void* send, void* recv, const std::vector<int>& counts, DType dtype) {
+  check(MPI_Reduce_scatter(send, recv, counts.data(), mpi_type(dtype), MPI_SUM, MPI_COMM_WORLD), "MPI_Reduce_scatter");
+}
+
+void all_gather_in_place(void* data, const std::vector<int>& counts, DType dtype) {
+  const std::vector<int> at = displacements(counts);
+  check(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, data, counts.data(), at.data(), mpi_type(dtype), MPI_COMM_WORLD),
+        "MPI_Allgatherv");
+}
+
+void gather(const void* send, void* recv, const std::vector<int>& counts, DType dtype, int root) {
+  const std::vector<int> at = displacements(counts);
+  check(MPI_Gatherv(send, counts[static_cast<size_t>(rank_)], mpi_type(dtype), recv, counts.data(), at.data(),
+                    mpi_type(dtype), root, MPI_COMM_WORLD),
+        "MPI_Gatherv");
 }
 
 void barrier() { check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier"); }

@@ -35,6 +35,7 @@
 #include "common/program.h"
 #include "common/tiny_gpt.h"
 #include "distributed/data_parallel.h"
+#include "distributed/zero.h"
 #include "ember.h"
 #include "inspect/profiler.h"
 #include "plot/plot.h"
@@ -127,6 +128,7 @@ struct Flags {
   int64_t save_every = 200, sample_every = 0, sample_chars = 300, more_steps = 0, profile_step = 0;
   bool no_tie = false, overwrite = false, bf16 = false, checkpoint_activations = false;
   int64_t bucket_kb = distributed::DataParallelOptions{}.bucket_bytes >> 10;
+  int zero = 0;  // 0: every rank keeps everything; 1, 2: ZeRO stage (distributed/zero.h)
 };
 
 // With --resume, the model comes from the checkpoint and the training
@@ -196,6 +198,9 @@ int train_main(Flags& f, const CLI::App& app, const std::string& program_name) {
   // One process, or rank `rank` of `ranks` under mpirun. Only rank 0 speaks:
   // the others' standard output is switched off (errors still reach stderr).
   const int ranks = distributed::is_initialized() ? distributed::world_size() : 1, rank = ranks > 1 ? distributed::rank() : 0;
+  EMBER_CHECK(f.zero == 0 || distributed::is_initialized(), "train_gpt",
+              "--zero " << f.zero << " shards the state over the ranks of an MPI job: start it with mpirun -np N (N = 1 "
+                                     "too), e.g. mpirun -np 2 " << program_name << " --zero " << f.zero);
   const bool main_rank = rank == 0;
   if (!main_rank) std::cout.setstate(std::ios::failbit);
   if (ranks > 1 && !app.count("--threads")) {
@@ -240,9 +245,20 @@ int train_main(Flags& f, const CLI::App& app, const std::string& program_name) {
   model.checkpoint_activations = f.checkpoint_activations;
   train::Trainer trainer(model, tok.encode(text), f.opt);
   if (!f.resume.empty()) trainer.resume(f.resume);  // (every rank reads the checkpoint)
-  std::optional<distributed::DataParallel> ddp;
-  if (ranks > 1) {
-    ddp.emplace(model.parameters(), distributed::DataParallelOptions{.bucket_bytes = f.bucket_kb << 10});
+  // Several ranks: DataParallel, or with --zero its sharded form (also in
+  // one process, where the one shard is everything: the same code path).
+  std::unique_ptr<distributed::DataParallel> ddp;
+  distributed::Zero* zero = nullptr;
+  if (f.zero > 0) {
+    auto z = std::make_unique<distributed::Zero>(model.parameters(),
+                                                 distributed::ZeroOptions{.stage = f.zero, .bucket_bytes = f.bucket_kb << 10});
+    zero = z.get();
+    ddp = std::move(z);
+  } else if (ranks > 1) {
+    ddp = std::make_unique<distributed::DataParallel>(model.parameters(),
+                                                      distributed::DataParallelOptions{.bucket_bytes = f.bucket_kb << 10});
+  }
+  if (ddp) {
     // Every option, the data and the resumed state, alike on every rank; and
     // what train_gpt adds: the characters the ids stand for, the precision.
     trainer.set_replicas(*ddp, {{"vocabulary", train::fingerprint(tok.vocab())},
@@ -252,7 +268,7 @@ int train_main(Flags& f, const CLI::App& app, const std::string& program_name) {
               "--profile " << f.profile_step << " is not a step this run takes (it trains steps " << trainer.steps_done() + 1
                            << " to " << f.opt.steps << "): nothing would be profiled");
   // Flags that cannot take effect in this run, said once.
-  if (main_rank && ranks == 1 && app.count("--bucket-kb"))
+  if (main_rank && ranks == 1 && f.zero == 0 && app.count("--bucket-kb"))
     std::cerr << "train_gpt: note: --bucket-kb has no effect in one process (it cuts the gradients that several "
               << "ranks exchange under mpirun)" << std::endl;
   if (main_rank && f.sample_every > f.opt.steps)
@@ -282,11 +298,18 @@ int train_main(Flags& f, const CLI::App& app, const std::string& program_name) {
             << "; a step saves at most " << train::step_memory(model, f.opt.batch).saved_activations / (1 << 20)
             << " MiB of activations for backward\n"
             << "machine     " << examples::machine_line() << "\n";
-  if (ddp) {
+  if (ddp && ranks > 1) {
     std::cout << "processes   " << ranks << " (mpirun), " << f.opt.batch / ranks << " sequences of each batch per process; "
               << "gradients all-reduced in " << ddp->buckets().size()
               << (ddp->buckets().size() == 1 ? " bucket" : " buckets") << " of at most " << f.bucket_kb << " KiB ("
               << static_cast<double>(ddp->stats().bytes) / (1 << 20) << " MiB per step)\n";
+  }
+  if (zero) {
+    const distributed::ShardPlan& plan = zero->plan();
+    std::cout << "sharding    ZeRO stage " << f.zero << ": "
+              << (f.zero == 1 ? "the optimizer state" : "the optimizer state and the gradients") << " cut into " << ranks
+              << (ranks == 1 ? " shard" : " shards") << "; this rank keeps AdamW's moments of " << plan.size(zero->rank())
+              << " of the " << plan.numel << " parameters\n";
   }
   if (trainer.steps_done() > 0) std::cout << "resumed at step " << trainer.steps_done() << ", writing to " << f.out << "\n";
   if (trainer.steps_done() > 0 && trainer.resumed_world_size() != ranks)
@@ -362,14 +385,15 @@ int train_main(Flags& f, const CLI::App& app, const std::string& program_name) {
     if (tty) std::cout << "\r" << line << "\x1b[K" << std::flush;  // clear what a longer line left
     else if (s.step % log_every == 0 || s.val_loss) std::cout << line << std::endl;
     if (s.val_loss) std::cout << (tty ? "\n" : "") << "  validation loss " << *s.val_loss << std::endl;
-    if (main_rank && s.step % f.save_every == 0 && !trainer.done()) trainer.save(f.out, meta);
+    // (every rank: a sharded run's ranks send rank 0 their part of the state; rank 0 writes)
+    if (s.step % f.save_every == 0 && !trainer.done()) trainer.save(f.out, meta);
     if (main_rank && f.sample_every > 0 && s.step % f.sample_every == 0)
       std::cout << "--- sample ---" << sample(f.sample_chars) << "\n---" << std::endl;
   }
   if (tty) std::cout << "\n";
   const bool stopped = !trainer.done();
-  if (!main_rank) return stopped ? 130 : 0;
   trainer.save(f.out, meta);
+  if (!main_rank) return stopped ? 130 : 0;
   write_csv(f.out + "/loss.csv", trainer.history());
   write_loss_plot(f.out + "/loss.png", trainer.history(), tok.vocab_size(), f.loss_plot == "log");
   if (stopped) {
@@ -379,7 +403,17 @@ int train_main(Flags& f, const CLI::App& app, const std::string& program_name) {
     return 130;
   }
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (ddp && ddp->stats().steps > 0) {
+  if (zero && zero->zero_stats().steps > 0) {
+    const distributed::ZeroStats& st = zero->zero_stats();
+    char line[240];
+    std::snprintf(line, sizeof line,
+                  "sharded step: %.2f ms per step in sync, update and gather (%.2f ms in MPI); %.2f MiB %s and %.2f MiB "
+                  "all-gathered per step",
+                  1e3 * st.update_seconds / static_cast<double>(st.steps), 1e3 * st.mpi_seconds / static_cast<double>(st.steps),
+                  static_cast<double>(st.all_reduce_bytes + st.reduce_scatter_bytes) / (1 << 20),
+                  f.zero == 1 ? "all-reduced" : "reduce-scattered", static_cast<double>(st.all_gather_bytes) / (1 << 20));
+    std::cout << line << " (rank 0)\n";
+  } else if (ddp && ddp->stats().steps > 0) {
     const distributed::SyncStats& st = ddp->stats();
     const double per_step = st.sync_seconds / static_cast<double>(st.steps);
     char line[200];
@@ -440,6 +474,9 @@ int main(int argc, char** argv) {
       ->check(ember::examples::at_least<int64_t>(1))
       ->default_str("");  // (none)
   app.add_option("--loss-plot", f.loss_plot, "y axis of loss.png: linear | log")->check(CLI::IsMember({"linear", "log"}));
+  app.add_option("--zero", f.zero,
+                 "ZeRO stage: 1 shards AdamW's moments over the ranks, 2 the gradients as well (0: every rank keeps all)")
+      ->check(ember::examples::between(0, 2));
   app.add_option("--bucket-kb", f.bucket_kb, "under mpirun: the most KiB of gradients per all-reduce")
       ->check(ember::examples::between(int64_t{1}, int64_t{1} << 20));
   EMBER_PARSE("train_gpt", app, argc, argv);

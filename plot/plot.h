@@ -130,6 +130,10 @@ struct BarChart {
   std::vector<std::string> names{};   // one bar each, left to right
   std::vector<double> values{};
   std::optional<Color> color{};
+  /// Stacked bars instead of `values` (left empty): layer k's y[i] is drawn
+  /// on top of layers 0..k-1 of bar i, each layer in its colour, named in a
+  /// legend beside the frame. Every y has one value >= 0 per bar.
+  std::vector<Series> stacks{};
   int width = 900, height = 520;
 };
 

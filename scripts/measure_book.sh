@@ -21,6 +21,8 @@
 #   memory       long_context: a block and the tiny GPT at T = 128..4096, stored / tiled /
 #                checkpointed, its four pictures; train_gpt at a 1024-token context;
 #                bench/compare.sh on the long-context block (chapter 15)
+#   zero         zero_memory at 1, 2 and 4 ranks and its picture; bench_distributed --zero
+#                at 2 ranks: DataParallel against ZeRO stages 1 and 2 (chapter 10)
 #
 # Each step writes docs/book/measured/<name>.txt: a header (the machine, the
 # commit of the code measured, the date, the load average before and after,
@@ -155,6 +157,29 @@ distributed() {
 step_distributed() {
   need bench/bench_distributed
   record distributed "./build/bench/bench_distributed --threads 2|1; mpirun -np 2 --bind-to none ./build/bench/bench_distributed [--allreduce]" distributed
+}
+
+# ZeRO (chapter 10): each rank's model state at 1, 2 and 4 ranks, then the
+# step time of DataParallel and the two stages at 2 ranks; the picture of
+# the model state from the rows the three runs left.
+mpin() { local n=$1; shift; OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe -np "$n" --bind-to none "$@"; }
+zero() {
+  rm -f zero_rows.tsv
+  if command -v mpirun > /dev/null; then
+    for n in 1 2 4; do
+      echo "## $n ranks"
+      mpin "$n" "$(bin examples/zero_memory)" --rows zero_rows.tsv
+    done
+    echo "## step time, 2 ranks, 1 thread each"
+    mpi "$(bin bench/bench_distributed)" --zero
+    "$(bin examples/zero_memory)" --plot zero_rows.tsv --png zero_memory.png
+  fi
+}
+step_zero() {
+  need examples/zero_memory
+  need bench/bench_distributed
+  record zero "mpirun -np 1|2|4 --bind-to none ./build/examples/zero_memory; mpirun -np 2 --bind-to none ./build/bench/bench_distributed --zero" zero
+  cp "$scratch/zero_memory.png" "$images/zero_memory.png"
 }
 
 bench() { "$(bin bench/bench_ember)"; }
@@ -292,10 +317,10 @@ step_memory() {
 }
 
 steps=("$@")
-((${#steps[@]})) || steps=(pictures race gpt inside watch distributed bench blas threads gemm bits bf16bench forward memory)
+((${#steps[@]})) || steps=(pictures race gpt inside watch distributed bench blas threads gemm bits bf16bench forward memory zero)
 for s in "${steps[@]}"; do
   if ! declare -F "step_$s" > /dev/null; then
-    echo "measure_book.sh: no step '$s' (pictures race gpt inside watch distributed bench blas threads gemm bits bf16bench forward memory)" >&2
+    echo "measure_book.sh: no step '$s' (pictures race gpt inside watch distributed bench blas threads gemm bits bf16bench forward memory zero)" >&2
     exit 2
   fi
   "step_$s"

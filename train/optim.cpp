@@ -202,25 +202,53 @@ AdamW::AdamW(std::vector<Tensor> params, double lr, double b1, double b2, double
     : AdamW(std::vector<ParamGroup>{{std::move(params), lr, wd}}, b1, b2, e) {}
 
 // ---- gradient clipping ----
+void add_squares_by_block(const Tensor& g, int64_t first, std::vector<double>& blocks) {
+  EMBER_CHECK(g.is_contiguous() && first >= 0 && (g.numel() == 0 || (first + g.numel() - 1) / kNormBlock < static_cast<int64_t>(blocks.size())),
+              "add_squares_by_block", "a contiguous gradient of " << g.numel() << " elements from element " << first
+                                                                  << " needs more than the " << blocks.size() << " blocks given");
+  EMBER_DISPATCH_FLOAT(g.dtype(), "add_squares_by_block", [&]<typename T>() {
+    const T* d = g.data_ptr<T>();
+    for (int64_t k = 0, n = g.numel(); k < n; ++k) {
+      const double a = static_cast<double>(d[k]);
+      blocks[static_cast<size_t>((first + k) / kNormBlock)] += a * a;
+    }
+  });
+  const double n = static_cast<double>(g.numel());
+  note_work(2 * n, n * static_cast<double>(dtype_size(g.dtype())), 0);  // a square and an add per element
+}
+
+double norm_of_blocks(const std::vector<double>& blocks) {
+  double sq = 0;
+  for (double b : blocks) sq += b;
+  return std::sqrt(sq);
+}
+
+void scale_to_norm_(const std::vector<Tensor>& grads, double norm, double max_norm) {
+  const double coef = max_norm / (norm + 1e-6);
+  if (coef >= 1) return;
+  for (const Tensor& g : grads)
+    if (g.defined()) kernel::copy_(g, kernel::binary_scalar(kernel::Binary::Mul, g, coef), "clip_grad_norm_");
+}
+
 double clip_grad_norm_(const std::vector<Tensor>& params, double max_norm) {
   EMBER_CHECK(max_norm > 0, "clip_grad_norm_", "max_norm must be > 0, got " << max_norm);
   OpScope scope("clip_grad_norm_");
   NoGradGuard no_grad;
-  double sq = 0;
+  int64_t total = 0;
+  for (const Tensor& p : params) total += p.numel();
+  std::vector<double> blocks(static_cast<size_t>((total + kNormBlock - 1) / kNormBlock), 0.0);
+  std::vector<Tensor> grads;
+  int64_t first = 0;
   for (const Tensor& p : params) {
-    if (!p.grad().defined()) continue;
-    double n = kernel::norm(p.grad(), 2.0, {}, false).item<double>();
-    sq += n * n;
-  }
-  const double total = std::sqrt(sq);
-  const double coef = max_norm / (total + 1e-6);
-  if (coef < 1) {
-    for (const Tensor& p : params) {
-      if (!p.grad().defined()) continue;
-      kernel::copy_(p.grad(), kernel::binary_scalar(kernel::Binary::Mul, p.grad(), coef), "clip_grad_norm_");
+    if (p.grad().defined()) {
+      add_squares_by_block(p.grad().contiguous(), first, blocks);
+      grads.push_back(p.grad());
     }
+    first += p.numel();
   }
-  return total;
+  const double norm = norm_of_blocks(blocks);
+  scale_to_norm_(grads, norm, max_norm);
+  return norm;
 }
 
 // ---- schedules ----

@@ -31,6 +31,9 @@ class Optimizer {
   std::vector<ParamGroup>& groups() { return groups_; }
   void set_lr(double lr);  // every group
   int64_t steps() const { return steps_; }
+  /// Counts one step taken on this optimizer's behalf by another that holds
+  /// a shard of its parameters (distributed::Zero): steps() stays the run's.
+  void count_step() { ++steps_; }
 
   /// Named state tensors ("<group>.<index>.<slot>", e.g. "0.3.exp_avg") plus
   /// the step count, for checkpoints. load_state validates everything first
@@ -106,9 +109,29 @@ class AdamW : public Adam {
         double weight_decay = 0.01);
 };
 
-/// Scales all gradients so that their global L2 norm is at most max_norm;
-/// returns the norm before clipping.
+/// Scales all gradients so that their global L2 norm is at most max_norm
+/// (each by max_norm / (norm + 1e-6) when that is below 1); returns the norm
+/// before clipping.
+///
+/// The norm is summed in an order that does not depend on how the
+/// gradients are cut into pieces: the parameters' elements laid end to end
+/// (in the order given; a parameter without a gradient counts as zeros)
+/// fall into blocks of kNormBlock elements; each block adds its squares in
+/// double, in order, and then the blocks are added in order. A piece that
+/// starts and ends on block boundaries can sum its blocks alone: that is how
+/// distributed::Zero's ranks, each holding one shard of the gradient, get
+/// the very bits of this function with one all-reduce of the block sums.
 double clip_grad_norm_(const std::vector<Tensor>& params, double max_norm);
+inline constexpr int64_t kNormBlock = 256;
+/// Adds the square of each of g's elements (contiguous float32 or float64)
+/// to blocks[(first + k) / kNormBlock]: g holds elements first, first + 1,
+/// ... of the order above. blocks must be long enough.
+void add_squares_by_block(const Tensor& g, int64_t first, std::vector<double>& blocks);
+/// The square root of the blocks' sum, added in order.
+double norm_of_blocks(const std::vector<double>& blocks);
+/// clip_grad_norm_'s scaling: every g *= max_norm / (norm + 1e-6) when that
+/// is below 1 (the same bits whether g is a whole gradient or a piece).
+void scale_to_norm_(const std::vector<Tensor>& grads, double norm, double max_norm);
 
 /// Learning-rate schedules: lr(step) for step = 0, 1, 2, ...
 class LRSchedule {

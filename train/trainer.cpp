@@ -157,6 +157,7 @@ void Trainer::set_replicas(Replicas& r, const Settings& also) {
                             "process or without dropout");
   replicas_ = &r;
   shard_ = {r.rank(), n};
+  r.adopt(*optimizer_);  // (sharded replicas take their part of a resumed state)
 }
 
 double Trainer::evaluate() {
@@ -184,10 +185,14 @@ StepLog Trainer::step() {
   Tensor loss = model_.loss(x, y);
   optimizer_->zero_grad();
   loss.backward();
-  if (replicas_) replicas_->average_gradients();  // every rank: the mean gradient of the whole batch
   std::vector<Tensor> params = model_.parameters();
-  double norm = options_.grad_clip > 0 ? optim::clip_grad_norm_(params, options_.grad_clip) : 0.0;
-  optimizer_->step();
+  double norm = 0;
+  if (replicas_) {
+    norm = replicas_->update(*optimizer_, params, options_.grad_clip);  // from the mean gradient of the whole batch
+  } else {
+    norm = options_.grad_clip > 0 ? optim::clip_grad_norm_(params, options_.grad_clip) : 0.0;
+    optimizer_->step();
+  }
   ++steps_done_;
   const double loss_value = replicas_ ? replicas_->average(loss.item<double>()) : loss.item<double>();
   StepLog log{steps_done_, loss_value, lr, norm, std::nullopt};
@@ -197,24 +202,27 @@ StepLog Trainer::step() {
 }
 
 void Trainer::save(const std::string& dir, const Metadata& metadata) const {
-  EMBER_CHECK(replicas_ == nullptr || replicas_->rank() == 0, "save",
-              "rank " << replicas_->rank() << " of " << replicas_->world_size()
-                      << " called save; only rank 0 saves (it alone has the validation losses)");
+  // Every rank takes part in collecting the optimizer's state (sharded
+  // replicas send their shards to rank 0), before rank 0 checks anything.
+  const std::vector<std::pair<std::string, Tensor>> state =
+      replicas_ ? replicas_->optimizer_state(*optimizer_) : optimizer_->state();
+  if (replicas_ && replicas_->rank() != 0) return;
   const RunDir run = gpt_run_dir(dir);
   const RunLock hold = run.lock();  // no other process saves in between the check and the save
   if (const std::optional<RunSummary> there = run_summary(dir))
     EMBER_CHECK(there->run_id.empty() || there->run_id == run_id_, "save",
                 dir << " holds a checkpoint of another run (run " << there->run_id << ", at step " << there->step
                     << "); this is run " << run_id_ << ": saving here would replace it. Save into a directory of its own");
-  run.save(steps_done_, [&](const std::string& staging) { write_files(staging, metadata); });
+  run.save(steps_done_, [&](const std::string& staging) { write_files(staging, metadata, state); });
 }
 
-void Trainer::write_files(const std::string& dir, const Metadata& metadata) const {
+void Trainer::write_files(const std::string& dir, const Metadata& metadata,
+                          const std::vector<std::pair<std::string, Tensor>>& optimizer_state) const {
   TrainState st;
   st.step = steps_done_;
   st.optimizer_steps = optimizer_->steps();
   st.world_size = replicas_ ? replicas_->world_size() : 1;
-  st.optimizer = optimizer_->state();
+  st.optimizer = optimizer_state;
   std::vector<Generator*> gens = generators(model_, const_cast<BatchSampler&>(sampler_));
   st.generators = empty({static_cast<int64_t>(2 * gens.size())}, kInt64);
   for (size_t i = 0; i < gens.size(); ++i) {  // the uint64 bit patterns, kept as int64
@@ -325,6 +333,14 @@ void Trainer::resume(const std::string& dir) {
   history_ = std::move(st.history);
   steps_done_ = st.step;
   resumed_world_size_ = st.world_size;
+  if (replicas_) replicas_->adopt(*optimizer_);
+}
+
+double Replicas::update(optim::Adam& opt, const std::vector<Tensor>& params, double grad_clip) {
+  average_gradients();  // every rank: the mean gradient of the whole batch
+  const double norm = grad_clip > 0 ? optim::clip_grad_norm_(params, grad_clip) : 0.0;
+  opt.step();
+  return norm;
 }
 
 }  // namespace ember::train

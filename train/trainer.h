@@ -64,6 +64,21 @@ class Replicas {
   /// they are equal on every rank, an ember::Error on every rank alike,
   /// naming each setting that differs and its value on each rank.
   virtual void check_agreement(const Settings& settings) = 0;
+
+  /// One optimizer step after backward, from this rank's gradients; returns
+  /// the global gradient norm before clipping (0 when grad_clip is 0). The
+  /// default is data parallelism: average_gradients(), clip_grad_norm_ over
+  /// params, opt.step(). distributed::Zero overrides it to update only its
+  /// shard of the parameters.
+  virtual double update(optim::Adam& opt, const std::vector<Tensor>& params, double grad_clip);
+  /// Called when opt's state may have changed under the replicas (the
+  /// trainer attaching them, a resume): replicas that shard the optimizer's
+  /// state take their part of it from opt (and leave opt without it).
+  virtual void adopt(optim::Adam& opt) { (void)opt; }
+  /// opt's whole state, as Optimizer::state() names it, for a checkpoint.
+  /// Collective for replicas that shard it (every rank calls it; rank 0
+  /// gets the whole state, the others an empty list).
+  virtual std::vector<std::pair<std::string, Tensor>> optimizer_state(const optim::Optimizer& opt) { return opt.state(); }
 };
 
 class Trainer {
@@ -115,7 +130,11 @@ class Trainer {
   const std::vector<StepLog>& history() const { return history_; }
   const TrainOptions& options() const { return options_; }
 
-  /// Saves a checkpoint of the run into the run directory dir
+  /// Saves a checkpoint of the run into the run directory dir. In a job of
+  /// several ranks every rank calls it and rank 0 writes (it alone has the
+  /// validation losses; with sharded replicas the others send it their
+  /// shards of the optimizer's state first). The files are the same
+  /// whatever the replicas: any number of ranks, sharded or not, resumes them.
   /// (train/run_dir.h: complete or absent at every instant, also if the
   /// process dies mid-save):
   ///   dir/checkpoints/step-00000200/model.safetensors  the model, with `metadata`
@@ -148,7 +167,9 @@ class Trainer {
   int64_t resumed_world_size() const { return resumed_world_size_; }
 
  private:
-  void write_files(const std::string& dir, const Metadata& metadata) const;  // a checkpoint's two files into dir
+  // a checkpoint's two files into dir, with the optimizer's whole state
+  void write_files(const std::string& dir, const Metadata& metadata,
+                   const std::vector<std::pair<std::string, Tensor>>& optimizer_state) const;
 
   nn::GPT& model_;
   TrainOptions options_;

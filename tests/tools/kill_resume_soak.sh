@@ -7,6 +7,11 @@
 #   1. one process, at least KILLS kills (default 30);
 #   2. with MPIRUN given: 2 ranks under mpirun, one rank killed each time
 #      (mpirun then ends the job), at least MPI_KILLS kills (default 8).
+#      Each start takes the next of --zero 0, 1, 2 in turn (every rank
+#      keeps everything, or ZeRO's shards): with 2 ranks all three train the
+#      same bits and save the same files, so the uninterrupted DataParallel
+#      run is the reference, and a killed sharded save must leave the last
+#      complete checkpoint like any other.
 # The delays are drawn uniformly over the length of an uninterrupted run,
 # from a fixed seed; where each kill lands depends on the machine's speed,
 # so the script reports what the kills left behind.
@@ -116,7 +121,7 @@ kills=0 runs=0 during_save=0 before_first=0 finished_unwritten=0
 soak_start=$SECONDS
 while :; do
   # shellcheck disable=SC2207
-  cmd=($(next_command "$out/mpi_soak"))
+  cmd=($(next_command "$out/mpi_soak") --zero $((runs % 3)))
   runs=$((runs + 1))
   ((runs <= max_starts)) || { echo "kill_resume_soak: $kills rank kills in $max_starts starts: the kills do not land"; exit 1; }
   if ((kills >= mpi_kills_wanted)); then
