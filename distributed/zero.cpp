@@ -113,10 +113,6 @@ Zero::Zero(std::vector<Tensor> params, ZeroOptions options)
     const int64_t a = std::max(lo, plan_.first[k]), b = std::min(hi, plan_.first[k] + params_[k].numel());
     if (a < b) pieces_.push_back({k, a - plan_.first[k], b - plan_.first[k]});
   }
-  if (options.stage == 2) {
-    shard_grad_ = zeros({hi - lo}, dtype);
-    if (AutogradObserver* o = autograd_observer()) o->tag_memory(shard_grad_, MemoryKind::Gradients);
-  }
 }
 
 std::vector<int64_t> Zero::counts(const Span& s) const {
@@ -169,6 +165,7 @@ void Zero::bind(optim::Adam& opt) {
 
 void Zero::reduce_scatter_gradients() {
   const int64_t lo = plan_.begin[static_cast<size_t>(rank_)];
+  bool first = true;
   for (const Span& s : spans_) {
     const Tensor buf = part(comm_, 0, s.hi - s.lo);
     for (size_t k : s.params) {
@@ -177,6 +174,11 @@ void Zero::reduce_scatter_gradients() {
       if (g.defined()) kernel::copy_(dst, kernel::reshape(g, {g.numel()}), "Zero");
       else kernel::fill_(dst, 0.0);  // no gradient on this rank: it adds nothing
       params_[k].set_grad(Tensor());  // sent: this rank keeps only its shard of the sum
+    }
+    if (first) {  // made once the first span's gradients are gone: the shard does not add to their peak
+      shard_grad_ = zeros({plan_.size(rank_)}, comm_.dtype());
+      if (AutogradObserver* o = autograd_observer()) o->tag_memory(shard_grad_, MemoryKind::Gradients);
+      first = false;
     }
     const std::vector<int64_t> c = counts(s);
     const int64_t at = c[static_cast<size_t>(rank_)] > 0 ? std::max(s.lo, lo) - lo : 0;

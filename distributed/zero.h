@@ -128,12 +128,16 @@ class Zero final : public DataParallel {
   /// Collective: the whole state, named as opt.state() would name it, on rank
   /// 0 (the others get an empty list).
   std::vector<std::pair<std::string, Tensor>> optimizer_state(const optim::Optimizer& opt) override;
+  /// Stage 2: drops the shard of the last step's gradient (like zero_grad's
+  /// set_to_none), so that it is not kept beside the next backward's.
+  void zero_grad() override { shard_grad_ = Tensor(); }
 
   int stage() const { return zero_options_.stage; }
   const ShardPlan& plan() const { return plan_; }
   /// How many reduce-scatters (stage 2) and all-gathers a step makes.
   size_t spans() const { return spans_.size(); }
-  /// This rank's shard of the reduced gradient (stage 2; undefined in stage 1).
+  /// This rank's shard of the reduced gradient, from the last update to the
+  /// next zero_grad (stage 2; undefined in stage 1).
   const Tensor& shard_gradient() const { return shard_grad_; }
   /// The optimizer that updates this rank's shard (null before the first
   /// update or adopt): its state is what this rank keeps.

@@ -11,7 +11,9 @@
 // context 64, batch 16, AdamW, clipping at 1). For each of DataParallel,
 // stage 1 and stage 2: a fresh model, a memory timeline on each rank, 3
 // steps; what the timeline holds after the last one, by kind, is what a rank
-// keeps between steps. Then, with no instrument, --reps timed steps.
+// keeps between steps; the timeline's peaks are of the gradients and of
+// the whole step (every kind at once). Then, with no instrument, --reps
+// timed steps.
 // Exit status 1 if any rank's parameters, gradients or optimizer state
 // differ from the closed form (distributed::model_state_bytes) by one byte.
 #include <algorithm>
@@ -41,7 +43,8 @@ struct Options {
 const char* const kModes[] = {"DataParallel", "ZeRO stage 1", "ZeRO stage 2"};
 
 struct Measured {  // one rank, one mode
-  int64_t params = 0, grads = 0, state = 0, grads_peak = 0;
+  int64_t params = 0, grads = 0, state = 0, grads_peak = 0, peak = 0;
+  int64_t handed = 0;  // bytes per step given to the collectives (the replicas' own count)
   double step_ms = 0;
 };
 
@@ -77,6 +80,7 @@ Measured measure(int stage, const std::string& text, int64_t reps, int64_t batch
     m.grads = live[static_cast<size_t>(MemoryKind::Gradients)];
     m.state = live[static_cast<size_t>(MemoryKind::OptimizerState)];
     for (const auto& s : mem.samples()) m.grads_peak = std::max(m.grads_peak, s.live[static_cast<size_t>(MemoryKind::Gradients)]);
+    m.peak = mem.peak().bytes;  // every kind at once: activations, temporaries and the collectives' buffers too
   }
   std::vector<double> ms;
   for (int64_t i = 0; i < reps; ++i) {
@@ -86,6 +90,12 @@ Measured measure(int stage, const std::string& text, int64_t reps, int64_t batch
   }
   std::sort(ms.begin(), ms.end());
   m.step_ms = ms.empty() ? 0 : ms[ms.size() / 2];
+  if (auto* z = dynamic_cast<distributed::Zero*>(replicas.get())) {
+    const distributed::ZeroStats& st = z->zero_stats();
+    m.handed = st.all_reduce_bytes + st.reduce_scatter_bytes + st.all_gather_bytes + st.norm_bytes;
+  } else if (replicas) {
+    m.handed = replicas->stats().bytes;
+  }
   return m;
 }
 
@@ -116,7 +126,8 @@ int measure_all(const Options& o) {
   const int64_t P = plan.numel, n = static_cast<int64_t>(params.size());
 
   bool all_equal = true;
-  std::ostringstream table, rows;
+  std::ostringstream rows;
+  int64_t handed[3] = {0, 0, 0};
   if (rank == 0) {
     std::printf("%d rank(s); GPT dim %lld, %lld layers, context %lld, batch %lld: %lld parameters in %lld tensors, "
                 "cut into %d shard(s) of",
@@ -125,8 +136,8 @@ int measure_all(const Options& o) {
                 static_cast<long long>(n), ranks);
     for (int r = 0; r < ranks; ++r) std::printf("%s %lld", r ? "," : "", static_cast<long long>(plan.size(r)));
     std::printf(" elements\n\nwhat each rank keeps between steps (MiB; measured = closed form, byte for byte, unless marked)\n");
-    std::printf("%-13s %4s %11s %10s %16s %16s %14s %9s\n", "", "rank", "parameters", "gradients", "optimizer state",
-                "state x N / all", "gradient peak", "ms/step");
+    std::printf("%-13s %4s %11s %10s %16s %16s %14s %11s %9s\n", "", "rank", "parameters", "gradients", "optimizer state",
+                "state x N / all", "gradient peak", "step peak", "ms/step");
   }
   for (int stage = 0; stage <= 2; ++stage) {
     const Measured m = measure(stage, text, o.reps, o.batch);
@@ -136,8 +147,8 @@ int measure_all(const Options& o) {
     const double whole = static_cast<double>(distributed::model_state_bytes(params, 1, 0, 0).optimizer_state);
     const double ratio = static_cast<double>(m.state) * (stage > 0 ? ranks : 1) / whole;
     char line[400];
-    std::snprintf(line, sizeof line, "%-13s %4d %11.3f %10.3f %16.3f %16.4f %14.3f %9.2f%s\n", kModes[stage], rank,
-                  mib(m.params), mib(m.grads), mib(m.state), ratio, mib(m.grads_peak), m.step_ms,
+    std::snprintf(line, sizeof line, "%-13s %4d %11.3f %10.3f %16.3f %16.4f %14.3f %11.3f %9.2f%s\n", kModes[stage], rank,
+                  mib(m.params), mib(m.grads), mib(m.state), ratio, mib(m.grads_peak), mib(m.peak), m.step_ms,
                   equal ? "" : "  differs from the closed form");
     std::string mine = line;
     if (!equal) {
@@ -151,27 +162,33 @@ int measure_all(const Options& o) {
       if (rank == 0) std::cout << l;
       if (l.find("differs") != std::string::npos) all_equal = false;
     }
+    handed[stage] = m.handed;
     if (rank == 0)
       rows << ranks << '\t' << stage << '\t' << m.params << '\t' << m.grads << '\t' << m.state << '\t' << m.step_ms << '\n';
   }
   if (rank == 0) {
     const int64_t f = 4, blocks = (P + optim::kNormBlock - 1) / optim::kNormBlock;
     const double g = static_cast<double>(f * P), nb = static_cast<double>(8 * blocks);
-    std::printf("\nbytes per step and rank: handed to MPI, and sent by a ring algorithm (closed form; MPI picks its algorithm)\n");
-    std::printf("%-13s %-40s %12s %14s\n", "", "collectives", "handed (MiB)", "ring sent (MiB)");
+    // Counted: what the replicas gave MPI (each collective's whole buffer);
+    // closed form: f P for the all-reduce, 2 f P + 8 blocks for the shards.
+    // Sent: what a ring algorithm makes each rank send (MPI picks its own).
+    std::printf("\nbytes per step and rank given to the collectives, counted and in closed form, and sent by a ring algorithm\n");
+    std::printf("%-13s %-40s %14s %12s %15s\n", "", "collectives", "counted (MiB)", "closed form", "ring sent (MiB)");
     const char* what[] = {"all-reduce of the gradients", "all-reduce, norm blocks, all-gather", "reduce-scatter, norm blocks, all-gather"};
     for (int stage = 0; stage <= 2; ++stage) {
-      const double handed = stage == 0 ? g : 2 * g + nb;
-      std::printf("%-13s %-40s %12.3f %14.3f\n", kModes[stage], what[stage], handed / (1 << 20),
-                  ring_sent(stage, g, nb, ranks) / (1 << 20));
+      const double closed = stage == 0 ? (ranks > 1 ? g : 0) : 2 * g + nb;
+      const bool same = static_cast<double>(handed[stage]) == closed;
+      all_equal = all_equal && same;
+      std::printf("%-13s %-40s %14.3f %12.3f %15.3f%s\n", kModes[stage], what[stage], mib(handed[stage]), closed / (1 << 20),
+                  ring_sent(stage, g, nb, ranks) / (1 << 20), same ? "" : "  differs from the closed form");
     }
     if (!o.rows.empty()) {
       std::ofstream out(o.rows, std::ios::app);
       EMBER_CHECK(out, "zero_memory", "cannot append to " << o.rows);
       out << rows.str();
     }
-    std::printf("%s\n", all_equal ? "every rank's model state equals its closed form"
-                                  : "zero_memory: a rank's model state differs from its closed form");
+    std::printf("%s\n", all_equal ? "every rank's model state, and every count of bytes, equals its closed form"
+                                  : "zero_memory: a rank's model state or a count of bytes differs from its closed form");
   }
   return all_equal ? 0 : 1;
 }

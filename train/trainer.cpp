@@ -184,6 +184,7 @@ StepLog Trainer::step() {
   auto [x, y] = replicas_ ? sampler_.sample(false, sampler_.generator(), shard_) : sampler_.sample();
   Tensor loss = model_.loss(x, y);
   optimizer_->zero_grad();
+  if (replicas_) replicas_->zero_grad();
   loss.backward();
   std::vector<Tensor> params = model_.parameters();
   double norm = 0;

@@ -75,6 +75,9 @@ class Replicas {
   /// trainer attaching them, a resume): replicas that shard the optimizer's
   /// state take their part of it from opt (and leave opt without it).
   virtual void adopt(optim::Adam& opt) { (void)opt; }
+  /// At the start of a step, with the optimizer's zero_grad: replicas that
+  /// keep gradients of their own (distributed::Zero's shard) drop them.
+  virtual void zero_grad() {}
   /// opt's whole state, as Optimizer::state() names it, for a checkpoint.
   /// Collective for replicas that shard it (every rank calls it; rank 0
   /// gets the whole state, the others an empty list).
