@@ -6,6 +6,7 @@
 //   ./build/examples/train_gpt --resume out/gpt --more-steps 500   # train a finished run further
 //   mpirun -np 2 ./build/examples/train_gpt          # two processes share each batch
 //                                                    # (docs/book/10_several_processes.md)
+//   mpirun -np 2 ./build/examples/train_gpt --zero 2 # ... and shard AdamW's state and the gradients (ZeRO)
 //
 // Writes to --out (default out/gpt; with --resume, the resumed directory):
 // a checkpoint (every --save-every steps, at the end and on Ctrl-C) as
@@ -16,8 +17,10 @@
 //
 // Under mpirun every rank runs this program: each takes its shard of every
 // batch (--batch is the whole batch, whatever the number of ranks), the
-// gradients are averaged by distributed::DataParallel, and rank 0 alone prints,
-// evaluates and writes files.
+// gradients are averaged by distributed::DataParallel (with --zero 1|2, by
+// distributed::Zero, which also shards the optimizer's state), and rank 0
+// alone prints, evaluates and writes files (every rank takes part in a save:
+// a sharded run's ranks send rank 0 their part of the state).
 #include <sys/resource.h>
 #include <unistd.h>
 
