@@ -63,8 +63,9 @@ int64_t ShardPlan::tensors(int r) const {
 }
 
 ModelStateBytes model_state_bytes(const std::vector<Tensor>& params, int world, int rank, int stage) {
-  EMBER_CHECK(stage >= 0 && stage <= 2 && rank >= 0 && rank < world, "model_state_bytes",
-              "stage " << stage << " (0, 1 or 2) and rank " << rank << " of " << world);
+  EMBER_CHECK(stage >= 0 && stage <= 2 && world >= 1 && rank >= 0 && rank < world, "model_state_bytes",
+              "needs stage 0, 1 or 2 and a rank in 0.." << world - 1 << "; got stage " << stage << " and rank " << rank
+                                                        << " of " << world);
   const ShardPlan plan = plan_shards(params, world);
   const int64_t f = params.empty() ? 4 : static_cast<int64_t>(dtype_size(params[0].dtype()));
   const int64_t n = static_cast<int64_t>(params.size());
@@ -286,7 +287,10 @@ double Zero::update(optim::Adam& opt, const std::vector<Tensor>& params, double 
 void Zero::adopt(optim::Adam& opt) {
   bind(opt);
   const std::vector<std::pair<std::string, Tensor>> whole = opt.state();
-  if (whole.empty()) return;  // a fresh run: the shard's state starts at the first update
+  if (whole.empty()) {  // a fresh run (or one resumed before its first update): no state yet
+    inner_->load_state({}, opt.steps());
+    return;
+  }
   const std::map<std::string, Tensor> by_name(whole.begin(), whole.end());
   std::vector<std::pair<std::string, Tensor>> mine;
   for (size_t g = 0; g < inner_of_.size(); ++g)

@@ -22,7 +22,8 @@
 #                checkpointed, its four pictures; train_gpt at a 1024-token context;
 #                bench/compare.sh on the long-context block (chapter 15)
 #   zero         zero_memory at 1, 2 and 4 ranks and its picture; bench_distributed --zero
-#                at 2 ranks: DataParallel against ZeRO stages 1 and 2 (chapter 10)
+#                at 2 ranks: DataParallel against ZeRO stages 1 and 2, and PyTorch's DDP
+#                against its ZeroRedundancyOptimizer (bench/torch_zero.py) (chapter 10)
 #
 # Each step writes docs/book/measured/<name>.txt: a header (the machine, the
 # commit of the code measured, the date, the load average before and after,
@@ -172,13 +173,17 @@ zero() {
     done
     echo "## step time, 2 ranks, 1 thread each"
     mpi "$(bin bench/bench_distributed)" --zero
+    if /usr/bin/python3 -c 'import torch' 2> /dev/null; then
+      echo "## PyTorch, step time, 2 ranks, 1 thread each"
+      mpi /usr/bin/python3 "$root/bench/torch_zero.py"
+    fi
     "$(bin examples/zero_memory)" --plot zero_rows.tsv --png zero_memory.png
   fi
 }
 step_zero() {
   need examples/zero_memory
   need bench/bench_distributed
-  record zero "mpirun -np 1|2|4 --bind-to none ./build/examples/zero_memory; mpirun -np 2 --bind-to none ./build/bench/bench_distributed --zero" zero
+  record zero "mpirun -np 1|2|4 --bind-to none ./build/examples/zero_memory; mpirun -np 2 --bind-to none ./build/bench/bench_distributed --zero; mpirun -np 2 python3 bench/torch_zero.py" zero
   cp "$scratch/zero_memory.png" "$images/zero_memory.png"
 }
 
