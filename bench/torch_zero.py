@@ -3,7 +3,7 @@
 trained with plain data parallelism (DistributedDataParallel + AdamW) and with
 ZeRO stage 1 (DistributedDataParallel + ZeroRedundancyOptimizer, which keeps
 AdamW's moments only for this rank's share of the parameters and broadcasts
-the updated parameters after each step).
+the updated parameters after each step, bucket by bucket).
 
     mpirun --oversubscribe --bind-to none -np 2 python3 bench/torch_zero.py [--steps S] [--rounds R]
     python3 bench/torch_zero.py [--steps S] [--rounds R]      one process, no process group: the baseline
@@ -69,7 +69,10 @@ def run(config, world, rank, steps):
     adamw = dict(lr=3e-3, betas=(0.9, 0.95), eps=1e-8)
     model = Loss(gpt) if config == "one process" else DistributedDataParallel(Loss(gpt))
     if config == "ZeRO stage 1":
-        opt = ZeroRedundancyOptimizer(param_groups(gpt), optimizer_class=torch.optim.AdamW, **adamw)
+        # parameters_as_bucket_view: the updated parameters travel in one
+        # broadcast per bucket instead of one per tensor (its faster setting here)
+        opt = ZeroRedundancyOptimizer(param_groups(gpt), optimizer_class=torch.optim.AdamW,
+                                      parameters_as_bucket_view=True, **adamw)
     else:
         opt = torch.optim.AdamW(param_groups(gpt), **adamw)
     gen = torch.Generator().manual_seed(1000 + rank)
