@@ -105,6 +105,7 @@ bool all_finite(const Tensor& g) {
 // chosen tensors (grad), which may be leaves or intermediate results.
 struct Targets {
   bool into_grad = true;                                 // backward(): into the leaves' .grad
+  bool stop_at_inputs = false;                           // partial_grad(): the walk ends at each input
   std::unordered_map<const Node*, size_t> nodes;         // grad(): an intermediate input, by its grad_fn
   std::unordered_map<const TensorImpl*, size_t> leaves;  // grad(): a leaf input
   std::vector<Tensor> result;                            // grad(): one per input
@@ -149,6 +150,7 @@ class BackwardPass {
     while (!stack.empty()) {
       Node* n = stack.back();
       stack.pop_back();
+      if (boundary(n)) continue;  // partial_grad: what lies behind an input is not entered
       for (const Edge& e : n->next) {
         if (!e.node) continue;
         auto [it, first_visit] = deps_.try_emplace(e.node.get(), 0);
@@ -172,18 +174,24 @@ class BackwardPass {
       Node* n = ready.back();
       ready.pop_back();
       order.push_back(n);
+      if (boundary(n)) continue;
       for (const Edge& e : n->next)
         if (e.node && --left[e.node.get()] == 0) ready.push_back(e.node.get());
     }
-    for (auto it = order.rbegin(); it != order.rend(); ++it)
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+      if (boundary(*it)) continue;
       for (const Edge& e : (*it)->next)
         if ((e.node && (is_input(e.node.get()) || leads_to_input_.count(e.node.get()))) ||
             (e.leaf && targets_.leaves.count(e.leaf.get()))) {
           leads_to_input_.insert(*it);
           break;
         }
+    }
   }
   bool is_input(const Node* n) const { return targets_.nodes.count(n) > 0; }
+  // partial_grad(): an input's node ends the walk; it belongs to a graph
+  // this pass does not run (nothing of it is counted, run or freed).
+  bool boundary(const Node* n) const { return targets_.stop_at_inputs && is_input(n); }
   // Whether n's rule runs: always for backward(); for grad(), only on a path
   // to an input (an input's own node only records the gradient it received).
   bool rule_needed(const Node* n) const { return targets_.into_grad || leads_to_input_.count(n) > 0; }
@@ -215,7 +223,8 @@ class BackwardPass {
         pass_over(n);
         continue;
       }
-      Tensor g = run_hooks(n->hooks, std::move(arrived->second));
+      // A boundary's hooks are the caller's: its engine runs them on the total.
+      Tensor g = boundary(n) ? std::move(arrived->second) : run_hooks(n->hooks, std::move(arrived->second));
       buffer_.erase(arrived);
       if (n->retains_grad && targets_.into_grad)
         if (auto out = n->output.lock()) accumulate(out.get(), g, composes_);
@@ -269,6 +278,7 @@ class BackwardPass {
   // The pass will not run n's rule: what it saved goes (unless retain_graph),
   // and the nodes it sends to stop waiting for it.
   void pass_over(Node* n) {
+    if (boundary(n)) return;
     if (!retain_graph_) n->release_saved();
     for (const Edge& e : n->next)
       if (e.node) count_down(e.node.get());
@@ -298,7 +308,7 @@ class BackwardPass {
     for (auto& [leaf, g] : leaves_.totals) {
       auto input = targets_.leaves.find(leaf);
       if (!targets_.into_grad && input == targets_.leaves.end()) continue;
-      Tensor total = run_hooks(leaf->hooks, std::move(g));
+      Tensor total = targets_.stop_at_inputs ? std::move(g) : run_hooks(leaf->hooks, std::move(g));
       if (!targets_.into_grad) {
         targets_.result[input->second] = std::move(total);
       } else if (!watcher_) {
@@ -351,8 +361,9 @@ void backward(const Tensor& root, const Tensor& grad_output, bool retain_graph, 
   BackwardPass(targets, retain_graph, create_graph).run({root}, {seed});
 }
 
-std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
-                         const std::vector<Tensor>& grad_outputs, const GradOptions& options) {
+namespace {
+std::vector<Tensor> grad_of(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
+                            const std::vector<Tensor>& grad_outputs, const GradOptions& options, bool stop_at_inputs) {
   EMBER_CHECK(!outputs.empty(), "grad", "no outputs to differentiate");
   EMBER_CHECK(!inputs.empty(), "grad", "no inputs to differentiate with respect to");
   EMBER_CHECK(grad_outputs.empty() || grad_outputs.size() == outputs.size(), "grad",
@@ -362,6 +373,7 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
     seeds.push_back(seed_for(outputs[i], grad_outputs.empty() ? Tensor() : grad_outputs[i], "grad"));
   Targets targets;
   targets.into_grad = false;
+  targets.stop_at_inputs = stop_at_inputs;
   targets.result.resize(inputs.size());
   std::vector<size_t> first(inputs.size());  // an input given twice gets the same gradient twice
   for (size_t j = 0; j < inputs.size(); ++j) {
@@ -380,6 +392,18 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
                          << " was not used to compute the outputs (pass allow_unused to get an undefined tensor)");
   }
   return targets.result;
+}
+
+}  // namespace
+
+std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
+                         const std::vector<Tensor>& grad_outputs, const GradOptions& options) {
+  return grad_of(outputs, inputs, grad_outputs, options, false);
+}
+
+std::vector<Tensor> detail::partial_grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
+                                         const std::vector<Tensor>& grad_outputs, bool create_graph) {
+  return grad_of(outputs, inputs, grad_outputs, {.create_graph = create_graph, .allow_unused = true}, true);
 }
 
 }  // namespace ember

@@ -45,4 +45,15 @@ struct GradOptions {
 std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
                          const std::vector<Tensor>& grad_outputs = {}, const GradOptions& options = {});
 
+namespace detail {
+/// grad() for a backward rule that differentiates a function of its own (a
+/// fused op's composed fallback, a checkpoint's recomputation): the walk
+/// ends at each input and never enters what lies behind it, so each input
+/// gets its partial derivative, as if it were a leaf, and the nodes of the
+/// caller's graph are neither run nor freed (the engine that called the
+/// rule does that). Unused inputs get undefined tensors.
+std::vector<Tensor> partial_grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
+                                 const std::vector<Tensor>& grad_outputs, bool create_graph);
+}  // namespace detail
+
 }  // namespace ember

@@ -164,4 +164,17 @@ enum class Reduction { Mean, Sum, None };
 Tensor cross_entropy(const Tensor& logits, const Tensor& targets, Reduction reduction = Reduction::Mean,
                      int64_t ignore_index = -100);
 
+// ---- the fused ops' composed fallbacks (autograd/composed_rule.h) ----
+/// Each fused op above, written with ember ops: its definition, and what
+/// create_graph and forward mode differentiate. Equal to the op up to
+/// rounding (tests/autograd_fused_test.cpp), slower, with more temporaries.
+namespace composed {
+Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps);
+/// scale is 1/count for Reduction::Mean (the op's own count of targets), else 1.
+Tensor cross_entropy(const Tensor& logits, const Tensor& targets, Reduction reduction, int64_t ignore_index,
+                     double scale);
+Tensor gelu(const Tensor& x, GeluApprox approx);
+Tensor tiled_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal);
+}  // namespace composed
+
 }  // namespace ember

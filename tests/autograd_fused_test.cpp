@@ -1,10 +1,12 @@
-// The fused ops (autograd/ops/layer_norm.cpp, cross_entropy.cpp) against
-// their readable references composed of ordinary ops: the same values and
-// the same gradients, in float64, on inputs with several rows. And each op's
-// two backward rules against each other: the loops of tensor/fused.cpp (a
-// plain backward) and the formula in ember ops (a backward that records,
+// The fused ops (autograd/composed_rule.h) against their composed
+// fallbacks (ember::composed::): the same values and the same gradients, in
+// float64, on inputs with several rows; the fallbacks against the textbook
+// formulas; and each op's two backward rules against each other: the kernel
+// (a plain backward) and the fallback's derivative (a backward that records,
 // create_graph).
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 #include "autograd/ops.h"
 #include "test_util.h"
@@ -15,18 +17,28 @@ using namespace ember;
 using ember::test::expect_close;
 using ember::test::expect_values;
 
-// (x - mean) / sqrt(var + eps) * w + b over the last dim, op by op.
 Tensor layer_norm_composed(const Tensor& x, const Tensor& w, const Tensor& b, double eps) {
-  Tensor mu = mean(x, {-1}, true);
-  Tensor var_biased = var(x, {-1}, /*correction=*/0, true);
-  return (x - mu) / sqrt(var_biased + eps) * w + b;
+  return composed::layer_norm(x, w, b, eps);
+}
+Tensor cross_entropy_composed(const Tensor& logits, const Tensor& targets) {
+  return composed::cross_entropy(logits, targets, Reduction::Mean, -100, 1.0 / static_cast<double>(targets.numel()));
 }
 
-// -log_softmax(logits)[target], averaged over the targets.
-Tensor cross_entropy_composed(const Tensor& logits, const Tensor& targets) {
-  Tensor logp = log_softmax(logits, -1);                            // (N, C)
-  Tensor picked = gather(logp, 1, unsqueeze(targets, 1));           // (N, 1)
-  return -mean(picked);
+TEST(AutogradFused, FallbacksAreTheTextbookFormulas) {
+  Generator g(2);
+  Tensor x = randn({3, 5}, g, kFloat64), w = randn({5}, g, kFloat64), b = randn({5}, g, kFloat64);
+  expect_close(composed::layer_norm(x, w, b, 1e-5),
+               (x - mean(x, {-1}, true)) / sqrt(var(x, {-1}, 0, true) + 1e-5) * w + b, 1e-12);
+  Tensor targets = tensor(std::vector<int64_t>{4, 0, 2});
+  expect_close(cross_entropy_composed(x, targets), -mean(gather(log_softmax(x, -1), 1, unsqueeze(targets, 1))), 1e-14);
+  const std::vector<double> xs = x.to_vector<double>();
+  std::vector<double> exact, tanh_form;
+  for (double v : xs) {
+    exact.push_back(0.5 * v * (1 + std::erf(v / std::sqrt(2.0))));
+    tanh_form.push_back(0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v))));
+  }
+  expect_values(composed::gelu(x, GeluApprox::None), exact, 1e-15);
+  expect_values(composed::gelu(x, GeluApprox::Tanh), tanh_form, 1e-15);
 }
 
 TEST(AutogradFused, LayerNormEqualsComposedFormula) {
@@ -96,6 +108,41 @@ TEST(AutogradFused, CrossEntropyBackwardRulesAgree) {
     expect_close(plain[0], recorded[0], 1e-13);
     expect_values(plain[0].select(0, 0).select(0, 2), std::vector<double>(7, 0.0), 0);  // the ignored row
   }
+}
+
+}  // namespace
+
+namespace {
+
+TEST(AutogradFused, GeluAndAttentionEqualTheirFallbacks) {
+  Generator g(7);
+  for (GeluApprox a : {GeluApprox::None, GeluApprox::Tanh}) {
+    Tensor x = (randn({5, 9}, g, kFloat64) * 2.0).detach().requires_grad_();
+    Tensor v = randn({5, 9}, g, kFloat64);
+    expect_close(gelu(x, a), composed::gelu(x, a), 1e-14);
+    auto [plain, recorded] = both_rules(gelu(x, a), {x}, v);
+    expect_close(plain[0], recorded[0], 1e-13);
+  }
+  for (bool causal : {false, true}) {
+    Tensor q = randn({2, 6, 4}, g, kFloat64).requires_grad_(), k = randn({2, 6, 4}, g, kFloat64).requires_grad_(),
+           v = randn({2, 6, 3}, g, kFloat64).requires_grad_();
+    expect_close(tiled_attention(q, k, v, causal), composed::tiled_attention(q, k, v, causal), 1e-13);
+    auto [plain, recorded] = both_rules(tiled_attention(q, k, v, causal), {q, k, v}, randn({2, 6, 3}, g, kFloat64));
+    for (size_t i = 0; i < plain.size(); ++i) expect_close(plain[i], recorded[i], 1e-12);
+  }
+}
+
+// q = k = v one tensor: the fallback gives each argument its own partial
+// derivative, so the three add up to the gradient once, not three times.
+TEST(AutogradFused, OneTensorPassedThreeTimesGetsEachPartialOnce) {
+  Generator g(8);
+  Tensor x = randn({5, 4}, g, kFloat64).requires_grad_();
+  Tensor u = randn({5, 4}, g, kFloat64);
+  Tensor plain = grad({tiled_attention(x, x, x, true)}, {x}, {u})[0];
+  Tensor recorded = grad({tiled_attention(x, x, x, true)}, {x}, {u}, {.create_graph = true})[0];
+  Tensor reference = grad({composed::tiled_attention(x, x, x, true)}, {x}, {u})[0];
+  expect_close(plain, reference, 1e-12);
+  expect_close(recorded, reference, 1e-12);
 }
 
 }  // namespace

@@ -7,8 +7,8 @@
 //   * every node is recorded inside an OpScope (an op without one computes
 //     the right numbers, but the profiler and the backward trace cannot name
 //     it). The Node types are read from the sources themselves
-//     ("struct XBackward final : Node"), so nothing in the library has to
-//     register them.
+//     (each names itself with EMBER_NODE_NAME), so nothing in the library
+//     has to register them.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -38,11 +38,12 @@ namespace {
 using namespace ember;
 using namespace ember::samples;
 
-// Every "struct Name final : Node" in the library's sources.
+// Every Node type in the library's sources: each names itself once, with
+// EMBER_NODE_NAME(Name) at the start of a line of its struct.
 std::set<std::string> node_types_in_sources() {
   namespace fs = std::filesystem;
   std::set<std::string> names;
-  const std::regex node_def(R"(struct\s+(\w+)\s+final\s*:\s*(public\s+)?(Node|SavesOne)\b)");
+  const std::regex node_def(R"(\n[ \t]*EMBER_NODE_NAME\((\w+)\))");
   for (const char* dir : {"tensor", "autograd", "nn", "train"}) {
     for (const auto& entry : fs::recursive_directory_iterator(fs::path(EMBER_SOURCE_DIR) / dir)) {
       if (entry.path().extension() != ".cpp" && entry.path().extension() != ".h") continue;
@@ -253,6 +254,31 @@ TEST_P(OpRegistry, RecordsTheNodesItDeclares) {
       << op.name << " declares nodes {" << joined(declared) << "} but its samples record {" << joined(recorded) << "}";
 }
 
+// The nodes an op's backward records only while it records (create_graph)
+// are there: in the graph of the gradient of some sample.
+TEST_P(OpRegistry, ItsBackwardRecordsTheGradientNodesItDeclares) {
+  const OpInfo& op = GetParam();
+  if (op.grad_nodes.empty()) return;  // most ops: their backward records only ops of the registry
+  Generator g(7);
+  std::set<std::string> found;
+  for (const OpSample& s : op.samples(g)) {
+    std::vector<Tensor> wrt;
+    for (const Tensor& t : s.inputs)
+      if (t.defined() && t.requires_grad()) wrt.push_back(t);
+    Tensor out = op.fn(s.inputs);
+    if (wrt.empty() || !out.requires_grad() || out.numel() == 0) continue;
+    // a cotangent with a graph of its own: a linear op's gradient depends on nothing else
+    Generator r(3);
+    Tensor u = randn(out.shape(), r, out.dtype()).requires_grad_();
+    for (const Tensor& gi : grad({out}, wrt, {u}, {.create_graph = true, .allow_unused = true})) {
+      if (!gi.defined()) continue;
+      std::set<std::string> n = recorded_nodes(gi);
+      found.insert(n.begin(), n.end());
+    }
+  }
+  for (const std::string& n : op.grad_nodes) EXPECT_TRUE(found.count(n)) << op.name << "'s backward never recorded " << n;
+}
+
 // Every op opens an OpScope before it records its node: what the profiler
 // and the backward trace see (autograd/op_scope.h).
 TEST_P(OpRegistry, RecordsEveryNodeInsideAnOpScope) {
@@ -285,11 +311,15 @@ TEST(AutogradRegistry, EveryNodeTypeIsInTheRegistry) {
   std::set<std::string> covered;
   for (const OpInfo& op : op_registry()) {
     covered.insert(op.nodes.begin(), op.nodes.end());
+    covered.insert(op.grad_nodes.begin(), op.grad_nodes.end());
     std::set<std::string> recorded = nodes_recorded_by(op);
     covered.insert(recorded.begin(), recorded.end());
   }
   std::set<std::string> declared;
-  for (const OpInfo& op : op_registry()) declared.insert(op.nodes.begin(), op.nodes.end());
+  for (const OpInfo& op : op_registry()) {
+    declared.insert(op.nodes.begin(), op.nodes.end());
+    declared.insert(op.grad_nodes.begin(), op.grad_nodes.end());
+  }
 
   const std::set<std::string> all = node_types_in_sources();
   std::set<std::string> missing;

@@ -1,15 +1,13 @@
-// tiled_attention as one op: its node saves q, k, v, the output and one
-// log-sum-exp per query row (no weights), and its rule is the tiled backward
-// of tensor/attention.cpp. When backward records (create_graph) or tangents
-// travel through it, the rule takes the composed formula below instead, in
-// ember ops, which holds the weights but can be differentiated again.
+// tiled_attention as one fused op (autograd/composed_rule.h): its node saves
+// q, k, v, the output and one log-sum-exp per query row (no weights), and its
+// rule is the tiled backward of tensor/attention.cpp. Its composed fallback
+// holds the weights, and is what create_graph and tangents differentiate.
 //
 // Legend: P = softmax(s q kᵀ) the weights, s = 1 / sqrt(d), g = dL/d out.
-//   dv = Pᵀ g,  dP = g vᵀ,  dS = s P ⊙ (dP - rowsum(dP ⊙ P)),  dq = dS k,  dk = dSᵀ q
+#include <algorithm>
 #include <cmath>
 
-#include "autograd/forward.h"
-#include "autograd/node.h"
+#include "autograd/composed_rule.h"
 #include "autograd/op_scope.h"
 #include "autograd/ops.h"
 #include "tensor/kernels.h"
@@ -17,13 +15,19 @@
 namespace ember {
 
 namespace {
-// The weights, recomputed in ember ops (the composed rules below).
-Tensor weights(const Tensor& q, const Tensor& k, double scale, bool causal) {
-  return scaled_softmax(matmul(q, transpose(k, -2, -1)), scale, causal);
-}
+// s = 1 / sqrt(d)
+double attention_scale(const Tensor& q) { return 1.0 / std::sqrt(static_cast<double>(std::max<int64_t>(q.size(-1), 1))); }
 }  // namespace
 
-struct TiledAttentionBackward final : Node {
+// The fallback, and the definition: softmax(s q kᵀ) v, the weights held whole.
+Tensor composed::tiled_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal) {
+  return matmul(scaled_softmax(matmul(q, transpose(k, -2, -1)), attention_scale(q), causal), v);
+}
+
+// The kernel's backward, with P = softmax(s q kᵀ) the weights, recomputed
+// tile by tile from the saved log-sum-exp, and g = dL/d out:
+//   dv = Pᵀ g,  dP = g vᵀ,  dS = s P ⊙ (dP - rowsum(dP ⊙ P)),  dq = dS k,  dk = dSᵀ q
+struct TiledAttentionBackward final : ComposedBackward {
   EMBER_NODE_NAME(TiledAttentionBackward)
   SavedTensor q, k, v, out, lse;
   double scale;
@@ -34,36 +38,25 @@ struct TiledAttentionBackward final : Node {
   std::vector<SavedRef> saved() override {
     return {{"q", &q}, {"k", &k}, {"v", &v}, {"output", &out}, {"lse", &lse}};
   }
-  std::vector<Tensor> apply(const Tensor& g) override {
-    const Tensor Q = q.get(*this), K = k.get(*this), V = v.get(*this);
-    if (!backward_composes()) {
-      kernel::TiledAttentionGrads d =
-          kernel::tiled_attention_backward(Q, K, V, out.get(*this), lse.get(*this), g, scale, causal);
-      return {d.q, d.k, d.v};
-    }
-    Tensor P = weights(Q, K, scale, causal);
-    Tensor dP = matmul(g, transpose(V, -2, -1));
-    Tensor dS = P * (dP - sum(dP * P, {-1}, true)) * scale;
-    return {matmul(dS, K), matmul(transpose(dS, -2, -1), Q), matmul(transpose(P, -2, -1), g)};
+  std::vector<Tensor> fast_backward(const Tensor& g) override {
+    kernel::TiledAttentionGrads d = kernel::tiled_attention_backward(q.get(*this), k.get(*this), v.get(*this),
+                                                                     out.get(*this), lse.get(*this), g, scale, causal);
+    return {d.q, d.k, d.v};
   }
+  Tensor fallback(const std::vector<Tensor>& in) const override {
+    return composed::tiled_attention(in[0], in[1], in[2], causal);
+  }
+  std::vector<Tensor> fallback_inputs() override { return {q.get(*this), k.get(*this), v.get(*this)}; }
 };
 
 Tensor tiled_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal) {
   OpScope scope("tiled_attention", q, k, v);
   EMBER_CHECK(q.dim() >= 2, "tiled_attention", "q needs shape (..., T, d), got " << shape_str(q.shape()));
-  const double scale = 1.0 / std::sqrt(static_cast<double>(std::max<int64_t>(q.size(-1), 1)));
+  const double scale = attention_scale(q);
   kernel::TiledAttention f = kernel::tiled_attention_forward(q, k, v, scale, causal);
   if (needs_grad({q, k, v}))
     record(f.out, std::make_shared<TiledAttentionBackward>(q, k, v, f.out, f.lse, scale, causal), {q, k, v});
-  // Forward: d out = dP v + P dv, with dP = P ⊙ (dS - rowsum(dS ⊙ P)) and
-  // dS = s (dq kᵀ + q dkᵀ): the backward's terms read the other way.
-  forward_rule(f.out, [&] {
-    Tensor P = weights(q, k, scale, causal);
-    Tensor dS = plus(term(q, [&](const Tensor& t) { return matmul(t, transpose(k, -2, -1)) * scale; }),
-                     term(k, [&](const Tensor& t) { return matmul(q, transpose(t, -2, -1)) * scale; }));
-    Tensor through_p = dS.defined() ? matmul(P * (dS - sum(dS * P, {-1}, true)), v) : Tensor();
-    return plus(through_p, term(v, [&](const Tensor& t) { return matmul(P, t); }));
-  }, q, k, v);
+  composed_forward_rule(f.out, [&] { return composed::tiled_attention(q, k, v, causal); }, q, k, v);
   return f.out;
 }
 

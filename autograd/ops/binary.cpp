@@ -1,8 +1,11 @@
-// Binary elementwise ops with broadcasting. Each backward returns gradients
-// of the *broadcast* shape; the engine sums them back to each input's shape
-// (kernel::sum_to), so no rule here has to think about broadcasting.
-#include "autograd/forward.h"
-#include "autograd/node.h"
+// Binary elementwise ops with broadcasting. Each node states the op's
+// derivative once, one map per operand: d_a(v, a, b, y) is what a small
+// change v of a does to the output y (d_b the same for b). Backward applies
+// them to grad_out, the forward rule to the tangents and adds the two
+// (autograd/elementwise_rule.h). Gradients come in the *broadcast* shape;
+// the engine sums them back to each input's shape (kernel::sum_to), so no
+// rule here has to think about broadcasting.
+#include "autograd/elementwise_rule.h"
 #include "autograd/op_scope.h"
 #include "autograd/ops.h"
 #include "tensor/factory.h"
@@ -12,234 +15,157 @@ namespace ember {
 
 using kernel::Binary;
 
-// ---- add / sub: d(a + alpha*b) = (g, alpha*g) ----
-struct AddBackward final : Node {
+// ---- add / sub: d(a + alpha b) = da + alpha db ----
+struct AddBackward final : BinaryBackward<AddBackward, 0, 0> {
   EMBER_NODE_NAME(AddBackward)
   double alpha;  // 1 for add, -1 for sub
   explicit AddBackward(double al) : alpha(al) {}
-  std::vector<Tensor> apply(const Tensor& g) override { return {g, alpha == 1.0 ? g : g * alpha}; }
+  static Tensor d_a(const Tensor& v, const Tensor&, const Tensor&, const Tensor&) { return v; }
+  Tensor d_b(const Tensor& v, const Tensor&, const Tensor&, const Tensor&) const { return alpha == 1.0 ? v : v * alpha; }
 };
 Tensor add(const Tensor& a, const Tensor& b) {
   OpScope scope("add", a, b);
-  Tensor out = kernel::binary(Binary::Add, a, b);
-  if (needs_grad({a, b})) record(out, std::make_shared<AddBackward>(1.0), {a, b});
-  forward_rule(out, [&] { return plus(term(a, [](const Tensor& da) { return da; }),  // d(a + b) = da + db
-                                      term(b, [](const Tensor& db) { return db; })); }, a, b);
-  return out;
+  return binary_rules(kernel::binary(Binary::Add, a, b), a, b, AddBackward(1.0));
 }
 Tensor sub(const Tensor& a, const Tensor& b) {
   OpScope scope("sub", a, b);
-  Tensor out = kernel::binary(Binary::Sub, a, b);
-  if (needs_grad({a, b})) record(out, std::make_shared<AddBackward>(-1.0), {a, b});
-  forward_rule(out, [&] { return plus(term(a, [](const Tensor& da) { return da; }),  // d(a - b) = da - db
-                                      term(b, [](const Tensor& db) { return -db; })); }, a, b);
-  return out;
+  return binary_rules(kernel::binary(Binary::Sub, a, b), a, b, AddBackward(-1.0));
 }
 
-// ---- mul: d(a*b) = (g*b, g*a); each factor is saved only if the other needs it ----
-struct MulBackward final : Node {
+// ---- mul: d(a b) = da b + a db ----
+struct MulBackward final : BinaryBackward<MulBackward, kB, kA> {
   EMBER_NODE_NAME(MulBackward)
-  SavedTensor b, a;
-  MulBackward(const Tensor& b_, const Tensor& a_) : b(b_), a(a_) {}
-  std::vector<SavedRef> saved() override { return {{"a", &a}, {"b", &b}}; }
-  std::vector<Tensor> apply(const Tensor& g) override {
-    return {b.defined() ? g * b.get(*this) : Tensor(), a.defined() ? g * a.get(*this) : Tensor()};
-  }
+  static Tensor d_a(const Tensor& v, const Tensor&, const Tensor& b, const Tensor&) { return v * b; }
+  static Tensor d_b(const Tensor& v, const Tensor& a, const Tensor&, const Tensor&) { return v * a; }
 };
 Tensor mul(const Tensor& a, const Tensor& b) {
   OpScope scope("mul", a, b);
-  Tensor out = kernel::binary(Binary::Mul, a, b);
-  if (needs_grad({a, b}))
-    record(out, std::make_shared<MulBackward>(a.requires_grad() ? b : Tensor(), b.requires_grad() ? a : Tensor()), {a, b});
-  forward_rule(out, [&] { return plus(term(a, [&](const Tensor& da) { return da * b; }),  // d(a b) = da b + a db
-                                      term(b, [&](const Tensor& db) { return a * db; })); }, a, b);
-  return out;
+  return binary_rules<MulBackward>(kernel::binary(Binary::Mul, a, b), a, b);
 }
 
-// ---- div: d(a/b) = (g/b, -g*a/b^2) ----
-struct DivBackward final : Node {
+// ---- div: d(a / b) = da / b - a db / b^2 ----
+struct DivBackward final : BinaryBackward<DivBackward, kB, kA | kB> {
   EMBER_NODE_NAME(DivBackward)
-  SavedTensor a, b;
-  DivBackward(const Tensor& a_, const Tensor& b_) : a(a_), b(b_) {}
-  std::vector<SavedRef> saved() override { return {{"a", &a}, {"b", &b}}; }
-  std::vector<Tensor> apply(const Tensor& g) override {
-    const Tensor& B = b.get(*this);
-    return {g / B, -g * a.get(*this) / (B * B)};
-  }
+  static Tensor d_a(const Tensor& v, const Tensor&, const Tensor& b, const Tensor&) { return v / b; }
+  static Tensor d_b(const Tensor& v, const Tensor& a, const Tensor& b, const Tensor&) { return -v * a / (b * b); }
 };
 Tensor div(const Tensor& a, const Tensor& b) {
   OpScope scope("div", a, b);
-  Tensor out = kernel::binary(Binary::Div, a, b);
-  if (needs_grad({a, b})) record(out, std::make_shared<DivBackward>(a, b), {a, b});
-  // d(a/b) = (da - (a/b) db) / b
-  forward_rule(out, [&] { return plus(term(a, [&](const Tensor& da) { return da / b; }),
-                                      term(b, [&](const Tensor& db) { return -db * out / b; })); }, a, b);
-  return out;
+  return binary_rules<DivBackward>(kernel::binary(Binary::Div, a, b), a, b);
 }
 
-// ---- pow: d(a^b) = (g * b * a^(b-1), g * a^b * log(a)) ----
-struct PowBackward final : Node {
+// ---- pow: d(a^b) = b a^(b-1) da + a^b log(a) db ----
+struct PowBackward final : BinaryBackward<PowBackward, kA | kB, kA | kOut> {
   EMBER_NODE_NAME(PowBackward)
-  SavedTensor a, b, out;
-  PowBackward(const Tensor& a_, const Tensor& b_, const Tensor& o) : a(a_), b(b_), out(o) {}
-  std::vector<SavedRef> saved() override { return {{"a", &a}, {"b", &b}, {"output", &out}}; }
-  std::vector<Tensor> apply(const Tensor& g) override {
-    const Tensor &A = a.get(*this), &B = b.get(*this);
-    return {g * B * pow(A, B - 1.0), g * out.get(*this) * log(A)};
-  }
+  static Tensor d_a(const Tensor& v, const Tensor& a, const Tensor& b, const Tensor&) { return v * b * pow(a, b - 1.0); }
+  static Tensor d_b(const Tensor& v, const Tensor& a, const Tensor&, const Tensor& y) { return v * y * log(a); }
 };
 Tensor pow(const Tensor& a, const Tensor& b) {
   OpScope scope("pow", a, b);
-  Tensor out = kernel::binary(Binary::Pow, a, b);
-  if (needs_grad({a, b})) record(out, std::make_shared<PowBackward>(a, b, out), {a, b});
-  forward_rule(out, [&] {
-    return plus(term(a, [&](const Tensor& da) { return da * b * pow(a, b - 1.0); }),
-                term(b, [&](const Tensor& db) { return db * out * log(a); }));
-  }, a, b);
-  return out;
+  return binary_rules<PowBackward>(kernel::binary(Binary::Pow, a, b), a, b);
 }
 
-// ---- maximum / minimum: the gradient goes to the larger (smaller) input; ties split it ----
+// ---- maximum / minimum: the change of the larger (smaller) input; ties take half of each ----
 namespace {
-// a's share: 1 where a wins, 0.5 on ties, 0 where b wins
-Tensor weight_of_a(const Tensor& a, const Tensor& b, bool is_max, DType dt) {
+// a's share: 1 where a wins, 0.5 on ties, 0 where b wins (in the dtype of the change v)
+Tensor share_of_a(const Tensor& a, const Tensor& b, bool is_max, DType dt) {
   auto c = [&](double v) { return scalar_tensor(v, dt); };
   return where(is_max ? gt(a, b) : lt(a, b), c(1.0), where(eq(a, b), c(0.5), c(0.0)));
 }
-// the forward rule: each input's tangent times its share
-Tensor mix_by_winner(const Tensor& a, const Tensor& b, bool is_max) {
-  const DType dt = is_floating(a.dtype()) ? a.dtype() : b.dtype();
-  Tensor wa = weight_of_a(a, b, is_max, dt);
-  return plus(term(a, [&](const Tensor& da) { return da * wa; }),
-              term(b, [&](const Tensor& db) { return db * (1.0 - wa); }));
-}
 }  // namespace
-struct MaximumBackward final : Node {
+struct MaximumBackward final : BinaryBackward<MaximumBackward, kA | kB, kA | kB> {
   EMBER_NODE_NAME(MaximumBackward)
-  SavedTensor a, b;
   bool is_max;
-  MaximumBackward(const Tensor& a_, const Tensor& b_, bool m) : a(a_), b(b_), is_max(m) {}
-  std::vector<SavedRef> saved() override { return {{"a", &a}, {"b", &b}}; }
-  std::vector<Tensor> apply(const Tensor& g) override {
-    Tensor wa = weight_of_a(a.get(*this), b.get(*this), is_max, g.dtype());
-    return {g * wa, g * (1.0 - wa)};
+  explicit MaximumBackward(bool m) : is_max(m) {}
+  Tensor d_a(const Tensor& v, const Tensor& a, const Tensor& b, const Tensor&) const {
+    return v * share_of_a(a, b, is_max, v.dtype());
+  }
+  Tensor d_b(const Tensor& v, const Tensor& a, const Tensor& b, const Tensor&) const {
+    return v * (1.0 - share_of_a(a, b, is_max, v.dtype()));
   }
 };
 Tensor maximum(const Tensor& a, const Tensor& b) {
   OpScope scope("maximum", a, b);
-  Tensor out = kernel::binary(Binary::Maximum, a, b);
-  if (needs_grad({a, b})) record(out, std::make_shared<MaximumBackward>(a, b, true), {a, b});
-  forward_rule(out, [&] { return mix_by_winner(a, b, true); }, a, b);
-  return out;
+  return binary_rules(kernel::binary(Binary::Maximum, a, b), a, b, MaximumBackward(true));
 }
 Tensor minimum(const Tensor& a, const Tensor& b) {
   OpScope scope("minimum", a, b);
-  Tensor out = kernel::binary(Binary::Minimum, a, b);
-  if (needs_grad({a, b})) record(out, std::make_shared<MaximumBackward>(a, b, false), {a, b});
-  forward_rule(out, [&] { return mix_by_winner(a, b, false); }, a, b);
-  return out;
+  return binary_rules(kernel::binary(Binary::Minimum, a, b), a, b, MaximumBackward(false));
 }
 
-// ---- operators and scalar forms ----
+// ---- operators and scalar forms: unary ops with the scalar as a parameter ----
 Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
 Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
 Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
 Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
 Tensor operator-(const Tensor& a) { return neg(a); }
 
-// d(a + s) = g
-struct AddScalarBackward final : Node {
+// d(a + s) = da
+struct AddScalarBackward final : UnaryBackward<AddScalarBackward, Keep::Nothing> {
   EMBER_NODE_NAME(AddScalarBackward)
-  std::vector<Tensor> apply(const Tensor& g) override { return {g}; }
+  static Tensor d(const Tensor& v, const Tensor&, const Tensor&) { return v; }
 };
 Tensor operator+(const Tensor& a, double s) {
   OpScope scope("add", a);
-  Tensor out = kernel::binary_scalar(Binary::Add, a, s);
-  if (needs_grad({a})) record(out, std::make_shared<AddScalarBackward>(), {a});
-  forward_rule(out, [&] { return dx(a); }, a);
-  return out;
+  return unary_rules<AddScalarBackward>(kernel::binary_scalar(Binary::Add, a, s), a);
 }
 Tensor operator-(const Tensor& a, double s) {
   OpScope scope("sub", a);
-  Tensor out = kernel::binary_scalar(Binary::Sub, a, s);
-  if (needs_grad({a})) record(out, std::make_shared<AddScalarBackward>(), {a});
-  forward_rule(out, [&] { return dx(a); }, a);
-  return out;
+  return unary_rules<AddScalarBackward>(kernel::binary_scalar(Binary::Sub, a, s), a);
 }
 Tensor operator+(double s, const Tensor& a) { return a + s; }
 
-// d(s*a) = s*g
-struct MulScalarBackward final : Node {
+// d(s a) = s da
+struct MulScalarBackward final : UnaryBackward<MulScalarBackward, Keep::Nothing> {
   EMBER_NODE_NAME(MulScalarBackward)
   double s;
   explicit MulScalarBackward(double v) : s(v) {}
-  std::vector<Tensor> apply(const Tensor& g) override { return {g * s}; }
+  Tensor d(const Tensor& v, const Tensor&, const Tensor&) const { return v * s; }
 };
 Tensor operator*(const Tensor& a, double s) {
   OpScope scope("mul", a);
-  Tensor out = kernel::binary_scalar(Binary::Mul, a, s);
-  if (needs_grad({a})) record(out, std::make_shared<MulScalarBackward>(s), {a});
-  forward_rule(out, [&] { return dx(a) * s; }, a);
-  return out;
+  return unary_rules(kernel::binary_scalar(Binary::Mul, a, s), a, MulScalarBackward(s));
 }
 Tensor operator*(double s, const Tensor& a) { return a * s; }
-Tensor operator-(double s, const Tensor& a) {  // d(s - a) = -g
+Tensor operator-(double s, const Tensor& a) {  // d(s - a) = -da
   OpScope scope("rsub", a);
-  Tensor out = kernel::binary_scalar(Binary::Sub, a, s, /*scalar_first=*/true);
-  if (needs_grad({a})) record(out, std::make_shared<MulScalarBackward>(-1.0), {a});
-  forward_rule(out, [&] { return -dx(a); }, a);
-  return out;
+  return unary_rules(kernel::binary_scalar(Binary::Sub, a, s, /*scalar_first=*/true), a, MulScalarBackward(-1.0));
 }
 
-// d(a/s) = g/s
-struct DivScalarBackward final : Node {
+// d(a / s) = da / s
+struct DivScalarBackward final : UnaryBackward<DivScalarBackward, Keep::Nothing> {
   EMBER_NODE_NAME(DivScalarBackward)
   double s;
   explicit DivScalarBackward(double v) : s(v) {}
-  std::vector<Tensor> apply(const Tensor& g) override { return {g / s}; }
+  Tensor d(const Tensor& v, const Tensor&, const Tensor&) const { return v / s; }
 };
 Tensor operator/(const Tensor& a, double s) {
   OpScope scope("div", a);
-  Tensor out = kernel::binary_scalar(Binary::Div, a, s);
-  if (needs_grad({a})) record(out, std::make_shared<DivScalarBackward>(s), {a});
-  forward_rule(out, [&] { return dx(a) / s; }, a);
-  return out;
+  return unary_rules(kernel::binary_scalar(Binary::Div, a, s), a, DivScalarBackward(s));
 }
 
-// d(s/a) = -g * (s/a) / a
-struct RDivScalarBackward final : Node {
+// d(s / a) = -(s / a) / a da = -y / a da
+struct RDivScalarBackward final : UnaryBackward<RDivScalarBackward, Keep::Both> {
   EMBER_NODE_NAME(RDivScalarBackward)
-  SavedTensor a, out;
-  RDivScalarBackward(const Tensor& a_, const Tensor& o) : a(a_), out(o) {}
-  std::vector<SavedRef> saved() override { return {{"a", &a}, {"output", &out}}; }
-  std::vector<Tensor> apply(const Tensor& g) override { return {-g * out.get(*this) / a.get(*this)}; }
+  static Tensor d(const Tensor& v, const Tensor& a, const Tensor& y) { return -v * y / a; }
 };
 Tensor operator/(double s, const Tensor& a) {
   OpScope scope("rdiv", a);
-  Tensor out = kernel::binary_scalar(Binary::Div, a, s, /*scalar_first=*/true);
-  if (needs_grad({a})) record(out, std::make_shared<RDivScalarBackward>(a, out), {a});
-  forward_rule(out, [&] { return -dx(a) * out / a; }, a);
-  return out;
+  return unary_rules<RDivScalarBackward>(kernel::binary_scalar(Binary::Div, a, s, /*scalar_first=*/true), a);
 }
 
-// d(a^e) = g * e * a^(e-1)
-struct PowScalarBackward final : Node {
+// d(a^e) = e a^(e-1) da
+struct PowScalarBackward final : UnaryBackward<PowScalarBackward, Keep::Input> {
   EMBER_NODE_NAME(PowScalarBackward)
-  SavedTensor a;
   double e;
-  PowScalarBackward(const Tensor& a_, double v) : a(a_), e(v) {}
-  std::vector<SavedRef> saved() override { return {{"a", &a}}; }
-  std::vector<Tensor> apply(const Tensor& g) override {
-    if (e == 2.0) return {g * a.get(*this) * 2.0};
-    return {g * e * pow(a.get(*this), e - 1.0)};
+  explicit PowScalarBackward(double v) : e(v) {}
+  Tensor d(const Tensor& v, const Tensor& a, const Tensor&) const {
+    return e == 2.0 ? v * a * 2.0 : v * e * pow(a, e - 1.0);
   }
 };
 Tensor pow(const Tensor& a, double e) {
   OpScope scope("pow", a);
-  Tensor out = kernel::binary_scalar(Binary::Pow, a, e);
-  if (needs_grad({a})) record(out, std::make_shared<PowScalarBackward>(a, e), {a});
-  forward_rule(out, [&] { return e == 2.0 ? dx(a) * a * 2.0 : dx(a) * e * pow(a, e - 1.0); }, a);
-  return out;
+  return unary_rules(kernel::binary_scalar(Binary::Pow, a, e), a, PowScalarBackward(e));
 }
 
 // ---- comparisons: bool results, no gradient ----

@@ -1,9 +1,11 @@
 // Indexing: index_select, the embedding lookup built on it, and gather.
-// Their backward is a scatter-add: every selected row/element sends its
-// gradient back to where it came from, and an id used twice receives the sum.
+// They are linear (autograd/linear_rule.h): their backward is the transpose,
+// a scatter-add (every selected row or element sends its gradient back to
+// where it came from, and an id used twice receives the sum), and the
+// transpose of that is the op again.
 #include "autograd/forward.h"
-#include "autograd/node.h"
 #include "autograd/grad_mode.h"
+#include "autograd/linear_rule.h"
 #include "autograd/op_scope.h"
 #include "autograd/ops.h"
 #include "tensor/factory.h"
@@ -11,43 +13,47 @@
 
 namespace ember {
 
-// grad_x = zeros(x.shape); grad_x[ids[i]] += grad_out[i]. Entries never
-// selected stay exactly 0. An embedding's padding row receives nothing; its
+namespace {
+// L v for index_select and embedding: the rows of v at ids along dim (none at
+// the padding id: that row gets no gradient, and the two rules describe one
+// linear map), in the op's output shape.
+Tensor rows_at(const Tensor& v, int64_t dim, const Tensor& ids, std::optional<int64_t> pad, const Shape& out_shape) {
+  Tensor rows = index_select(v, dim, ids);
+  if (pad) rows = masked_fill(rows, unsqueeze(eq(ids, static_cast<double>(*pad)), -1), 0.0);
+  return reshape(rows, out_shape);
+}
+}  // namespace
+
+// Lᵀ g: grad_x = zeros(x.shape); grad_x[ids[i]] += grad_out[i]. Entries
+// never selected stay exactly 0; an embedding's padding row receives nothing.
 // grad_out (*, D) is read as the (N, D) rows it selected.
-struct IndexSelectBackward final : Node {
+struct IndexSelectBackward final : LinearBackward {
   EMBER_NODE_NAME(IndexSelectBackward)
-  Shape in_shape;
+  Shape in_shape, out_shape;
   int64_t dim;
   SavedTensor ids;
   std::optional<int64_t> padding_idx;  // embedding only: the row that gets no gradient
-  IndexSelectBackward(Shape s, int64_t d, const Tensor& i, std::optional<int64_t> pad = std::nullopt)
-      : in_shape(std::move(s)), dim(d), ids(i), padding_idx(pad) {}
+  IndexSelectBackward(Shape s, Shape o, int64_t d, const Tensor& i, std::optional<int64_t> pad = std::nullopt)
+      : in_shape(std::move(s)), out_shape(std::move(o)), dim(d), ids(i), padding_idx(pad) {}
   std::vector<SavedRef> saved() override { return {{"ids", &ids}}; }
-  std::vector<Tensor> apply(const Tensor& g) override {
+  Tensor linear(const Tensor& v) const override { return rows_at(v, dim, ids.get(*this), padding_idx, out_shape); }
+  Tensor transposed(const Tensor& g) const override {
     const Tensor i = ids.get(*this);
     Shape selected = in_shape;
     selected[dim] = i.numel();
-    if (backward_composes()) {  // the same scatter as a differentiable op (its own gradient: index_select)
-      Tensor grad_x = index_add(zeros(in_shape, g.dtype()), dim, i, reshape(g, selected));
-      if (!padding_idx) return {grad_x};
-      Shape row(in_shape.size(), 1);
-      row[dim] = in_shape[dim];
-      Tensor pad_row = kernel::compare_scalar(kernel::Compare::Eq, kernel::reshape(arange(in_shape[dim], kInt64), row),
-                                              static_cast<double>(*padding_idx));
-      return {masked_fill(grad_x, pad_row, 0.0)};
-    }
     Tensor grad_x = zeros(in_shape, g.dtype());  // for an embedding, the dense (V, D) write is the cost floor
     kernel::index_add_(grad_x, dim, i, kernel::reshape(g, selected));
     if (padding_idx) kernel::fill_(kernel::select(grad_x, dim, *padding_idx), 0.0);
-    return {grad_x};
+    return grad_x;
   }
 };
 Tensor index_select(const Tensor& x, int64_t d, const Tensor& ids) {
   OpScope scope("index_select", x, ids);
   Tensor out = kernel::index_select(x, d, ids);
   if (needs_grad({x}))
-    record(out, std::make_shared<IndexSelectBackward>(x.shape(), wrap_dim(d, x.dim(), "index_select"), ids), {x});
-  forward_rule(out, [&] { return index_select(dx(x), d, ids); }, x);  // the same rows of the tangent
+    record(out, std::make_shared<IndexSelectBackward>(x.shape(), out.shape(), wrap_dim(d, x.dim(), "index_select"), ids),
+           {x});
+  forward_rule(out, [&] { return index_select(dx(x), d, ids); }, x);  // linear: the same rows of the tangent
   return out;
 }
 
@@ -72,28 +78,22 @@ Tensor embedding(const Tensor& weight, const Tensor& ids, std::optional<int64_t>
   Shape out_shape = ids.shape();
   out_shape.push_back(weight.size(1));
   Tensor out = kernel::reshape(kernel::index_select(weight, 0, flat_ids), out_shape);  // (N, D) rows as (*, D)
-  if (needs_grad({weight})) record(out, std::make_shared<IndexSelectBackward>(weight.shape(), 0, flat_ids, pad), {weight});
-  // The same rows of the tangent; at the padding id none, as backward gives
-  // that row no gradient (the two rules describe one linear map).
-  forward_rule(out, [&] {
-    Tensor rows = embedding(dx(weight), ids);
-    return pad ? masked_fill(rows, unsqueeze(eq(ids, static_cast<double>(*pad)), -1), 0.0) : rows;
-  }, weight);
+  if (needs_grad({weight}))
+    record(out, std::make_shared<IndexSelectBackward>(weight.shape(), out_shape, 0, flat_ids, pad), {weight});
+  forward_rule(out, [&] { return rows_at(dx(weight), 0, flat_ids, pad, out_shape); }, weight);
   return out;
 }
 
-// grad_x = scatter_add(zeros(x.shape), d, ids, grad_out)
-struct GatherBackward final : Node {
+// Lᵀ g: grad_x = scatter_add(zeros(x.shape), d, ids, grad_out)
+struct GatherBackward final : LinearBackward {
   EMBER_NODE_NAME(GatherBackward)
   Shape in_shape;
   int64_t dim;
   SavedTensor ids;
   GatherBackward(Shape s, int64_t d, const Tensor& i) : in_shape(std::move(s)), dim(d), ids(i) {}
   std::vector<SavedRef> saved() override { return {{"ids", &ids}}; }
-  std::vector<Tensor> apply(const Tensor& g) override {
-    if (backward_composes()) return {scatter_add(zeros(in_shape, g.dtype()), dim, ids.get(*this), g)};
-    return {kernel::scatter_add(in_shape, dim, ids.get(*this), g)};
-  }
+  Tensor linear(const Tensor& v) const override { return gather(v, dim, ids.get(*this)); }
+  Tensor transposed(const Tensor& g) const override { return kernel::scatter_add(in_shape, dim, ids.get(*this), g); }
 };
 Tensor gather(const Tensor& x, int64_t d, const Tensor& ids) {
   OpScope scope("gather", x, ids);

@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "autograd/forward.h"
-#include "autograd/node.h"
+#include "autograd/linear_rule.h"
 #include "autograd/op_scope.h"
 #include "autograd/ops.h"
 #include "tensor/factory.h"
@@ -150,18 +150,17 @@ Tensor norm(const Tensor& x, double p, const Shape& dims, bool keepdim) {
   return out;
 }
 
-// ---- max / min: the gradient goes to the selected element ----
+// ---- max / min: linear in x given the winners (autograd/linear_rule.h) ----
 namespace {
-// the forward rule: the tangent at the index that won
-Tensor pick(const Tensor& t, int64_t d, bool keepdim, const Tensor& indices) {
-  if (t.dim() == 0) return t;
-  const int64_t w = wrap_dim(d, t.dim(), "max");
-  Tensor at = gather(t, w, keepdim ? indices : unsqueeze(indices, w));
-  return keepdim ? at : squeeze(at, w);
+// L v: v at the index that won (the first one on ties)
+Tensor pick(const Tensor& v, int64_t dim, bool keepdim, const Tensor& indices) {
+  if (v.dim() == 0) return v;
+  Tensor at = gather(v, dim, keepdim ? indices : unsqueeze(indices, dim));
+  return keepdim ? at : squeeze(at, dim);
 }
 }  // namespace
-// scatter grad_out to the index that won (the first one on ties)
-struct MaxBackward final : Node {
+// Lᵀ g: grad_out scattered to the index that won
+struct MaxBackward final : LinearBackward {
   EMBER_NODE_NAME(MaxBackward)
   Shape in_shape;
   int64_t dim;
@@ -169,35 +168,28 @@ struct MaxBackward final : Node {
   SavedTensor indices;
   MaxBackward(Shape s, int64_t d, bool k, const Tensor& i) : in_shape(std::move(s)), dim(d), keepdim(k), indices(i) {}
   std::vector<SavedRef> saved() override { return {{"indices", &indices}}; }
-  std::vector<Tensor> apply(const Tensor& g) override {
-    if (in_shape.empty()) return {g};
-    Tensor idx = indices.get(*this), gk = g;
-    if (!keepdim) {
-      idx = kernel::unsqueeze(idx, dim);
-      gk = backward_composes() ? unsqueeze(gk, dim) : kernel::unsqueeze(gk, dim);
-    }
-    if (backward_composes()) {
-      // The same scatter as g times a constant one-hot mask of the winners.
-      Tensor ones_at = kernel::scatter_add(in_shape, dim, idx, ones(idx.shape(), g.dtype()));
-      return {expand(gk, in_shape) * ones_at};
-    }
-    return {kernel::scatter_add(in_shape, dim, idx, gk)};
+  Tensor linear(const Tensor& v) const override { return pick(v, dim, keepdim, indices.get(*this)); }
+  Tensor transposed(const Tensor& g) const override {
+    if (in_shape.empty()) return g;
+    const Tensor idx = indices.get(*this);
+    return kernel::scatter_add(in_shape, dim, keepdim ? idx : kernel::unsqueeze(idx, dim),
+                               keepdim ? g : kernel::unsqueeze(g, dim));
   }
 };
 std::pair<Tensor, Tensor> max(const Tensor& x, int64_t d, bool keepdim) {
   OpScope scope("max", x);
   auto [values, indices] = kernel::max(x, d, keepdim);
-  if (needs_grad({x}))
-    record(values, std::make_shared<MaxBackward>(x.shape(), wrap_dim_or_scalar(d, x.dim(), "max"), keepdim, indices), {x});
-  forward_rule(values, [&, idx = indices] { return pick(dx(x), d, keepdim, idx); }, x);
+  const int64_t w = wrap_dim_or_scalar(d, x.dim(), "max");
+  if (needs_grad({x})) record(values, std::make_shared<MaxBackward>(x.shape(), w, keepdim, indices), {x});
+  forward_rule(values, [&, idx = indices] { return pick(dx(x), w, keepdim, idx); }, x);
   return {values, indices};
 }
 std::pair<Tensor, Tensor> min(const Tensor& x, int64_t d, bool keepdim) {
   OpScope scope("min", x);
   auto [values, indices] = kernel::min(x, d, keepdim);
-  if (needs_grad({x}))
-    record(values, std::make_shared<MaxBackward>(x.shape(), wrap_dim_or_scalar(d, x.dim(), "min"), keepdim, indices), {x});
-  forward_rule(values, [&, idx = indices] { return pick(dx(x), d, keepdim, idx); }, x);
+  const int64_t w = wrap_dim_or_scalar(d, x.dim(), "min");
+  if (needs_grad({x})) record(values, std::make_shared<MaxBackward>(x.shape(), w, keepdim, indices), {x});
+  forward_rule(values, [&, idx = indices] { return pick(dx(x), w, keepdim, idx); }, x);
   return {values, indices};
 }
 Tensor max(const Tensor& x) {
@@ -223,8 +215,21 @@ Tensor argmax(const Tensor& x, int64_t d, bool keepdim) {
 }
 
 // ---- softmax / log_softmax ----
-// softmax:     dx = y * (g - sum(g * y))
-// log_softmax: dx = g - exp(y) * sum(g)
+namespace {
+// softmax's derivative: J = diag(y) - y yᵀ is symmetric, so one map is both
+// rules, as for an elementwise op (times scale for scaled_softmax):
+//   d(v) = y ⊙ (v - Σ_dim v ⊙ y)         masked keys: y = 0, so 0
+Tensor softmax_d(const Tensor& v, const Tensor& y, int64_t dim, double scale) {
+  Tensor d = y * (v - sum(v * y, {dim}, true));
+  return scale == 1.0 ? d : d * scale;
+}
+// log_softmax's: J = I - 1 pᵀ with p = exp(y), not symmetric, so two:
+//   backward  Jᵀ g = g - p Σ_dim g,     forward  J v = v - Σ_dim p ⊙ v
+Tensor log_softmax_vjp(const Tensor& g, const Tensor& y, int64_t dim) { return g - exp(y) * sum(g, {dim}, true); }
+Tensor log_softmax_jvp(const Tensor& v, const Tensor& y, int64_t dim) { return v - sum(exp(y) * v, {dim}, true); }
+}  // namespace
+// When nothing records and no tangent travels, the same formulas as one pass
+// over rows: kernel::softmax_backward (tensor/reduce.cpp).
 struct SoftmaxBackward final : Node {
   EMBER_NODE_NAME(SoftmaxBackward)
   SavedTensor out;
@@ -235,43 +240,32 @@ struct SoftmaxBackward final : Node {
   std::vector<SavedRef> saved() override { return {{"output", &out}}; }
   std::vector<Tensor> apply(const Tensor& g) override {
     const Tensor y = out.get(*this);
-    if (backward_composes()) {  // the formulas above, in ember ops
-      if (log) return {g - exp(y) * sum(g, {dim}, true)};
-      Tensor dx = y * (g - sum(g * y, {dim}, true));  // masked keys: y = 0, so 0
-      return {scale == 1.0 ? dx : dx * scale};
-    }
-    return {kernel::softmax_backward(y, g, dim, log, scale)};  // fused: see tensor/reduce.cpp
+    if (!backward_composes()) return {kernel::softmax_backward(y, g, dim, log, scale)};
+    return {log ? log_softmax_vjp(g, y, dim) : softmax_d(g, y, dim, scale)};
   }
 };
 Tensor scaled_softmax(const Tensor& x, double scale, bool causal) {
   OpScope scope("scaled_softmax", x);
   Tensor out = kernel::scaled_softmax(x, scale, causal);
-  if (needs_grad({x})) record(out, std::make_shared<SoftmaxBackward>(out, x.dim() - 1, false, scale), {x});
-  forward_rule(out, [&] {  // masked keys: y = 0, so 0
-    Tensor ds = dx(x) * scale;
-    return out * (ds - sum(ds * out, {-1}, true));
-  }, x);
+  const int64_t last = x.dim() - 1;
+  if (needs_grad({x})) record(out, std::make_shared<SoftmaxBackward>(out, last, false, scale), {x});
+  forward_rule(out, [&] { return softmax_d(dx(x), out, last, scale); }, x);
   return out;
 }
 Tensor softmax(const Tensor& x, int64_t d) {
   OpScope scope("softmax", x);
   Tensor out = kernel::softmax(x, d);
-  if (needs_grad({x})) record(out, std::make_shared<SoftmaxBackward>(out, wrap_dim_or_scalar(d, x.dim(), "softmax"), false), {x});
-  forward_rule(out, [&] {
-    const int64_t w = wrap_dim_or_scalar(d, x.dim(), "softmax");
-    return out * (dx(x) - sum(dx(x) * out, {w}, true));
-  }, x);
+  const int64_t w = wrap_dim_or_scalar(d, x.dim(), "softmax");
+  if (needs_grad({x})) record(out, std::make_shared<SoftmaxBackward>(out, w, false), {x});
+  forward_rule(out, [&] { return softmax_d(dx(x), out, w, 1.0); }, x);
   return out;
 }
 Tensor log_softmax(const Tensor& x, int64_t d) {
   OpScope scope("log_softmax", x);
   Tensor out = kernel::log_softmax(x, d);
-  if (needs_grad({x}))
-    record(out, std::make_shared<SoftmaxBackward>(out, wrap_dim_or_scalar(d, x.dim(), "log_softmax"), true), {x});
-  forward_rule(out, [&] {
-    const int64_t w = wrap_dim_or_scalar(d, x.dim(), "log_softmax");
-    return dx(x) - sum(exp(out) * dx(x), {w}, true);
-  }, x);
+  const int64_t w = wrap_dim_or_scalar(d, x.dim(), "log_softmax");
+  if (needs_grad({x})) record(out, std::make_shared<SoftmaxBackward>(out, w, true), {x});
+  forward_rule(out, [&] { return log_softmax_jvp(dx(x), out, w); }, x);
   return out;
 }
 

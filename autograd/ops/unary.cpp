@@ -1,296 +1,191 @@
-// Unary elementwise ops. Each backward is the derivative times grad_out;
-// where a rule would take several passes over memory (tanh, sigmoid, gelu) it
-// is one fused map2 call with the formula in a lambda. When backward records
-// (create_graph: a derivative of the gradient is wanted) those rules use the
-// same formula written with ember ops, which record.
+// Unary elementwise ops. Each node states the op's derivative once, as d:
+// what a small change v of the input does to the output, given x (the input)
+// and y (the output). Backward is d applied to grad_out, the forward rule d
+// applied to the tangent (autograd/elementwise_rule.h). A d written with
+// `auto` runs on plain numbers too, and its backward is then one fused loop.
 #include <cmath>
 #include <numbers>
 
-#include "autograd/forward.h"
-#include "autograd/node.h"
+#include "autograd/composed_rule.h"
+#include "autograd/elementwise_rule.h"
 #include "autograd/op_scope.h"
 #include "autograd/ops.h"
-#include "tensor/elementwise.h"
-#include "tensor/factory.h"
 #include "tensor/kernels.h"
 
 namespace ember {
 
 using kernel::Unary;
 
-namespace {
-// grad_in[i] = f(saved[i], g[i]) for float32 / float64.
-template <typename F>
-Tensor fused(const Tensor& saved, const Tensor& g, const F& f) {
-  return EMBER_DISPATCH_FLOAT(g.dtype(), "backward", [&]<typename T>() {
-    return detail::map2<T, T, T>(saved, g, [&](T s, T gv) EMBER_INLINE { return static_cast<T>(f(s, gv)); }, "backward");
-  });
-}
-
-// Most unary rules need one tensor, `kept`: the input x or the output y of
-// the op (each rule's comment says which).
-struct SavesOne : Node {
-  SavedTensor kept;
-  explicit SavesOne(const Tensor& t) : kept(t) {}
-  std::vector<SavedRef> saved() override { return {{kept.is_output() ? "output" : "x", &kept}}; }
-};
-}  // namespace
-
-// d(-x) = -g
-struct NegBackward final : Node {
+// d(-x) = -dx
+struct NegBackward final : UnaryBackward<NegBackward, Keep::Nothing> {
   EMBER_NODE_NAME(NegBackward)
-  std::vector<Tensor> apply(const Tensor& g) override { return {-g}; }
+  static Tensor d(const Tensor& v, const Tensor&, const Tensor&) { return -v; }
 };
 Tensor neg(const Tensor& x) {
   OpScope scope("neg", x);
-  Tensor out = kernel::unary(Unary::Neg, x);
-  if (needs_grad({x})) record(out, std::make_shared<NegBackward>(), {x});
-  forward_rule(out, [&] { return -dx(x); }, x);
-  return out;
+  return unary_rules<NegBackward>(kernel::unary(Unary::Neg, x), x);
 }
 
-// d exp(x) = exp(x) = y: keeps y
-struct ExpBackward final : SavesOne {
+// d exp(x) = exp(x) dx = y dx
+struct ExpBackward final : UnaryBackward<ExpBackward, Keep::Output> {
   EMBER_NODE_NAME(ExpBackward)
-  using SavesOne::SavesOne;
-  std::vector<Tensor> apply(const Tensor& g) override { return {g * kept.get(*this)}; }
+  static Tensor d(const Tensor& v, const Tensor&, const Tensor& y) { return v * y; }
 };
 Tensor exp(const Tensor& x) {
   OpScope scope("exp", x);
-  Tensor out = kernel::unary(Unary::Exp, x);
-  if (needs_grad({x})) record(out, std::make_shared<ExpBackward>(out), {x});
-  forward_rule(out, [&] { return dx(x) * out; }, x);
-  return out;
+  return unary_rules<ExpBackward>(kernel::unary(Unary::Exp, x), x);
 }
 
-// d log(x) = 1/x: keeps x
-struct LogBackward final : SavesOne {
+// d log(x) = dx / x
+struct LogBackward final : UnaryBackward<LogBackward, Keep::Input> {
   EMBER_NODE_NAME(LogBackward)
-  using SavesOne::SavesOne;
-  std::vector<Tensor> apply(const Tensor& g) override { return {g / kept.get(*this)}; }
+  static Tensor d(const Tensor& v, const Tensor& x, const Tensor&) { return v / x; }
 };
 Tensor log(const Tensor& x) {
   OpScope scope("log", x);
-  Tensor out = kernel::unary(Unary::Log, x);
-  if (needs_grad({x})) record(out, std::make_shared<LogBackward>(x), {x});
-  forward_rule(out, [&] { return dx(x) / x; }, x);
-  return out;
+  return unary_rules<LogBackward>(kernel::unary(Unary::Log, x), x);
 }
 
-// d sqrt(x) = 1 / (2 sqrt(x)) = 0.5 / y: keeps y
-struct SqrtBackward final : SavesOne {
+// d sqrt(x) = dx / (2 sqrt(x)) = 0.5 dx / y
+struct SqrtBackward final : UnaryBackward<SqrtBackward, Keep::Output> {
   EMBER_NODE_NAME(SqrtBackward)
-  using SavesOne::SavesOne;
-  std::vector<Tensor> apply(const Tensor& g) override { return {g * 0.5 / kept.get(*this)}; }
+  static Tensor d(const Tensor& v, const Tensor&, const Tensor& y) { return v * 0.5 / y; }
 };
 Tensor sqrt(const Tensor& x) {
   OpScope scope("sqrt", x);
-  Tensor out = kernel::unary(Unary::Sqrt, x);
-  if (needs_grad({x})) record(out, std::make_shared<SqrtBackward>(out), {x});
-  forward_rule(out, [&] { return dx(x) * 0.5 / out; }, x);
-  return out;
+  return unary_rules<SqrtBackward>(kernel::unary(Unary::Sqrt, x), x);
 }
 
-// d x^(-1/2) = -x^(-3/2) / 2 = -0.5 y^3: keeps y
-struct RsqrtBackward final : SavesOne {
+// d x^(-1/2) = -x^(-3/2) / 2 dx = -0.5 y^3 dx
+struct RsqrtBackward final : UnaryBackward<RsqrtBackward, Keep::Output> {
   EMBER_NODE_NAME(RsqrtBackward)
-  using SavesOne::SavesOne;
-  std::vector<Tensor> apply(const Tensor& g) override {
-    const Tensor& y = kept.get(*this);
-    return {g * -0.5 * y * y * y};
-  }
+  static Tensor d(const Tensor& v, const Tensor&, const Tensor& y) { return v * -0.5 * y * y * y; }
 };
 Tensor rsqrt(const Tensor& x) {
   OpScope scope("rsqrt", x);
-  Tensor out = kernel::unary(Unary::Rsqrt, x);
-  if (needs_grad({x})) record(out, std::make_shared<RsqrtBackward>(out), {x});
-  forward_rule(out, [&] { return dx(x) * -0.5 * out * out * out; }, x);
-  return out;
+  return unary_rules<RsqrtBackward>(kernel::unary(Unary::Rsqrt, x), x);
 }
 
-// d|x| = sign(x) (0 at 0, like PyTorch): keeps x
-struct AbsBackward final : SavesOne {
+// d|x| = sign(x) dx (0 at 0, like PyTorch)
+struct AbsBackward final : UnaryBackward<AbsBackward, Keep::Input> {
   EMBER_NODE_NAME(AbsBackward)
-  using SavesOne::SavesOne;
-  std::vector<Tensor> apply(const Tensor& g) override { return {g * kernel::unary(Unary::Sign, kept.get(*this))}; }
+  static Tensor d(const Tensor& v, const Tensor& x, const Tensor&) { return v * kernel::unary(Unary::Sign, x); }
 };
 Tensor abs(const Tensor& x) {
   OpScope scope("abs", x);
-  Tensor out = kernel::unary(Unary::Abs, x);
-  if (needs_grad({x})) record(out, std::make_shared<AbsBackward>(x), {x});
-  forward_rule(out, [&] { return dx(x) * kernel::unary(Unary::Sign, x); }, x);
-  return out;
+  return unary_rules<AbsBackward>(kernel::unary(Unary::Abs, x), x);
 }
 
-// d sin(x) = cos(x): keeps x
-struct SinBackward final : SavesOne {
+// d sin(x) = cos(x) dx
+struct SinBackward final : UnaryBackward<SinBackward, Keep::Input> {
   EMBER_NODE_NAME(SinBackward)
-  using SavesOne::SavesOne;
-  std::vector<Tensor> apply(const Tensor& g) override { return {g * cos(kept.get(*this))}; }
+  static Tensor d(const Tensor& v, const Tensor& x, const Tensor&) { return v * cos(x); }
 };
 Tensor sin(const Tensor& x) {
   OpScope scope("sin", x);
-  Tensor out = kernel::unary(Unary::Sin, x);
-  if (needs_grad({x})) record(out, std::make_shared<SinBackward>(x), {x});
-  forward_rule(out, [&] { return dx(x) * cos(x); }, x);
-  return out;
+  return unary_rules<SinBackward>(kernel::unary(Unary::Sin, x), x);
 }
 
-// d cos(x) = -sin(x): keeps x
-struct CosBackward final : SavesOne {
+// d cos(x) = -sin(x) dx
+struct CosBackward final : UnaryBackward<CosBackward, Keep::Input> {
   EMBER_NODE_NAME(CosBackward)
-  using SavesOne::SavesOne;
-  std::vector<Tensor> apply(const Tensor& g) override { return {-g * sin(kept.get(*this))}; }
+  static Tensor d(const Tensor& v, const Tensor& x, const Tensor&) { return -v * sin(x); }
 };
 Tensor cos(const Tensor& x) {
   OpScope scope("cos", x);
-  Tensor out = kernel::unary(Unary::Cos, x);
-  if (needs_grad({x})) record(out, std::make_shared<CosBackward>(x), {x});
-  forward_rule(out, [&] { return -dx(x) * sin(x); }, x);
-  return out;
+  return unary_rules<CosBackward>(kernel::unary(Unary::Cos, x), x);
 }
 
-// d erf(x) = 2/sqrt(pi) exp(-x^2): keeps x
-struct ErfBackward final : SavesOne {
+// d erf(x) = 2/sqrt(pi) exp(-x^2) dx
+struct ErfBackward final : UnaryBackward<ErfBackward, Keep::Input> {
   EMBER_NODE_NAME(ErfBackward)
-  using SavesOne::SavesOne;
-  std::vector<Tensor> apply(const Tensor& g) override {
-    const Tensor x = kept.get(*this);
-    return {g * (2.0 * std::numbers::inv_sqrtpi) * exp(-(x * x))};
+  static Tensor d(const Tensor& v, const Tensor& x, const Tensor&) {
+    return v * (2.0 * std::numbers::inv_sqrtpi) * exp(-(x * x));
   }
 };
 Tensor erf(const Tensor& x) {
   OpScope scope("erf", x);
-  Tensor out = kernel::unary(Unary::Erf, x);
-  if (needs_grad({x})) record(out, std::make_shared<ErfBackward>(x), {x});
-  forward_rule(out, [&] { return dx(x) * (2.0 * std::numbers::inv_sqrtpi) * exp(-(x * x)); }, x);
-  return out;
+  return unary_rules<ErfBackward>(kernel::unary(Unary::Erf, x), x);
 }
 
-// d tanh(x) = 1 - tanh(x)^2 = 1 - y^2: keeps y
-struct TanhBackward final : SavesOne {
+// d tanh(x) = (1 - tanh(x)^2) dx = (1 - y^2) dx
+struct TanhBackward final : UnaryBackward<TanhBackward, Keep::Output, Loop::Fused> {
   EMBER_NODE_NAME(TanhBackward)
-  using SavesOne::SavesOne;
-  std::vector<Tensor> apply(const Tensor& g) override {
-    const Tensor y = kept.get(*this);
-    if (backward_composes()) return {g * (1.0 - y * y)};
-    return {fused(y, g, [](auto yv, auto gv) EMBER_INLINE { return gv * (1 - yv * yv); })};
-  }
+  static auto d(const auto& v, const auto&, const auto& y) { return v * (1 - y * y); }
 };
 Tensor tanh(const Tensor& x) {
   OpScope scope("tanh", x);
-  Tensor out = kernel::unary(Unary::Tanh, x);
-  if (needs_grad({x})) record(out, std::make_shared<TanhBackward>(out), {x});
-  forward_rule(out, [&] { return dx(x) * (1.0 - out * out); }, x);
-  return out;
+  return unary_rules<TanhBackward>(kernel::unary(Unary::Tanh, x), x);
 }
 
-// d sigmoid(x) = y (1 - y): keeps y
-struct SigmoidBackward final : SavesOne {
+// d sigmoid(x) = y (1 - y) dx
+struct SigmoidBackward final : UnaryBackward<SigmoidBackward, Keep::Output, Loop::Fused> {
   EMBER_NODE_NAME(SigmoidBackward)
-  using SavesOne::SavesOne;
-  std::vector<Tensor> apply(const Tensor& g) override {
-    const Tensor y = kept.get(*this);
-    if (backward_composes()) return {g * y * (1.0 - y)};
-    return {fused(y, g, [](auto yv, auto gv) EMBER_INLINE { return gv * yv * (1 - yv); })};
-  }
+  static auto d(const auto& v, const auto&, const auto& y) { return v * y * (1 - y); }
 };
 Tensor sigmoid(const Tensor& x) {
   OpScope scope("sigmoid", x);
-  Tensor out = kernel::unary(Unary::Sigmoid, x);
-  if (needs_grad({x})) record(out, std::make_shared<SigmoidBackward>(out), {x});
-  forward_rule(out, [&] { return dx(x) * out * (1.0 - out); }, x);
-  return out;
+  return unary_rules<SigmoidBackward>(kernel::unary(Unary::Sigmoid, x), x);
 }
 
-// d relu(x) = 1 where x > 0, i.e. where y > 0 (0 at 0, like PyTorch): keeps y
-struct ReluBackward final : SavesOne {
+// d relu(x) = dx where x > 0, i.e. where y > 0 (0 at 0, like PyTorch)
+struct ReluBackward final : UnaryBackward<ReluBackward, Keep::Output, Loop::Fused> {
   EMBER_NODE_NAME(ReluBackward)
-  using SavesOne::SavesOne;
-  std::vector<Tensor> apply(const Tensor& g) override {
-    const Tensor y = kept.get(*this);
-    if (backward_composes()) return {where(gt(y, 0.0), g, scalar_tensor(0.0, g.dtype()))};
-    return {fused(y, g, [](auto yv, auto gv) EMBER_INLINE { return yv > 0 ? gv : decltype(gv)(0); })};
-  }
+  static auto d(const auto& v, const auto&, const auto& y) { return when(gt(y, 0.0), v); }
 };
 Tensor relu(const Tensor& x) {
   OpScope scope("relu", x);
-  Tensor out = kernel::unary(Unary::Relu, x);
-  if (needs_grad({x})) record(out, std::make_shared<ReluBackward>(out), {x});
-  forward_rule(out, [&] { return where(gt(out, 0.0), dx(x), scalar_tensor(0.0, out.dtype())); }, x);
-  return out;
+  return unary_rules<ReluBackward>(kernel::unary(Unary::Relu, x), x);
 }
 
-// exact:  gelu(x) = x Phi(x)            -> Phi(x) + x phi(x)
-// tanh:   gelu(x) = x/2 (1 + tanh(u)), u = k (x + 0.044715 x^3), k = sqrt(2/pi)
-//                                       -> (1 + t)/2 + x/2 (1 - t^2) k (1 + 3*0.044715 x^2)
-// (The exact one is kernel::gelu_backward; the tanh one is always inlined,
-// so the loop over elements vectorizes.)
+// d clamp(x) = dx where lo <= x <= hi, else 0
+struct ClampBackward final : UnaryBackward<ClampBackward, Keep::Input, Loop::Fused> {
+  EMBER_NODE_NAME(ClampBackward)
+  double lo, hi;
+  ClampBackward(std::optional<double> l, std::optional<double> h) : lo(l.value_or(-INFINITY)), hi(h.value_or(INFINITY)) {}
+  auto d(const auto& v, const auto& x, const auto&) const { return when(ge(x, lo), when(le(x, hi), v)); }
+};
+Tensor clamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi) {
+  OpScope scope("clamp", x);
+  return unary_rules(kernel::clamp(x, lo, hi), x, ClampBackward(lo, hi));
+}
+
+// ---- gelu: a fused op (autograd/composed_rule.h) ----
+// Its composed fallback is its definition:
+//   exact:  gelu(x) = x Phi(x) = x/2 (1 + erf(x / sqrt 2))
+//   tanh:   gelu(x) = x/2 (1 + tanh(k (x + 0.044715 x^3))),  k = sqrt(2/pi)
+Tensor composed::gelu(const Tensor& x, GeluApprox approx) {
+  if (approx == GeluApprox::None) return 0.5 * x * (1.0 + erf(x * (std::numbers::sqrt2 / 2)));
+  const double k = std::numbers::sqrt2 * std::numbers::inv_sqrtpi;
+  return 0.5 * x * (1.0 + tanh(k * (x + 0.044715 * x * x * x)));
+}
+// The fast backward, g * gelu'(x): for the exact form kernel::gelu_backward
+// (erf and exp a row at a time), for the tanh form this loop (always inlined,
+// so it vectorizes): (1 + t)/2 + x/2 (1 - t^2) k (1 + 3*0.044715 x^2), t = tanh(u).
 template <typename T>
 [[gnu::always_inline]] inline T gelu_tanh_grad(T v, T gv) {
   const T k = T(std::numbers::sqrt2 * std::numbers::inv_sqrtpi);
   T t = std::tanh(k * (v + T(0.044715) * v * v * v));
   return gv * (T(0.5) * (T(1) + t) + T(0.5) * v * (T(1) - t * t) * k * (T(1) + T(3 * 0.044715) * v * v));
 }
-namespace {
-// gelu'(x), the formulas above in ember ops: for the forward rule, and for
-// backward when it records
-Tensor gelu_derivative(const Tensor& x, GeluApprox approx) {
-  if (approx == GeluApprox::None) {
-    Tensor cdf = 0.5 * (1.0 + erf(x * (std::numbers::sqrt2 / 2)));
-    Tensor pdf = exp(-0.5 * x * x) * (std::numbers::inv_sqrtpi / std::numbers::sqrt2);
-    return cdf + x * pdf;
-  }
-  const double k = std::numbers::sqrt2 * std::numbers::inv_sqrtpi;
-  Tensor t = tanh(k * (x + 0.044715 * x * x * x));
-  return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * k * (1.0 + 3 * 0.044715 * x * x);
-}
-}  // namespace
-// keeps x
-struct GeluBackward final : SavesOne {
+struct GeluBackward final : ComposedBackward {
   EMBER_NODE_NAME(GeluBackward)
+  SavedTensor x;
   GeluApprox approx;
-  GeluBackward(const Tensor& x, GeluApprox a) : SavesOne(x), approx(a) {}
-  std::vector<Tensor> apply(const Tensor& g) override {
-    const Tensor x = kept.get(*this);
-    if (backward_composes()) return {g * gelu_derivative(x, approx)};  // the formulas above, in ember ops
-    if (approx == GeluApprox::None) return {kernel::gelu_backward(x, g)};  // erf and exp a row at a time
-    return {fused(x, g, [](auto v, auto gv) EMBER_INLINE { return gelu_tanh_grad(v, gv); })};
+  GeluBackward(const Tensor& x_, GeluApprox a) : x(x_), approx(a) {}
+  std::vector<SavedRef> saved() override { return {{"x", &x}}; }
+  std::vector<Tensor> fast_backward(const Tensor& g) override {
+    if (approx == GeluApprox::None) return {kernel::gelu_backward(x.get(*this), g)};
+    return {detail::fused_backward(x.get(*this), g, [](auto v, auto gv) EMBER_INLINE { return gelu_tanh_grad(v, gv); })};
   }
+  Tensor fallback(const std::vector<Tensor>& in) const override { return composed::gelu(in[0], approx); }
+  std::vector<Tensor> fallback_inputs() override { return {x.get(*this)}; }
 };
 Tensor gelu(const Tensor& x, GeluApprox approx) {
   OpScope scope("gelu", x);
   Tensor out = kernel::unary(approx == GeluApprox::Tanh ? Unary::GeluTanh : Unary::Gelu, x);
   if (needs_grad({x})) record(out, std::make_shared<GeluBackward>(x, approx), {x});
-  forward_rule(out, [&] { return dx(x) * gelu_derivative(x, approx); }, x);
-  return out;
-}
-
-namespace {
-// v where lo <= x <= hi, else 0: what the derivative 1 (inside) or 0
-// (outside) does to a gradient or a tangent
-Tensor inside(const Tensor& x, std::optional<double> lo, std::optional<double> hi, const Tensor& v) {
-  const Tensor zero = scalar_tensor(0.0, v.dtype());
-  return where(ge(x, lo.value_or(-INFINITY)), where(le(x, hi.value_or(INFINITY)), v, zero), zero);
-}
-}  // namespace
-// the gradient passes where lo <= x <= hi: keeps x
-struct ClampBackward final : SavesOne {
-  EMBER_NODE_NAME(ClampBackward)
-  std::optional<double> lo, hi;
-  ClampBackward(const Tensor& x, std::optional<double> l, std::optional<double> h) : SavesOne(x), lo(l), hi(h) {}
-  std::vector<Tensor> apply(const Tensor& g) override {
-    const double l = lo.value_or(-INFINITY), h = hi.value_or(INFINITY);
-    const Tensor x = kept.get(*this);
-    if (backward_composes()) return {inside(x, lo, hi, g)};
-    return {fused(x, g, [l, h](auto v, auto gv) EMBER_INLINE { return v >= l && v <= h ? gv : decltype(gv)(0); })};
-  }
-};
-Tensor clamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi) {
-  OpScope scope("clamp", x);
-  Tensor out = kernel::clamp(x, lo, hi);
-  if (needs_grad({x})) record(out, std::make_shared<ClampBackward>(x, lo, hi), {x});
-  forward_rule(out, [&] { return inside(x, lo, hi, dx(x)); }, x);
+  composed_forward_rule(out, [&] { return composed::gelu(x, approx); }, x);
   return out;
 }
 

@@ -7,8 +7,9 @@
 #include <algorithm>
 #include <cstring>
 
+#include "autograd/composed_rule.h"
 #include "autograd/forward.h"
-#include "autograd/node.h"
+#include "autograd/linear_rule.h"
 #include "autograd/op_scope.h"
 #include "autograd/ops.h"
 #include "tensor/factory.h"
@@ -108,28 +109,26 @@ Tensor expand(const Tensor& x, const Shape& shape) {
   return out;
 }
 
-// ---- slice / narrow / select: scatter the gradient into zeros of the input's shape ----
-// grad_x = zeros(x.shape) with grad_out written into the same slice
-// (elements start, start+step, ... of dim `dim`; select drops that dim).
-struct SliceBackward final : Node {
+// ---- slice / narrow / select: linear (autograd/linear_rule.h) ----
+// Lᵀ g: zeros(x.shape) with grad_out written into the same slice (elements
+// start, start+step, ... of dim `dim`; select drops that dim).
+struct SliceBackward final : LinearBackward {
   EMBER_NODE_NAME(SliceBackward)
   Shape in_shape;
   int64_t dim, start, step, length;
   bool dropped_dim;  // select
   SliceBackward(Shape s, int64_t d, int64_t st, int64_t sp, int64_t len, bool drop)
       : in_shape(std::move(s)), dim(d), start(st), step(sp), length(len), dropped_dim(drop) {}
-  std::vector<Tensor> apply(const Tensor& g) override {
-    if (backward_composes()) {  // the same write, as a differentiable index_add of the rows taken
-      Tensor rows = arange(static_cast<double>(start), static_cast<double>(start + length * step),
-                           static_cast<double>(step), kInt64);
-      return {index_add(zeros(in_shape, g.dtype()), dim, rows, dropped_dim ? unsqueeze(g, dim) : g)};
-    }
-    Tensor grad_x = zeros(in_shape, g.dtype());
-    Tensor part = dropped_dim ? kernel::select(grad_x, dim, start)
-                              : kernel::slice(grad_x, dim, start, start + (length - 1) * step + 1, step);
-    kernel::copy_(part, g, "slice backward");
-    return {grad_x};
+  Tensor linear(const Tensor& v) const override {
+    return dropped_dim ? select(v, dim, start) : slice(v, dim, start, last(), step);
   }
+  Tensor transposed(const Tensor& g) const override {
+    Tensor grad_x = zeros(in_shape, g.dtype());
+    Tensor part = dropped_dim ? kernel::select(grad_x, dim, start) : kernel::slice(grad_x, dim, start, last(), step);
+    kernel::copy_(part, g, "slice backward");
+    return grad_x;
+  }
+  int64_t last() const { return length == 0 ? start : start + (length - 1) * step + 1; }  // the slice's end
 };
 Tensor slice(const Tensor& x, int64_t d, int64_t start, int64_t end, int64_t step) {
   OpScope scope("slice", x);
@@ -187,6 +186,16 @@ Tensor clone(const Tensor& x) {
   kernel::copy_(out, x, "clone");
   if (needs_grad({x})) record(out, std::make_shared<IdentityBackward>(), {x});
   forward_rule(out, [&] { return clone(dx(x)); }, x);
+  return out;
+}
+
+// A composed fallback's handle on one input (autograd/composed_rule.h): the
+// same memory and layout, and so the same tangent, with a node of its own.
+Tensor detail::stand_in(const Tensor& x) {
+  OpScope scope("stand_in", x);
+  detail::no_forward_rule_needed();  // x's memory, so x's tangent
+  Tensor out = kernel::as_strided(x, x.shape(), x.stride(), x.storage_offset(), "stand_in");
+  if (needs_grad({x})) record(out, std::make_shared<IdentityBackward>(), {x});
   return out;
 }
 

@@ -37,6 +37,9 @@ struct OpSample {
 struct OpInfo {
   std::string name;                // "mul", "nn.Linear"; unique; also the test name
   std::vector<std::string> nodes;  // Node types the op records, e.g. {"MulBackward"}
+  // Node types that only its backward records, with create_graph (a linear
+  // op's TransposedBackward); tests/autograd_registry_test.cpp finds them there.
+  std::vector<std::string> grad_nodes = {};
   std::function<Tensor(const std::vector<Tensor>&)> fn;
   std::function<std::vector<OpSample>(Generator&)> samples;
   // Only ops that pass through float32 (to) need looser settings.

@@ -8,6 +8,7 @@ namespace ember::samples {
 void add_index_samples(std::vector<OpInfo>& ops) {
   ops.push_back({.name = "index_select",
                  .nodes = {"IndexSelectBackward"},
+                 .grad_nodes = {"TransposedBackward"},
                  .fn = [](const Inputs& in) { return index_select(in[0], 0, in[1]); },
                  .samples = [](Generator& g) -> Samples {
                    return {{"repeated ids", {normal_leaf(g, {3, 4}), ids({0, 2, 0})}},
@@ -34,6 +35,7 @@ void add_index_samples(std::vector<OpInfo>& ops) {
                  }});
   ops.push_back({.name = "gather",
                  .nodes = {"GatherBackward"},
+                 .grad_nodes = {"TransposedBackward"},
                  .fn = [](const Inputs& in) { return gather(in[0], 1, in[1]); },
                  .samples = [](Generator& g) -> Samples {
                    return {{"repeated ids", {normal_leaf(g, {2, 3}), ids({0, 2, 0, 1, 2, 2, 1, 0}, {2, 4})}},

@@ -1,4 +1,5 @@
 // Reductions and softmax (autograd/ops/reduce.cpp).
+#include <algorithm>
 #include <cmath>
 
 #include "autograd/ops.h"
@@ -18,8 +19,11 @@ void add_reduce_samples(std::vector<OpInfo>& ops) {
   };
   auto reduce = [&ops](std::string name, std::vector<std::string> nodes, std::function<Tensor(const Tensor&)> f,
                        std::function<Samples(Generator&)> samples) {
+    // max and min are linear in x given the winners: their backward records its transpose
+    const bool picks = std::find(nodes.begin(), nodes.end(), "MaxBackward") != nodes.end();
     ops.push_back({.name = std::move(name),
                    .nodes = std::move(nodes),
+                   .grad_nodes = picks ? std::vector<std::string>{"TransposedBackward"} : std::vector<std::string>{},
                    .fn = [f](const Inputs& in) { return f(in[0]); },
                    .samples = std::move(samples)});
   };

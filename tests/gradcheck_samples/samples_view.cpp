@@ -108,6 +108,7 @@ void add_view_samples(std::vector<OpInfo>& ops) {
                  }});
   ops.push_back({.name = "narrow",
                  .nodes = {"SliceBackward"},
+                 .grad_nodes = {"TransposedBackward"},
                  .fn = [](const Inputs& in) { return narrow(in[0], -1, 1, 2); },
                  .samples = [](Generator& g) -> Samples {
                    return {{"contiguous", {normal_leaf(g, {2, 4})}},
@@ -117,6 +118,7 @@ void add_view_samples(std::vector<OpInfo>& ops) {
                  }});
   ops.push_back({.name = "slice_step",
                  .nodes = {"SliceBackward"},
+                 .grad_nodes = {"TransposedBackward"},
                  .fn = [](const Inputs& in) { return slice(in[0], -1, 1, in[0].size(-1), 2); },
                  .samples = [](Generator& g) -> Samples {
                    return {{"1-D", {normal_leaf(g, {7})}},
@@ -127,6 +129,7 @@ void add_view_samples(std::vector<OpInfo>& ops) {
                  }});
   ops.push_back({.name = "select",
                  .nodes = {"SliceBackward"},
+                 .grad_nodes = {"TransposedBackward"},
                  .fn = [](const Inputs& in) { return select(in[0], -1, 1); },
                  .samples = [](Generator& g) -> Samples {
                    return {{"contiguous", {normal_leaf(g, {2, 3})}},
