@@ -29,6 +29,7 @@
 #include "tensor/tensor.h"
 
 #include "autograd/autocast.h"
+#include "autograd/checkpoint.h"
 #include "autograd/engine.h"
 #include "autograd/forward.h"
 #include "autograd/functional.h"

@@ -43,6 +43,7 @@
 #include <unordered_set>
 
 #include "autograd/grad_mode.h"
+#include "autograd/forward.h"
 #include "autograd/node.h"
 #include "autograd/observer.h"
 #include "autograd/ops.h"

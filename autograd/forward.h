@@ -32,6 +32,7 @@
 #include <initializer_list>
 #include <vector>
 
+#include "autograd/grad_mode.h"
 #include "tensor/tensor.h"
 
 namespace ember {
@@ -109,6 +110,16 @@ inline void no_forward_rule_needed() {
 /// and no forward rule runs): then backward rules take their composed
 /// formulas, made of ember ops, so that the gradient gets a tangent too.
 inline bool tangents_propagate() { return dual_level_depth > 0 && !in_forward_rule; }
+}  // namespace detail
+
+/// True when a backward rule must take its form in ember ops (which record
+/// and carry tangents) instead of a fused loop or kernel of its own: backward
+/// records (create_graph), or tangents travel through it (forward-over-reverse,
+/// inside a DualLevel). The rule helpers of autograd/ (elementwise_rule.h,
+/// linear_rule.h, composed_rule.h) ask it, so that an op's rule does not.
+inline bool backward_composes() { return is_grad_enabled() || detail::tangents_propagate(); }
+
+namespace detail {
 
 /// Makes `t` the tangent of `out` (converted to out's dtype). If out's
 /// memory already has a tangent (out is a view of an input), it is kept:

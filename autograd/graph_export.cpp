@@ -119,11 +119,11 @@ std::string to_dot(const Tensor& root, const DotOptions& options) {
       Node* n = stack.back();
       stack.pop_back();
       std::string nid = id_of(n, "n");
-      gradient_graph = gradient_graph || n->in_gradient_graph;
+      gradient_graph = gradient_graph || n->meta.in_gradient_graph;
       // A node that a backward with create_graph recorded: part of the gradient graph.
-      os << "  " << nid << " [shape=box, style=\"filled" << (n->in_gradient_graph ? ",dashed" : "")
-         << "\", fillcolor=\"" << (n->in_gradient_graph ? kGradientGraphFill : kNodeFill) << "\", label=\"" << n->name();
-      if (n->in_gradient_graph) os << "\\n(gradient graph)";
+      os << "  " << nid << " [shape=box, style=\"filled" << (n->meta.in_gradient_graph ? ",dashed" : "")
+         << "\", fillcolor=\"" << (n->meta.in_gradient_graph ? kGradientGraphFill : kNodeFill) << "\", label=\"" << n->name();
+      if (n->meta.in_gradient_graph) os << "\\n(gradient graph)";
       if (auto out = n->output.lock()) os << "\\n" << tensor_lines(out, options, "computes");
       for (const SavedRef& s : n->saved())
         if (s->peek().defined()) os << "\\n" << saved_line(s);

@@ -35,7 +35,7 @@ struct AutogradObserver {
   virtual void module_begin(const std::string& /*path*/, const std::string& /*type*/) {}
   virtual void module_end() {}
   /// The current op just recorded `node` as out's grad_fn. The observer may
-  /// set node.label (e.g. "blocks.0.attn.softmax").
+  /// set node.meta.label (e.g. "blocks.0.attn.softmax").
   virtual void node_recorded(Node& /*node*/, const Tensor& /*out*/) {}
 
   // ---- backward (autograd/engine.cpp) ----

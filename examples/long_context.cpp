@@ -154,7 +154,7 @@ void saved_by_op(int64_t T, const Variant& v) {
     for (const SavedRef& s : n->saved()) {
       const Tensor& t = s->peek();
       if (!t.defined() || !counted.insert(t.storage().get()).second) continue;
-      auto& [bytes, what] = by_label[n->label];
+      auto& [bytes, what] = by_label[n->meta.label];
       bytes += static_cast<int64_t>(t.storage()->nbytes());
       total += static_cast<int64_t>(t.storage()->nbytes());
       what += (what.empty() ? "" : ", ") + std::string(s.name) + " " + shape_str(t.shape());

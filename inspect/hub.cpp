@@ -54,7 +54,7 @@ class Hub final : public AutogradObserver, public TensorObserver {
   std::string label() const {
     if (!nodes.empty()) {
       const Node* n = nodes.back();
-      return n->label.empty() ? std::string(n->name()) : n->label + " (" + n->name() + ")";
+      return n->meta.label.empty() ? std::string(n->name()) : n->meta.label + " (" + n->name() + ")";
     }
     if (backward_depth > 0) return "backward engine: seeding, or summing into .grad";
     return ops.empty() ? std::string() : ops.back();
@@ -79,7 +79,7 @@ class Hub final : public AutogradObserver, public TensorObserver {
     if (!modules.empty()) modules.pop_back();
   }
   void node_recorded(Node& node, const Tensor& out) override {
-    if (node.label.empty() && !ops.empty()) node.label = ops.back();
+    if (node.meta.label.empty() && !ops.empty()) node.meta.label = ops.back();
     each([&](Instrument* i) { i->node_recorded(node, out); });
   }
   void backward_begin(const Tensor& root) override {

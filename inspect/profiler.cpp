@@ -184,7 +184,7 @@ void Profiler::op_end(const char*) {
 }
 void Profiler::node_begin(const Node& node, const Tensor& grad_out) {
   // "blocks.0.attn.softmax" -> module "blocks.0.attn"
-  const std::string& label = node.label;
+  const std::string& label = node.meta.label;
   const size_t dot = label.rfind('.');
   open(node.name(), dot == std::string::npos ? "" : label.substr(0, dot), shape_text(grad_out.shape()), true);
 }

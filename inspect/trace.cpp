@@ -159,8 +159,8 @@ void BackwardTrace::node_begin(const Node& node, const Tensor& grad_out) {
   s.step = static_cast<int64_t>(steps_.size());
   s.node = &node;
   s.name = node.name();
-  s.label = node.label;
-  s.gradient_graph = node.in_gradient_graph;
+  s.label = node.meta.label;
+  s.gradient_graph = node.meta.in_gradient_graph;
   if (s.gradient_graph) s.label = (s.label.empty() ? "" : s.label + " ") + "(gradient graph)";
   // A node with one consumer receives exactly the tensor that consumer sent:
   // its summary is already made.

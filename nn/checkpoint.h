@@ -1,47 +1,18 @@
 /// @file
-/// Activation checkpointing: run a piece of the model without keeping what
-/// its ops save for backward, and run it again inside backward to get it
-/// back (PyTorch's torch.utils.checkpoint is the habit).
+/// Activation checkpointing for a module: module.forward(x) run by
+/// ember::checkpoint (autograd/checkpoint.h), which keeps only x and runs the
+/// module again inside backward.
 ///
 ///   for (auto& blk : *gpt.blocks) x = nn::checkpoint(*blk, x);
-///
-/// A block then keeps only its input until backward. When backward reaches
-/// the block, it runs the block's forward again, with the same inputs, the
-/// same parameters and the same random numbers (each generator it drew from
-/// is set back to the state it had, and restored afterwards), so its dropout
-/// masks and every value are the same bits, then backpropagates through that
-/// graph and frees it. The gradients are bitwise those of the run without
-/// checkpointing; the cost is one more forward of the piece.
-///
-/// What the piece reads besides its inputs (its parameters, any other tensor
-/// that requires grad) is found by walking the graph its forward recorded,
-/// which is then dropped: a parameter needs no listing, and gradients reach
-/// every tensor they would reach without checkpointing. A tensor the piece
-/// reads through a temporary of the caller's that no longer exists when the
-/// piece returns is refused (its gradient would stop there): pass it as an
-/// input.
-///
-/// Every input and every leaf read is kept with its version: a parameter
-/// updated in place between forward and backward is an error in backward
-/// (as for any saved tensor), not a gradient of other weights. Works with
-/// create_graph (the recomputation then records, and the gradient can be
-/// differentiated again) and with forward mode (the tangents are those of
-/// the piece's ops). The function, the module and the generators it draws
-/// from must outlive the backward.
 #pragma once
 
-#include <functional>
-#include <vector>
-
+#include "autograd/checkpoint.h"
 #include "nn/layers.h"
 
 namespace ember::nn {
 
-using CheckpointFn = std::function<Tensor(const std::vector<Tensor>& inputs)>;
-
-/// fn(inputs), checkpointed. Outside grad mode it is fn(inputs).
-Tensor checkpoint(const CheckpointFn& fn, const std::vector<Tensor>& inputs);
-/// module.forward(x), checkpointed.
+using ember::checkpoint;  // checkpoint(fn, inputs)
+/// module.forward(x), checkpointed. The module must outlive the backward.
 Tensor checkpoint(UnaryModule& module, const Tensor& x);
 
 }  // namespace ember::nn

@@ -53,9 +53,10 @@ void manual_seed(uint64_t seed);
 
 namespace detail {
 /// Told, on this thread, of each generator an ember function is about to
-/// draw from (GeneratorLock tells it): nn::checkpoint notes the state a
-/// generator had before its first draw, to replay the same numbers when it
-/// recomputes. Null when nothing watches.
+/// draw from (GeneratorLock tells it). Its one user is checkpoint
+/// (autograd/checkpoint.cpp), which notes the state a generator had before
+/// its first draw, to replay the same numbers when it recomputes. Null when
+/// nothing watches.
 struct DrawWatcher {
   virtual void drawing(Generator& gen) = 0;
 

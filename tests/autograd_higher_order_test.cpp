@@ -254,8 +254,8 @@ TEST(HigherOrder, DroppingADoubleBackwardFreesEverything) {
     Tensor g = grad({sum(y)}, {x}, {}, {.create_graph = true})[0];
     gradient_node = g.grad_fn();
     ASSERT_FALSE(gradient_node.expired());
-    EXPECT_TRUE(g.grad_fn()->in_gradient_graph);
-    EXPECT_FALSE(y.grad_fn()->in_gradient_graph);
+    EXPECT_TRUE(g.grad_fn()->meta.in_gradient_graph);
+    EXPECT_FALSE(y.grad_fn()->meta.in_gradient_graph);
     Tensor h = grad({sum(g)}, {x})[0];
     EXPECT_EQ(h.numel(), 2);
   }

@@ -1,7 +1,7 @@
-// Activation checkpointing (nn/checkpoint.h). What it must do: give the
-// gradients of the run without it, bit for bit, with dropout (the same masks
-// on recompute, and the generators left where they were); keep only the
-// piece's input for backward; work with create_graph, forward mode,
+// Activation checkpointing (autograd/checkpoint.h; nn/checkpoint.h for a
+// module). What it must do: give the gradients of the run without it, bit
+// for bit, with dropout (the same masks on recompute, and the generators left
+// where they were); keep only the piece's input for backward; work with create_graph, forward mode,
 // autograd::grad on parameters, nesting; refuse a parameter changed in place
 // before backward, and a tensor its gradient could not reach.
 //
@@ -174,7 +174,7 @@ TEST(ActivationCheckpoint, NoGradAndBadInput) {
     EXPECT_EQ(values(y), values(lin.forward(x)));
   }
   expect_error([&] { nn::checkpoint(lin, Tensor()); }, "checkpoint", {"input 0", "undefined"});
-  expect_error([&] { nn::checkpoint(nn::CheckpointFn(), {x}); }, "checkpoint", {"no function"});
+  expect_error([&] { checkpoint(CheckpointFn(), {x}); }, "checkpoint", {"no function"});
 }
 
 // A piece that reads a tensor with a graph of its own (computed before it,
@@ -207,4 +207,58 @@ TEST(ActivationCheckpoint, ATensorUsedTwiceGetsItsGradientOnce) {
     Tensor y = nn::checkpoint(piece, {x, x});
     EXPECT_EQ(values(grad({y}, {x}, {}, {.create_graph = create_graph})[0]), want);
   }
+}
+
+// One input computed from another: each gets its own partial derivative (the
+// walk back from the recomputation stops at the inputs), so the gradient is
+// the one without checkpointing, not the path through the first input twice.
+TEST(ActivationCheckpoint, AnInputComputedFromAnotherGetsItsPartialOnce) {
+  Tensor x = tensor(std::vector<double>{0.5, -2.0, 1.5}).requires_grad_();
+  auto piece = [](const std::vector<Tensor>& in) { return (in[0] * sin(in[1])).sum(); };
+  auto run = [&](bool checkpointed, bool create_graph) {
+    Tensor x2 = x * x;
+    Tensor y = checkpointed ? nn::checkpoint(piece, {x, x2}) : piece({x, x2});
+    Tensor g = grad({y}, {x}, {}, {.create_graph = create_graph})[0];
+    if (!create_graph) return values(g);
+    std::vector<double> both = values(g), second = values(grad({g.sum()}, {x})[0]);
+    both.insert(both.end(), second.begin(), second.end());
+    return both;
+  };
+  for (bool create_graph : {false, true}) {
+    SCOPED_TRACE(create_graph ? "create_graph" : "plain");
+    const std::vector<double> want = run(false, create_graph), got = run(true, create_graph);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-14) << i;
+  }
+}
+
+// Two tensors the piece reads through its closure, the second computed from
+// the first: the same, for what it reads.
+TEST(ActivationCheckpoint, TensorsReadOneFromAnotherGetTheirPartialsOnce) {
+  Tensor w = tensor(std::vector<double>{0.25, -1.0}).requires_grad_();
+  Tensor z = tensor(std::vector<double>{1.5, 2.0}).requires_grad_();
+  auto run = [&](bool checkpointed) {
+    Tensor a = w * 3.0, b = exp(a);
+    auto piece = [a, b](const std::vector<Tensor>& in) { return (in[0] * a * b).sum(); };
+    Tensor y = checkpointed ? nn::checkpoint(piece, {z}) : piece({z});
+    return grad({y}, {w, z});
+  };
+  std::vector<Tensor> want = run(false), got = run(true);
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(values(got[i]), values(want[i])) << i;
+}
+
+// A hook on a parameter the piece reads runs once, on the whole gradient, as
+// without checkpointing (not once more inside the recomputation's backward).
+TEST(ActivationCheckpoint, AHookOnAParameterReadInsideRunsOnce) {
+  Tensor w = tensor(std::vector<double>{0.5, -1.5}).requires_grad_();
+  int calls = 0;
+  w.register_hook([&calls](const Tensor& g) -> std::optional<Tensor> {
+    ++calls;
+    return g * 2.0;
+  });
+  Tensor z = tensor(std::vector<double>{2.0, 3.0}).requires_grad_();
+  auto piece = [&w](const std::vector<Tensor>& in) { return (in[0] * w).sum(); };
+  nn::checkpoint(piece, {z}).backward();
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(values(w.grad()), (std::vector<double>{4.0, 6.0}));
 }
