@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "autograd/grad_mode.h"
+#include "tensor/tangents.h"
 #include "tensor/tensor.h"
 
 namespace ember {

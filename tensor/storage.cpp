@@ -4,7 +4,6 @@
 #include <cstdlib>
 #include <mutex>
 #include <new>
-#include <unordered_map>
 #include <vector>
 
 #include <unistd.h>
@@ -12,6 +11,7 @@
 #include <climits>
 
 #include "tensor/hooks.h"
+#include "tensor/tangents.h"
 
 namespace ember {
 
@@ -107,45 +107,9 @@ int64_t physical_memory_bytes() {
 Storage::Storage(size_t nbytes) : data_(allocator::allocate(nbytes)), nbytes_(nbytes) {
   if (TensorObserver* o = tensor_observer()) o->allocated(data_, nbytes_);
 }
-namespace tangents {
-size_t count = 0;
-namespace {
-std::unordered_map<const Storage*, std::shared_ptr<Storage>>& table() {
-  static std::unordered_map<const Storage*, std::shared_ptr<Storage>> t;
-  return t;
-}
-}  // namespace
-std::shared_ptr<Storage> of(const Storage* s) {
-  if (count == 0) return nullptr;
-  auto it = table().find(s);
-  return it == table().end() ? nullptr : it->second;
-}
-void attach(const Storage* s, std::shared_ptr<Storage> tangent) {
-  std::shared_ptr<Storage>& slot = table()[s];
-  std::shared_ptr<Storage> old = std::move(slot);  // freed on return, after the table is updated
-  slot = std::move(tangent);
-  count = table().size();
-}
-void clear() {
-  // Moved out first: a tangent freed here is a Storage whose destructor
-  // looks in the table.
-  std::unordered_map<const Storage*, std::shared_ptr<Storage>> old;
-  old.swap(table());
-  count = 0;
-}
-}  // namespace tangents
 
 Storage::~Storage() {
-  if (tangents::count != 0) {
-    auto it = tangents::table().find(this);
-    if (it != tangents::table().end()) {
-      // The tangent is freed after the erase: a tangent can have a tangent
-      // of its own, whose entry its destructor then erases in turn.
-      std::shared_ptr<Storage> tangent = std::move(it->second);
-      tangents::table().erase(it);
-      tangents::count = tangents::table().size();
-    }
-  }
+  if (tangents::count != 0) tangents::forget(this);  // its address may be reused
   if (TensorObserver* o = tensor_observer()) o->freed(data_, nbytes_);
   allocator::deallocate(data_, nbytes_);
 }

@@ -47,20 +47,4 @@ class Storage {
   uint64_t version_ = 0;
 };
 
-/// Forward mode (autograd/forward.h): the tangent of a storage's bytes, a
-/// storage of the same size. A tangent belongs to memory, not to one handle,
-/// so every view of a storage has the same view of its tangent. They are kept
-/// beside the storages, in a table, so that a Storage is no bigger for them;
-/// a storage that is freed leaves the table (its address may be reused).
-namespace tangents {
-/// How many storages have a tangent now (the freeing storage looks itself
-/// up only when this is not 0).
-extern size_t count;
-/// The tangent of s, or null.
-std::shared_ptr<Storage> of(const Storage* s);
-void attach(const Storage* s, std::shared_ptr<Storage> tangent);
-/// Drops every tangent (when the dual level closes).
-void clear();
-}  // namespace tangents
-
 }  // namespace ember
