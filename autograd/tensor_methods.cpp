@@ -127,95 +127,21 @@ Tensor& Tensor::mul_(double value) {
   return *this;
 }
 
-// ---- every op as a method: each one calls the free function ----
-Tensor Tensor::to(DType dt) const { return ember::to(*this, dt); }
-Tensor Tensor::contiguous() const { return ember::contiguous(*this); }
-Tensor Tensor::clone() const { return ember::clone(*this); }
-Tensor Tensor::reshape(const Shape& s) const { return ember::reshape(*this, s); }
-Tensor Tensor::view(const Shape& s) const { return ember::view(*this, s); }
-Tensor Tensor::transpose(int64_t d0, int64_t d1) const { return ember::transpose(*this, d0, d1); }
+// ---- every op of tensor/op_list.h as a method: each one calls the function ----
+#define EMBER_DEFAULT(v)
+#define EMBER_SELF_AND(...) (*this __VA_OPT__(, ) __VA_ARGS__)
+#define EMBER_OP(R, name, params, args) \
+  R Tensor::name params const { return ember::name EMBER_SELF_AND args; }
+#include "tensor/op_list.h"
+#undef EMBER_OP
+#undef EMBER_SELF_AND
+#undef EMBER_DEFAULT
+
 Tensor Tensor::t() const {
   EMBER_CHECK(dim() <= 2, "t", "expects a tensor with <= 2 dims, got shape " << shape_str(shape()));
   return dim() < 2 ? *this : ember::transpose(*this, 0, 1);
 }
-Tensor Tensor::permute(const Shape& dims) const { return ember::permute(*this, dims); }
-Tensor Tensor::unsqueeze(int64_t d) const { return ember::unsqueeze(*this, d); }
-Tensor Tensor::squeeze() const { return ember::squeeze(*this); }
-Tensor Tensor::squeeze(int64_t d) const { return ember::squeeze(*this, d); }
-Tensor Tensor::expand(const Shape& s) const { return ember::expand(*this, s); }
-Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const { return ember::narrow(*this, d, start, length); }
-Tensor Tensor::slice(int64_t d, int64_t start, int64_t end, int64_t step) const {
-  return ember::slice(*this, d, start, end, step);
-}
-Tensor Tensor::select(int64_t d, int64_t index) const { return ember::select(*this, d, index); }
-Tensor Tensor::flatten(int64_t start, int64_t end) const { return ember::flatten(*this, start, end); }
-
-Tensor Tensor::add(const Tensor& o) const { return ember::add(*this, o); }
-Tensor Tensor::sub(const Tensor& o) const { return ember::sub(*this, o); }
-Tensor Tensor::mul(const Tensor& o) const { return ember::mul(*this, o); }
-Tensor Tensor::div(const Tensor& o) const { return ember::div(*this, o); }
-Tensor Tensor::pow(const Tensor& e) const { return ember::pow(*this, e); }
-Tensor Tensor::pow(double e) const { return ember::pow(*this, e); }
-Tensor Tensor::maximum(const Tensor& o) const { return ember::maximum(*this, o); }
-Tensor Tensor::minimum(const Tensor& o) const { return ember::minimum(*this, o); }
-Tensor Tensor::neg() const { return ember::neg(*this); }
-Tensor Tensor::exp() const { return ember::exp(*this); }
-Tensor Tensor::log() const { return ember::log(*this); }
-Tensor Tensor::sqrt() const { return ember::sqrt(*this); }
-Tensor Tensor::rsqrt() const { return ember::rsqrt(*this); }
-Tensor Tensor::abs() const { return ember::abs(*this); }
-Tensor Tensor::sin() const { return ember::sin(*this); }
-Tensor Tensor::cos() const { return ember::cos(*this); }
-Tensor Tensor::tanh() const { return ember::tanh(*this); }
-Tensor Tensor::sigmoid() const { return ember::sigmoid(*this); }
-Tensor Tensor::relu() const { return ember::relu(*this); }
-Tensor Tensor::erf() const { return ember::erf(*this); }
-Tensor Tensor::clamp(std::optional<double> lo, std::optional<double> hi) const { return ember::clamp(*this, lo, hi); }
-Tensor Tensor::eq(const Tensor& o) const { return ember::eq(*this, o); }
-Tensor Tensor::ne(const Tensor& o) const { return ember::ne(*this, o); }
-Tensor Tensor::lt(const Tensor& o) const { return ember::lt(*this, o); }
-Tensor Tensor::le(const Tensor& o) const { return ember::le(*this, o); }
-Tensor Tensor::gt(const Tensor& o) const { return ember::gt(*this, o); }
-Tensor Tensor::ge(const Tensor& o) const { return ember::ge(*this, o); }
-Tensor Tensor::eq(double s) const { return ember::eq(*this, s); }
-Tensor Tensor::ne(double s) const { return ember::ne(*this, s); }
-Tensor Tensor::lt(double s) const { return ember::lt(*this, s); }
-Tensor Tensor::le(double s) const { return ember::le(*this, s); }
-Tensor Tensor::gt(double s) const { return ember::gt(*this, s); }
-Tensor Tensor::ge(double s) const { return ember::ge(*this, s); }
-
 Tensor Tensor::where(const Tensor& cond, const Tensor& other) const { return ember::where(cond, *this, other); }
-Tensor Tensor::masked_fill(const Tensor& mask, double value) const { return ember::masked_fill(*this, mask, value); }
-Tensor Tensor::tril(int64_t k) const { return ember::tril(*this, k); }
-Tensor Tensor::triu(int64_t k) const { return ember::triu(*this, k); }
-
-Tensor Tensor::sum_to(const Shape& s) const { return ember::sum_to(*this, s); }
-Tensor Tensor::sum() const { return ember::sum(*this); }
-Tensor Tensor::sum(const Shape& dims, bool keepdim) const { return ember::sum(*this, dims, keepdim); }
-Tensor Tensor::mean() const { return ember::mean(*this); }
-Tensor Tensor::mean(const Shape& dims, bool keepdim) const { return ember::mean(*this, dims, keepdim); }
-Tensor Tensor::var(const Shape& dims, int64_t correction, bool keepdim) const {
-  return ember::var(*this, dims, correction, keepdim);
-}
-Tensor Tensor::norm(double p, const Shape& dims, bool keepdim) const { return ember::norm(*this, p, dims, keepdim); }
-Tensor Tensor::max() const { return ember::max(*this); }
-Tensor Tensor::min() const { return ember::min(*this); }
-std::pair<Tensor, Tensor> Tensor::max(int64_t d, bool keepdim) const { return ember::max(*this, d, keepdim); }
-std::pair<Tensor, Tensor> Tensor::min(int64_t d, bool keepdim) const { return ember::min(*this, d, keepdim); }
-Tensor Tensor::argmax() const { return ember::argmax(*this); }
-Tensor Tensor::argmax(int64_t d, bool keepdim) const { return ember::argmax(*this, d, keepdim); }
-Tensor Tensor::softmax(int64_t d) const { return ember::softmax(*this, d); }
-Tensor Tensor::log_softmax(int64_t d) const { return ember::log_softmax(*this, d); }
-
-Tensor Tensor::matmul(const Tensor& o) const { return ember::matmul(*this, o); }
-Tensor Tensor::index_select(int64_t d, const Tensor& ids) const { return ember::index_select(*this, d, ids); }
-Tensor Tensor::gather(int64_t d, const Tensor& ids) const { return ember::gather(*this, d, ids); }
-Tensor Tensor::index_add(int64_t d, const Tensor& ids, const Tensor& src) const {
-  return ember::index_add(*this, d, ids, src);
-}
-Tensor Tensor::scatter_add(int64_t d, const Tensor& ids, const Tensor& src) const {
-  return ember::scatter_add(*this, d, ids, src);
-}
 Tensor& Tensor::index_add_(int64_t d, const Tensor& ids, const Tensor& src) { return ember::index_add_(*this, d, ids, src); }
 
 }  // namespace ember

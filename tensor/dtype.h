@@ -61,60 +61,55 @@ template <> struct dtype_of<bfloat16> { static constexpr DType value = DType::BF
 
 }  // namespace ember
 
-// What an op that does not compute in bfloat16 says when given it.
-#define EMBER_BF16_REFUSED(op, dt)                                                                   \
-  EMBER_FAIL(op, "does not take " << ::ember::dtype_name(dt)                                         \
-                                  << " tensors (a storage type in ember: convert with to(float32) "  \
-                                     "first; matmul takes them as they are)")
+namespace ember {
+namespace detail {
+/// The dtypes a dispatch takes, as bits.
+enum DTypeSet : unsigned {
+  kFloats = 1u << 0 | 1u << 1,                  // float32, float64
+  kNumbers = kFloats | 1u << 2,                 // and int64
+  kAllButBF16 = kNumbers | 1u << 3,             // and bool
+  kStorageTypes = kAllButBF16 | 1u << 4,        // and bfloat16
+};
+constexpr bool takes(unsigned set, DType t) { return (set >> static_cast<unsigned>(t)) & 1u; }
+/// The error for a dtype that `set` does not take, naming op. bfloat16 is a
+/// storage type in ember, and says so.
+[[noreturn]] inline void refuse_dtype(const char* op, DType dt, unsigned set) {
+  if (dt == DType::BFloat16)
+    EMBER_FAIL(op, "does not take " << dtype_name(dt)
+                                    << " tensors (a storage type in ember: convert with to(float32) first; matmul "
+                                       "takes them as they are)");
+  if (set == kFloats) EMBER_FAIL(op, "expected a floating tensor (float32 or float64), got " << dtype_name(dt));
+  EMBER_FAIL(op, "expected a numeric tensor, got " << dtype_name(dt));
+}
+
+/// f.template operator()<T>() with T the C++ type of dt, for the dtypes in
+/// `set`; any other dtype is an error naming op. Only the types in `set`
+/// are instantiated, so f may use what only they can do.
+template <unsigned set, typename F>
+decltype(auto) dispatch(DType dt, const char* op, F&& f) {
+#define EMBER_DISPATCH_CASE(D, T) \
+  case DType::D:                  \
+    if constexpr (takes(set, DType::D)) return f.template operator()<T>(); \
+    break;
+  switch (dt) {
+    EMBER_DISPATCH_CASE(Float32, float)
+    EMBER_DISPATCH_CASE(Float64, double)
+    EMBER_DISPATCH_CASE(Int64, int64_t)
+    EMBER_DISPATCH_CASE(Bool, bool)
+    EMBER_DISPATCH_CASE(BFloat16, ::ember::bfloat16)
+  }
+#undef EMBER_DISPATCH_CASE
+  refuse_dtype(op, dt, set);
+}
+}  // namespace detail
+}  // namespace ember
 
 // EMBER_DISPATCH_ALL(dtype, "op", [&]<typename T>() { ... }) calls the lambda with
-// T = float / double / int64_t / bool. The FLOAT variant rejects int64/bool.
-// bfloat16 is refused by all three, naming op; EMBER_DISPATCH_STORAGE adds it
-// (T = ember::bfloat16) for the ops that only move, convert or read values.
-#define EMBER_DISPATCH_ALL(dt, op, ...)                                          \
-  [&]() -> decltype(auto) {                                                     \
-    switch (dt) {                                                               \
-      case ::ember::DType::Float32: return (__VA_ARGS__).template operator()<float>();     \
-      case ::ember::DType::Float64: return (__VA_ARGS__).template operator()<double>();    \
-      case ::ember::DType::Int64: return (__VA_ARGS__).template operator()<int64_t>();     \
-      case ::ember::DType::Bool: return (__VA_ARGS__).template operator()<bool>();         \
-      case ::ember::DType::BFloat16: break;                                     \
-    }                                                                           \
-    EMBER_BF16_REFUSED(op, dt);                                                 \
-  }()
-
-#define EMBER_DISPATCH_STORAGE(dt, op, ...)                                      \
-  [&]() -> decltype(auto) {                                                     \
-    switch (dt) {                                                               \
-      case ::ember::DType::Float32: return (__VA_ARGS__).template operator()<float>();     \
-      case ::ember::DType::Float64: return (__VA_ARGS__).template operator()<double>();    \
-      case ::ember::DType::Int64: return (__VA_ARGS__).template operator()<int64_t>();     \
-      case ::ember::DType::Bool: return (__VA_ARGS__).template operator()<bool>();         \
-      case ::ember::DType::BFloat16: return (__VA_ARGS__).template operator()<::ember::bfloat16>(); \
-    }                                                                           \
-    EMBER_FAIL(op, "unknown dtype");                                            \
-  }()
-
-#define EMBER_DISPATCH_FLOAT(dt, op, ...)                                          \
-  [&]() -> decltype(auto) {                                                       \
-    switch (dt) {                                                                 \
-      case ::ember::DType::Float32: return (__VA_ARGS__).template operator()<float>();       \
-      case ::ember::DType::Float64: return (__VA_ARGS__).template operator()<double>();      \
-      case ::ember::DType::BFloat16: EMBER_BF16_REFUSED(op, dt);                  \
-      default: break;                                                             \
-    }                                                                             \
-    EMBER_FAIL(op, "expected a floating tensor (float32 or float64), got "        \
-                       << ::ember::dtype_name(dt));                               \
-  }()
-
-#define EMBER_DISPATCH_NUMERIC(dt, op, ...)                                         \
-  [&]() -> decltype(auto) {                                                        \
-    switch (dt) {                                                                  \
-      case ::ember::DType::Float32: return (__VA_ARGS__).template operator()<float>();        \
-      case ::ember::DType::Float64: return (__VA_ARGS__).template operator()<double>();       \
-      case ::ember::DType::Int64: return (__VA_ARGS__).template operator()<int64_t>();        \
-      case ::ember::DType::BFloat16: EMBER_BF16_REFUSED(op, dt);                   \
-      default: break;                                                              \
-    }                                                                              \
-    EMBER_FAIL(op, "expected a numeric tensor, got " << ::ember::dtype_name(dt));  \
-  }()
+// T = float / double / int64_t / bool. The FLOAT variant takes float32 and
+// float64 only, NUMERIC adds int64. bfloat16 is refused by all three, naming
+// op; EMBER_DISPATCH_STORAGE adds it (T = ember::bfloat16) for the ops that
+// only move, convert or read values.
+#define EMBER_DISPATCH_ALL(dt, op, ...) ::ember::detail::dispatch<::ember::detail::kAllButBF16>(dt, op, __VA_ARGS__)
+#define EMBER_DISPATCH_STORAGE(dt, op, ...) ::ember::detail::dispatch<::ember::detail::kStorageTypes>(dt, op, __VA_ARGS__)
+#define EMBER_DISPATCH_FLOAT(dt, op, ...) ::ember::detail::dispatch<::ember::detail::kFloats>(dt, op, __VA_ARGS__)
+#define EMBER_DISPATCH_NUMERIC(dt, op, ...) ::ember::detail::dispatch<::ember::detail::kNumbers>(dt, op, __VA_ARGS__)

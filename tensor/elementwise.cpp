@@ -14,17 +14,6 @@ using detail::map1;
 using detail::map2;
 using detail::map3;
 
-const char* unary_name(Unary op) {
-  static const char* names[] = {"neg", "exp", "log", "sqrt", "rsqrt", "abs", "sin",
-                                "cos", "tanh", "sigmoid", "relu", "gelu", "gelu_tanh", "sign", "erf"};
-  return names[static_cast<int>(op)];
-}
-
-const char* binary_name(Binary op) {
-  static const char* names[] = {"add", "sub", "mul", "div", "pow", "maximum", "minimum"};
-  return names[static_cast<int>(op)];
-}
-
 namespace {
 
 template <typename T>
@@ -65,28 +54,86 @@ void sigmoid_block(const T* x, T* y, int64_t n) {
   for (int64_t k = 0; k < n; ++k) y[k] = x[k] >= 0 ? T(1) / (T(1) + y[k]) : y[k] / (T(1) + y[k]);
 }
 
-template <typename T>
-Tensor unary_float(Unary op, const Tensor& x) {
-  switch (op) {
-    case Unary::Exp:
-      return map1_blocks<T>(x, [](const T* a, T* o, int64_t n) { detail::exp_shifted(a, T(0), o, n); });
-    case Unary::Log: return map1<T, T>(x, [](T v) EMBER_INLINE { return std::log(v); });
-    case Unary::Sqrt: return map1<T, T>(x, [](T v) EMBER_INLINE { return std::sqrt(v); });
-    case Unary::Rsqrt: return map1<T, T>(x, [](T v) EMBER_INLINE { return static_cast<T>(1) / std::sqrt(v); });
-    case Unary::Sin: return map1<T, T>(x, [](T v) EMBER_INLINE { return std::sin(v); });
-    case Unary::Cos: return map1<T, T>(x, [](T v) EMBER_INLINE { return std::cos(v); });
-    case Unary::Tanh: return map1<T, T>(x, [](T v) EMBER_INLINE { return std::tanh(v); });
-    case Unary::Sigmoid: return map1_blocks<T>(x, sigmoid_block<T>);
-    // written so that NaN comes through (NaN < 0 is false), as in PyTorch
-    case Unary::Relu: return map1<T, T>(x, [](T v) EMBER_INLINE { return v < 0 ? static_cast<T>(0) : v; });
-    case Unary::Gelu: return map1_blocks<T>(x, gelu_block<T>);
-    case Unary::GeluTanh: return map1<T, T>(x, [](T v) EMBER_INLINE { return gelu_tanh(v); });
-    case Unary::Erf:
-      return map1_blocks<T>(x, [](const T* a, T* o, int64_t n) { detail::erf_scaled(a, T(1), o, n); });
-    default: break;
-  }
-  EMBER_FAIL(unary_name(op), "unsupported");
+// ---- the unary kernels: one row each, in the order of kernel::Unary ----
+// A row's kernel is given the op's name (for its errors). Three kinds: a
+// formula on any number (int64 too), a formula on floats, and a function
+// over blocks of floats (the ops whose cost is exp or erf, SIMD).
+template <typename F>
+Tensor on_numbers(const Tensor& x, const char* name, const F& f) {
+  return EMBER_DISPATCH_NUMERIC(x.dtype(), name, [&]<typename T>() {
+    return map1<T, T>(x, [&](T v) EMBER_INLINE { return static_cast<T>(f(v)); });
+  });
 }
+void check_floating(const Tensor& x, const char* name) {
+  EMBER_CHECK(is_floating(x.dtype()), name,
+              "expected a float32 or float64 tensor, got " << dtype_name(x.dtype()) << " of shape " << shape_str(x.shape()));
+}
+template <typename F>
+Tensor on_floats(const Tensor& x, const char* name, const F& f) {
+  check_floating(x, name);
+  return EMBER_DISPATCH_FLOAT(x.dtype(), name, [&]<typename T>() {
+    return map1<T, T>(x, [&](T v) EMBER_INLINE { return static_cast<T>(f(v)); });
+  });
+}
+template <template <typename> class Block>
+Tensor on_float_blocks(const Tensor& x, const char* name) {
+  check_floating(x, name);
+  return EMBER_DISPATCH_FLOAT(x.dtype(), name, [&]<typename T>() { return map1_blocks<T>(x, Block<T>::run); });
+}
+template <typename T>
+struct ExpBlock {
+  static void run(const T* a, T* o, int64_t n) { detail::exp_shifted(a, T(0), o, n); }
+};
+template <typename T>
+struct ErfBlock {
+  static void run(const T* a, T* o, int64_t n) { detail::erf_scaled(a, T(1), o, n); }
+};
+template <typename T>
+struct SigmoidBlock {
+  static void run(const T* a, T* o, int64_t n) { sigmoid_block(a, o, n); }
+};
+template <typename T>
+struct GeluBlock {
+  static void run(const T* a, T* o, int64_t n) { gelu_block(a, o, n); }
+};
+
+struct UnaryKernel {
+  Unary op;
+  const char* name;
+  Tensor (*run)(const Tensor& x, const char* name);
+};
+constexpr UnaryKernel kUnary[] = {
+    {Unary::Neg, "neg", [](const Tensor& x, const char* n) { return on_numbers(x, n, [](auto v) { return -v; }); }},
+    {Unary::Exp, "exp", on_float_blocks<ExpBlock>},
+    {Unary::Log, "log", [](const Tensor& x, const char* n) { return on_floats(x, n, [](auto v) { return std::log(v); }); }},
+    {Unary::Sqrt, "sqrt", [](const Tensor& x, const char* n) { return on_floats(x, n, [](auto v) { return std::sqrt(v); }); }},
+    {Unary::Rsqrt, "rsqrt",
+     [](const Tensor& x, const char* n) { return on_floats(x, n, [](auto v) { return decltype(v)(1) / std::sqrt(v); }); }},
+    {Unary::Abs, "abs",
+     [](const Tensor& x, const char* n) { return on_numbers(x, n, [](auto v) { return v < 0 ? -v : v; }); }},
+    {Unary::Sin, "sin", [](const Tensor& x, const char* n) { return on_floats(x, n, [](auto v) { return std::sin(v); }); }},
+    {Unary::Cos, "cos", [](const Tensor& x, const char* n) { return on_floats(x, n, [](auto v) { return std::cos(v); }); }},
+    {Unary::Tanh, "tanh", [](const Tensor& x, const char* n) { return on_floats(x, n, [](auto v) { return std::tanh(v); }); }},
+    {Unary::Sigmoid, "sigmoid", on_float_blocks<SigmoidBlock>},
+    // written so that NaN comes through (NaN < 0 is false), as in PyTorch
+    {Unary::Relu, "relu",
+     [](const Tensor& x, const char* n) { return on_floats(x, n, [](auto v) { return v < 0 ? decltype(v)(0) : v; }); }},
+    {Unary::Gelu, "gelu", on_float_blocks<GeluBlock>},
+    {Unary::GeluTanh, "gelu_tanh",
+     [](const Tensor& x, const char* n) { return on_floats(x, n, [](auto v) EMBER_INLINE { return gelu_tanh(v); }); }},
+    {Unary::Sign, "sign",
+     [](const Tensor& x, const char* n) { return on_numbers(x, n, [](auto v) { return (v > 0) - (v < 0); }); }},
+    {Unary::Erf, "erf", on_float_blocks<ErfBlock>},
+};
+// The table has a row for every op, at the op's place.
+template <typename Row, size_t N>
+constexpr bool in_enum_order(const Row (&rows)[N], size_t count) {
+  if (N != count) return false;
+  for (size_t i = 0; i < N; ++i)
+    if (static_cast<size_t>(rows[i].op) != i) return false;
+  return true;
+}
+static_assert(in_enum_order(kUnary, static_cast<size_t>(Unary::Count)), "kUnary: one row per kernel::Unary, in order");
 
 }  // namespace
 
@@ -117,47 +164,88 @@ Tensor gelu_backward(const Tensor& x, const Tensor& g) {
   return out;
 }
 
-Tensor unary(Unary op, const Tensor& x) {
-  if (op == Unary::Neg || op == Unary::Abs || op == Unary::Sign) {
-    return EMBER_DISPATCH_NUMERIC(x.dtype(), unary_name(op), [&]<typename T>() {
-      if (op == Unary::Neg) return map1<T, T>(x, [](T v) EMBER_INLINE { return static_cast<T>(-v); });
-      if (op == Unary::Abs) return map1<T, T>(x, [](T v) EMBER_INLINE { return v < 0 ? static_cast<T>(-v) : v; });
-      return map1<T, T>(x, [](T v) EMBER_INLINE { return static_cast<T>((v > 0) - (v < 0)); });
-    });
-  }
-  EMBER_CHECK(is_floating(x.dtype()), unary_name(op),
-              "expected a float32 or float64 tensor, got " << dtype_name(x.dtype()) << " of shape " << shape_str(x.shape()));
-  return EMBER_DISPATCH_FLOAT(x.dtype(), unary_name(op), [&]<typename T>() { return unary_float<T>(op, x); });
-}
+const char* unary_name(Unary op) { return kUnary[static_cast<size_t>(op)].name; }
+Tensor unary(Unary op, const Tensor& x) { return kUnary[static_cast<size_t>(op)].run(x, unary_name(op)); }
 
 namespace {
 
-template <typename T>
-T apply_binary(Binary op, T a, T b) {
-  switch (op) {
-    case Binary::Add: return a + b;
-    case Binary::Sub: return a - b;
-    case Binary::Mul: return a * b;
-    case Binary::Div: return a / b;
-    case Binary::Pow: return static_cast<T>(std::pow(a, b));
-    case Binary::Maximum: return a > b || a != a ? a : b;  // NaN propagates
-    case Binary::Minimum: return a < b || a != a ? a : b;
-  }
-  return a;
-}
+// ---- the binary kernels and the comparisons: one row each, in enum order ----
+// Each op is its formula on two numbers; one instantiation per op keeps the
+// inner loop free of a switch.
+struct AddOp { template <typename T> static T f(T a, T b) { return a + b; } };
+struct SubOp { template <typename T> static T f(T a, T b) { return a - b; } };
+struct MulOp { template <typename T> static T f(T a, T b) { return a * b; } };
+struct DivOp { template <typename T> static T f(T a, T b) { return a / b; } };
+struct PowOp { template <typename T> static T f(T a, T b) { return static_cast<T>(std::pow(a, b)); } };
+struct MaximumOp { template <typename T> static T f(T a, T b) { return a > b || a != a ? a : b; } };  // NaN propagates
+struct MinimumOp { template <typename T> static T f(T a, T b) { return a < b || a != a ? a : b; } };
 
-template <typename T>
-Tensor binary_typed(Binary op, const Tensor& a, const Tensor& b) {
-  const char* name = binary_name(op);
-  // One instantiation per op keeps the inner loop free of the switch.
-  switch (op) {
-    case Binary::Add: return map2<T, T, T>(a, b, [](T x, T y) { return x + y; }, name);
-    case Binary::Sub: return map2<T, T, T>(a, b, [](T x, T y) { return x - y; }, name);
-    case Binary::Mul: return map2<T, T, T>(a, b, [](T x, T y) { return x * y; }, name);
-    case Binary::Div: return map2<T, T, T>(a, b, [](T x, T y) { return x / y; }, name);
-    default: return map2<T, T, T>(a, b, [op](T x, T y) { return apply_binary(op, x, y); }, name);
-  }
+template <typename Op>
+Tensor two_tensors(const Tensor& a, const Tensor& b, const char* name) {
+  return EMBER_DISPATCH_NUMERIC(a.dtype(), name, [&]<typename T>() {
+    return map2<T, T, T>(a, b, [](T x, T y) { return Op::f(x, y); }, name);
+  });
 }
+template <typename Op>
+Tensor with_scalar(const Tensor& a, double s, bool scalar_first, const char* name) {
+  return EMBER_DISPATCH_NUMERIC(a.dtype(), name, [&]<typename T>() {
+    const T c = static_cast<T>(s);
+    if (scalar_first) return map1<T, T>(a, [c](T x) { return Op::f(c, x); });
+    return map1<T, T>(a, [c](T x) { return Op::f(x, c); });
+  });
+}
+struct BinaryKernel {
+  Binary op;
+  const char* name;
+  Tensor (*two)(const Tensor& a, const Tensor& b, const char* name);
+  Tensor (*scalar)(const Tensor& a, double s, bool scalar_first, const char* name);
+};
+template <typename Op>
+constexpr BinaryKernel binary_row(Binary op, const char* name) {
+  return {op, name, two_tensors<Op>, with_scalar<Op>};
+}
+constexpr BinaryKernel kBinary[] = {
+    binary_row<AddOp>(Binary::Add, "add"),         binary_row<SubOp>(Binary::Sub, "sub"),
+    binary_row<MulOp>(Binary::Mul, "mul"),         binary_row<DivOp>(Binary::Div, "div"),
+    binary_row<PowOp>(Binary::Pow, "pow"),         binary_row<MaximumOp>(Binary::Maximum, "maximum"),
+    binary_row<MinimumOp>(Binary::Minimum, "minimum"),
+};
+static_assert(in_enum_order(kBinary, static_cast<size_t>(Binary::Count)), "kBinary: one row per kernel::Binary, in order");
+
+struct EqOp { template <typename T> static bool f(T a, T b) { return a == b; } };
+struct NeOp { template <typename T> static bool f(T a, T b) { return a != b; } };
+struct LtOp { template <typename T> static bool f(T a, T b) { return a < b; } };
+struct LeOp { template <typename T> static bool f(T a, T b) { return a <= b; } };
+struct GtOp { template <typename T> static bool f(T a, T b) { return a > b; } };
+struct GeOp { template <typename T> static bool f(T a, T b) { return a >= b; } };
+
+template <typename Op>
+Tensor compare_two(const Tensor& a, const Tensor& b, const char* name) {
+  return EMBER_DISPATCH_ALL(a.dtype(), name, [&]<typename T>() {
+    return map2<bool, T, T>(a, b, [](T x, T y) { return Op::f(x, y); }, name);
+  });
+}
+template <typename Op>
+Tensor compare_with_scalar(const Tensor& a, double s, const char* name) {  // in double, as the scalar is
+  return EMBER_DISPATCH_ALL(a.dtype(), name, [&]<typename T>() {
+    return map1<bool, T>(a, [s](T x) { return Op::f(static_cast<double>(x), s); });
+  });
+}
+struct CompareKernel {
+  Compare op;
+  const char* name;
+  Tensor (*two)(const Tensor& a, const Tensor& b, const char* name);
+  Tensor (*scalar)(const Tensor& a, double s, const char* name);
+};
+template <typename Op>
+constexpr CompareKernel compare_row(Compare op, const char* name) {
+  return {op, name, compare_two<Op>, compare_with_scalar<Op>};
+}
+constexpr CompareKernel kCompare[] = {
+    compare_row<EqOp>(Compare::Eq, "eq"), compare_row<NeOp>(Compare::Ne, "ne"), compare_row<LtOp>(Compare::Lt, "lt"),
+    compare_row<LeOp>(Compare::Le, "le"), compare_row<GtOp>(Compare::Gt, "gt"), compare_row<GeOp>(Compare::Ge, "ge"),
+};
+static_assert(in_enum_order(kCompare, static_cast<size_t>(Compare::Count)), "kCompare: one row per kernel::Compare, in order");
 
 void check_binary_dtypes(Binary op, const Tensor& a, const Tensor& b) {
   EMBER_CHECK(a.dtype() == b.dtype(), binary_name(op),
@@ -172,9 +260,11 @@ void check_binary_dtypes(Binary op, const Tensor& a, const Tensor& b) {
 
 }  // namespace
 
+const char* binary_name(Binary op) { return kBinary[static_cast<size_t>(op)].name; }
+
 Tensor binary(Binary op, const Tensor& a, const Tensor& b) {
   check_binary_dtypes(op, a, b);
-  return EMBER_DISPATCH_NUMERIC(a.dtype(), binary_name(op), [&]<typename T>() { return binary_typed<T>(op, a, b); });
+  return kBinary[static_cast<size_t>(op)].two(a, b, binary_name(op));
 }
 
 Tensor binary_scalar(Binary op, const Tensor& a, double s, bool scalar_first) {
@@ -184,51 +274,20 @@ Tensor binary_scalar(Binary op, const Tensor& a, double s, bool scalar_first) {
                         << " is int64; convert it to a floating dtype first");
   EMBER_CHECK(!(a.dtype() == kInt64 && op == Binary::Div), binary_name(op),
               "integer division is not supported on an int64 tensor of shape " << shape_str(a.shape()));
-  return EMBER_DISPATCH_NUMERIC(a.dtype(), binary_name(op), [&]<typename T>() {
-    const T c = static_cast<T>(s);
-    if (scalar_first) return map1<T, T>(a, [op, c](T x) { return apply_binary(op, c, x); });
-    switch (op) {
-      case Binary::Add: return map1<T, T>(a, [c](T x) { return x + c; });
-      case Binary::Sub: return map1<T, T>(a, [c](T x) { return x - c; });
-      case Binary::Mul: return map1<T, T>(a, [c](T x) { return x * c; });
-      case Binary::Div: return map1<T, T>(a, [c](T x) { return x / c; });
-      default: return map1<T, T>(a, [op, c](T x) { return apply_binary(op, x, c); });
-    }
-  });
+  return kBinary[static_cast<size_t>(op)].scalar(a, s, scalar_first, binary_name(op));
 }
-
-namespace {
-const char* compare_name(Compare op) {
-  static const char* names[] = {"eq", "ne", "lt", "le", "gt", "ge"};
-  return names[static_cast<int>(op)];
-}
-template <typename T>
-bool apply_compare(Compare op, T a, T b) {
-  switch (op) {
-    case Compare::Eq: return a == b;
-    case Compare::Ne: return a != b;
-    case Compare::Lt: return a < b;
-    case Compare::Le: return a <= b;
-    case Compare::Gt: return a > b;
-    case Compare::Ge: return a >= b;
-  }
-  return false;
-}
-}  // namespace
 
 Tensor compare(Compare op, const Tensor& a, const Tensor& b) {
-  EMBER_CHECK(a.dtype() == b.dtype(), compare_name(op),
+  const CompareKernel& k = kCompare[static_cast<size_t>(op)];
+  EMBER_CHECK(a.dtype() == b.dtype(), k.name,
               "dtype mismatch: " << dtype_name(a.dtype()) << " " << shape_str(a.shape()) << " vs "
                                  << dtype_name(b.dtype()) << " " << shape_str(b.shape()));
-  return EMBER_DISPATCH_ALL(a.dtype(), compare_name(op), [&]<typename T>() {
-    return map2<bool, T, T>(a, b, [op](T x, T y) { return apply_compare(op, x, y); }, compare_name(op));
-  });
+  return k.two(a, b, k.name);
 }
 
 Tensor compare_scalar(Compare op, const Tensor& a, double s) {
-  return EMBER_DISPATCH_ALL(a.dtype(), compare_name(op), [&]<typename T>() {
-    return map1<bool, T>(a, [op, s](T x) { return apply_compare(op, static_cast<double>(x), s); });
-  });
+  const CompareKernel& k = kCompare[static_cast<size_t>(op)];
+  return k.scalar(a, s, k.name);
 }
 
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {

@@ -51,19 +51,21 @@ Tensor flatten(const Tensor& x, int64_t start, int64_t end);
 Tensor cat(const std::vector<Tensor>& xs, int64_t d);
 
 // ---- elementwise ----
-enum class Unary { Neg, Exp, Log, Sqrt, Rsqrt, Abs, Sin, Cos, Tanh, Sigmoid, Relu, Gelu, GeluTanh, Sign, Erf };
+// Each enum's names and kernels are one table in tensor/elementwise.cpp, a
+// row per entry in this order (a static_assert holds the two together).
+enum class Unary { Neg, Exp, Log, Sqrt, Rsqrt, Abs, Sin, Cos, Tanh, Sigmoid, Relu, Gelu, GeluTanh, Sign, Erf, Count };
 const char* unary_name(Unary op);
 Tensor unary(Unary op, const Tensor& x);
 /// g * gelu'(x) for the exact GELU: Phi(x) + x phi(x), one pass.
 Tensor gelu_backward(const Tensor& x, const Tensor& g);
 
-enum class Binary { Add, Sub, Mul, Div, Pow, Maximum, Minimum };
+enum class Binary { Add, Sub, Mul, Div, Pow, Maximum, Minimum, Count };
 const char* binary_name(Binary op);
 Tensor binary(Binary op, const Tensor& a, const Tensor& b);  // broadcasting, same dtype
 /// a (op) s, or s (op) a when scalar_first.
 Tensor binary_scalar(Binary op, const Tensor& a, double s, bool scalar_first = false);
 
-enum class Compare { Eq, Ne, Lt, Le, Gt, Ge };
+enum class Compare { Eq, Ne, Lt, Le, Gt, Ge, Count };
 Tensor compare(Compare op, const Tensor& a, const Tensor& b);  // -> bool
 Tensor compare_scalar(Compare op, const Tensor& a, double s);   // -> bool
 

@@ -33,6 +33,7 @@ struct Node;  // autograd/node.h: one backward step of the graph
 struct TensorImpl;
 class Tensor;
 
+using TensorPair = std::pair<Tensor, Tensor>;  // max(x, d): values, indices
 using GradHook = std::function<std::optional<Tensor>(const Tensor& grad)>;
 
 class Tensor {
@@ -110,92 +111,21 @@ class Tensor {
   Tensor& mul_(const Tensor& other);
   Tensor& mul_(double value);
 
-  // ---- every op of autograd/ops.h as a method too ----
+  // ---- every op on one tensor as a method too ----
   // The rule (PyTorch's): an op that works on one tensor has two spellings
-  // with the same arguments, `ember::op(x, ...)` and `x.op(...)`. Free
-  // functions only: ops over a list of tensors (cat, stack) and the layers'
-  // building blocks, like torch.nn.functional (embedding, layer_norm,
-  // cross_entropy, gelu, scaled_softmax, one_hot). tests/api_spelling_test.cpp checks
-  // both spellings of every op in the gradcheck registry.
-  // views and copies
-  Tensor to(DType dt) const;
-  Tensor contiguous() const;
-  Tensor clone() const;
-  Tensor reshape(const Shape& s) const;
-  Tensor view(const Shape& s) const;
-  Tensor transpose(int64_t d0, int64_t d1) const;
-  Tensor t() const;  // transpose of a 2-D tensor
-  Tensor permute(const Shape& dims) const;
-  Tensor unsqueeze(int64_t d) const;
-  Tensor squeeze() const;
-  Tensor squeeze(int64_t d) const;
-  Tensor expand(const Shape& s) const;
-  Tensor narrow(int64_t d, int64_t start, int64_t length) const;
-  Tensor slice(int64_t d, int64_t start, int64_t end, int64_t step = 1) const;
-  Tensor select(int64_t d, int64_t index) const;
-  Tensor flatten(int64_t start = 0, int64_t end = -1) const;
-  // elementwise
-  Tensor add(const Tensor& o) const;
-  Tensor sub(const Tensor& o) const;
-  Tensor mul(const Tensor& o) const;
-  Tensor div(const Tensor& o) const;
-  Tensor pow(const Tensor& e) const;
-  Tensor pow(double e) const;
-  Tensor maximum(const Tensor& o) const;
-  Tensor minimum(const Tensor& o) const;
-  Tensor neg() const;
-  Tensor exp() const;
-  Tensor log() const;
-  Tensor sqrt() const;
-  Tensor rsqrt() const;
-  Tensor abs() const;
-  Tensor sin() const;
-  Tensor cos() const;
-  Tensor tanh() const;
-  Tensor sigmoid() const;
-  Tensor relu() const;
-  Tensor erf() const;
-  Tensor clamp(std::optional<double> lo, std::optional<double> hi) const;
-  Tensor eq(const Tensor& o) const;
-  Tensor ne(const Tensor& o) const;
-  Tensor lt(const Tensor& o) const;
-  Tensor le(const Tensor& o) const;
-  Tensor gt(const Tensor& o) const;
-  Tensor ge(const Tensor& o) const;
-  Tensor eq(double s) const;
-  Tensor ne(double s) const;
-  Tensor lt(double s) const;
-  Tensor le(double s) const;
-  Tensor gt(double s) const;
-  Tensor ge(double s) const;
-  // selection
+  // with the same arguments, `ember::op(x, ...)` and `x.op(...)`, both made
+  // from its one line in tensor/op_list.h. Free functions only: ops over a
+  // list of tensors (cat, stack) and the layers' building blocks, like
+  // torch.nn.functional (embedding, layer_norm, cross_entropy, gelu,
+  // scaled_softmax, one_hot): autograd/ops.h.
+#define EMBER_DEFAULT(v) = v
+#define EMBER_OP(R, name, params, args) R name params const;
+#include "tensor/op_list.h"
+#undef EMBER_OP
+#undef EMBER_DEFAULT
+  Tensor t() const;                                              // transpose of a 2-D tensor
   Tensor where(const Tensor& cond, const Tensor& other) const;  // where(cond, *this, other), as in PyTorch
-  Tensor masked_fill(const Tensor& mask, double value) const;
-  Tensor tril(int64_t k = 0) const;
-  Tensor triu(int64_t k = 0) const;
-  // reductions
-  Tensor sum_to(const Shape& s) const;
-  Tensor sum() const;
-  Tensor sum(const Shape& dims, bool keepdim = false) const;
-  Tensor mean() const;
-  Tensor mean(const Shape& dims, bool keepdim = false) const;
-  Tensor var(const Shape& dims = {}, int64_t correction = 1, bool keepdim = false) const;
-  Tensor norm(double p = 2.0, const Shape& dims = {}, bool keepdim = false) const;
-  Tensor max() const;
-  Tensor min() const;
-  std::pair<Tensor, Tensor> max(int64_t d, bool keepdim = false) const;  // values, indices
-  std::pair<Tensor, Tensor> min(int64_t d, bool keepdim = false) const;
-  Tensor argmax() const;
-  Tensor argmax(int64_t d, bool keepdim = false) const;
-  Tensor softmax(int64_t d) const;
-  Tensor log_softmax(int64_t d) const;
-  // matmul and indexing
-  Tensor matmul(const Tensor& o) const;
-  Tensor index_select(int64_t d, const Tensor& ids) const;
-  Tensor gather(int64_t d, const Tensor& ids) const;
-  Tensor index_add(int64_t d, const Tensor& ids, const Tensor& src) const;
-  Tensor scatter_add(int64_t d, const Tensor& ids, const Tensor& src) const;
-  Tensor& index_add_(int64_t d, const Tensor& ids, const Tensor& src);
+  Tensor& index_add_(int64_t d, const Tensor& ids, const Tensor& src);  // index_add_(*this, ...)
 
  private:
   /// The impl, or an ember::Error naming op when the tensor is undefined:

@@ -261,7 +261,9 @@ TEST(Gemm, Float32MatmulRunsOnTheGemmTheEnvironmentChose) {
                  {mine.data_ptr<float>(), 70, 40, 40}, gemm::default_isa());
   const char* env = std::getenv("EMBER_GEMM");
   EXPECT_EQ(gemm::f32_matmul_uses_ember(), env != nullptr && std::string(env) == "ember");
-  if (gemm::f32_matmul_uses_ember()) EXPECT_TRUE(equal_bits(c, mine));
+  if (gemm::f32_matmul_uses_ember()) {
+    EXPECT_TRUE(equal_bits(c, mine));
+  }
   test::expect_close(c, mine, 1e-4);
 }
 
