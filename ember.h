@@ -1,7 +1,9 @@
 /// @file
 /// ember.h: the whole public API of ember (target ember::ember) in one include.
 ///
-///   tensor/        Tensor, dtypes, shapes, factories, random numbers, threads, files
+///   base/          what is not tensors: errors, strict parsing, files written
+///                  whole or not at all, settings as text
+///   tensor/        Tensor, dtypes, shapes, factories, random numbers, threads
 ///   tensor/machine/ what adapts to the machine: BLAS kernels, thread governor, SIMD width
 ///   autograd/      the differentiable ops, backward, grad modes, gradcheck, graph export
 ///   nn/            Module and the modules: embeddings, layers, losses, recurrent
@@ -12,18 +14,21 @@
 ///   inspect/       the instruments: backward trace, profiler, memory timeline
 ///   distributed/   several processes training one model (MPI)
 ///
-/// Each folder is also a library of its own (ember::tensor ... ember::distributed),
+/// Each folder is also a library of its own (ember::base ... ember::distributed),
 /// linked one way; ember::ember links them all.
 #pragma once
 
+#include "base/error.h"
+#include "base/io.h"
+#include "base/parse.h"
+#include "base/text_fields.h"
+
 #include "tensor/dtype.h"
-#include "tensor/error.h"
 #include "tensor/factory.h"
-#include "tensor/io.h"
 #include "tensor/machine/blas_library.h"
 #include "tensor/machine/governor.h"
+#include "tensor/machine/threads.h"
 #include "tensor/parallel.h"
-#include "tensor/parse.h"
 #include "tensor/random.h"
 #include "tensor/shape.h"
 #include "tensor/tensor.h"
@@ -51,7 +56,6 @@
 #include "nn/loss.h"
 #include "nn/module.h"
 #include "nn/recurrent.h"
-#include "nn/text_fields.h"
 
 #include "train/checkpoint.h"
 #include "train/data.h"

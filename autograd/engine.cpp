@@ -42,8 +42,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "autograd/grad_mode.h"
 #include "autograd/forward.h"
+#include "autograd/grad_mode.h"
 #include "autograd/node.h"
 #include "autograd/observer.h"
 #include "autograd/ops.h"

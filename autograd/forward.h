@@ -166,8 +166,8 @@ inline Tensor term(const Tensor& x, const F& f) {
 Tensor plus(const Tensor& a, const Tensor& b);
 
 namespace detail {
-// forward_rule's work, out of line and marked cold: the op's own code stays
-// as small as it was before forward mode existed.
+// forward_rule's work, out of line and marked cold: the op's own code is as
+// small as an op without a forward rule.
 template <typename Rule, typename... Inputs>
 [[gnu::noinline, gnu::cold]] void run_forward_rule(const Tensor& out, const Rule& rule, const Inputs&... inputs) {
   ++rules_run;

@@ -152,8 +152,21 @@ GradcheckResult gradgradcheck(const GradFn& fn, const std::vector<Tensor>& input
   return gradcheck(first, all, opt);
 }
 
-GradcheckResult forward_gradcheck(const GradFn& fn, const std::vector<Tensor>& inputs, const GradcheckOptions& opt,
-                                  uint64_t seed) {
+namespace {
+
+// What forward_gradcheck found: the first failure is the report.
+struct ForwardCheck {
+  GradcheckResult res;
+  std::ostringstream report;
+  void fail(const std::string& what) {
+    if (res.ok) report << what;
+    res.ok = false;
+  }
+};
+
+// The inputs forward_gradcheck differentiates: floating, requiring grad,
+// and then float64.
+std::vector<size_t> float64_inputs(const std::vector<Tensor>& inputs) {
   std::vector<size_t> diff;
   for (size_t k = 0; k < inputs.size(); ++k) {
     const Tensor& x = inputs[k];
@@ -163,96 +176,98 @@ GradcheckResult forward_gradcheck(const GradFn& fn, const std::vector<Tensor>& i
                          << "; forward_gradcheck needs float64 inputs");
     diff.push_back(k);
   }
-  GradcheckResult res;
-  std::ostringstream report;
+  return diff;
+}
+
+// 1. Each column J e_j of input k, by a jvp, against central differences.
+void check_columns(ForwardCheck& c, const GradFn& fn, const std::vector<Tensor>& inputs, size_t k, int64_t n_out,
+                   const GradcheckOptions& opt) {
+  const Tensor& x = inputs[k];
+  for (int64_t j = 0; j < x.numel(); ++j) {
+    std::vector<Tensor> ts(inputs.size());
+    Tensor e = zeros(x.shape(), kFloat64);
+    reshape(e, {-1}).data_ptr<double>()[j] = 1.0;
+    // The same tensor passed twice (mul(x, x)) moves at both places, as the
+    // central differences move it.
+    for (size_t q = 0; q < inputs.size(); ++q)
+      if (inputs[q].defined() && inputs[q].impl() == x.impl()) ts[q] = e;
+    std::vector<double> col;
+    {
+      NoGradGuard plain;  // forward mode alone: no graph
+      col = jvp(fn, inputs, ts).tangent.to_vector<double>();
+    }
+    const std::vector<double> numeric = numeric_column(fn, inputs, x, j, opt.eps);
+    for (int64_t i = 0; i < n_out; ++i) {
+      const double a = col[static_cast<size_t>(i)], nv = numeric[static_cast<size_t>(i)];
+      if (entry_close(c.res, a, nv, opt)) continue;
+      std::ostringstream m;
+      m << "forward_gradcheck failed for input " << k << " of shape " << shape_str(x.shape()) << " at element "
+        << index_str(j, x.shape()) << ", output element " << i << ": JVP " << a << " vs numeric " << nv
+        << " (abs err " << std::abs(a - nv) << ")";
+      c.fail(m.str());
+    }
+  }
+}
+
+// 2. <u, J v> by the forward rules against <u^T J, v> by the backward rules.
+// Outputs that are not finite (a mean over zero elements) are left out: u is
+// 0 there.
+void check_modes_agree(ForwardCheck& c, const GradFn& fn, const std::vector<Tensor>& inputs,
+                       const std::vector<size_t>& diff, const Tensor& out0, const GradcheckOptions& opt,
+                       uint64_t seed) {
+  Generator gen(seed);
+  Tensor u = randn(out0.shape(), gen, kFloat64);
+  std::vector<Tensor> vs(inputs.size());
+  for (size_t k : diff) vs[k] = randn(inputs[k].shape(), gen, kFloat64);
+  const std::vector<double> o = out0.to_vector<double>();
+  double* up = u.data_ptr<double>();
+  for (size_t i = 0; i < o.size(); ++i)
+    if (!std::isfinite(o[i])) up[i] = 0.0;
+  double fwd = 0, bwd = 0, scale = 0;
+  {
+    NoGradGuard plain;
+    const std::vector<double> jv = jvp(fn, inputs, vs).tangent.to_vector<double>(), uv = u.to_vector<double>();
+    for (size_t i = 0; i < jv.size(); ++i) {
+      if (!std::isfinite(o[i])) continue;
+      fwd += uv[i] * jv[i];
+      scale += std::abs(uv[i] * jv[i]);
+    }
+  }
+  const std::vector<Tensor> pulled = vjp(fn, inputs).pullback(u);
+  for (size_t k : diff) {
+    const std::vector<double> g = pulled[k].to_vector<double>(), v = vs[k].to_vector<double>();
+    for (size_t i = 0; i < g.size(); ++i) {
+      bwd += g[i] * v[i];
+      scale += std::abs(g[i] * v[i]);
+    }
+  }
+  // Round-off of float64 sums; an op that passes through float32 (to) is
+  // held to its looser gradcheck settings instead.
+  const bool loose = opt.rtol > 1e-3 || opt.atol > 1e-5;
+  const double err = std::abs(fwd - bwd), tol = (loose ? opt.rtol : 1e-10) * std::max(scale, 1e-300);
+  if (err <= tol || (std::isnan(fwd) && std::isnan(bwd))) return;
+  std::ostringstream m;
+  m << "forward and backward rules disagree: <u, J v> = " << fwd << " by the forward rules, <u^T J, v> = " << bwd
+    << " by the backward rules (difference " << err << ", scale " << scale << ")";
+  c.fail(m.str());
+}
+
+}  // namespace
+
+GradcheckResult forward_gradcheck(const GradFn& fn, const std::vector<Tensor>& inputs, const GradcheckOptions& opt,
+                                  uint64_t seed) {
+  const std::vector<size_t> diff = float64_inputs(inputs);
   const Tensor out0 = [&] {
     NoGradGuard plain;
     return fn(inputs);
   }();
   EMBER_CHECK(out0.dtype() == kFloat64, "forward_gradcheck",
               "the function must return a float64 tensor, got " << dtype_name(out0.dtype()));
-  const int64_t n_out = out0.numel();
-  auto fail = [&](const std::string& what) {
-    if (res.ok) report << what;
-    res.ok = false;
-  };
-  // 1. Each column J e_j against central differences.
-  for (size_t k : diff) {
-    const Tensor& x = inputs[k];
-    for (int64_t j = 0; j < x.numel(); ++j) {
-      std::vector<Tensor> ts(inputs.size());
-      Tensor e = zeros(x.shape(), kFloat64);
-      reshape(e, {-1}).data_ptr<double>()[j] = 1.0;
-      // The same tensor passed twice (mul(x, x)) moves at both places, as
-      // the central differences move it.
-      for (size_t q = 0; q < inputs.size(); ++q)
-        if (inputs[q].defined() && inputs[q].impl() == x.impl()) ts[q] = e;
-      std::vector<double> col;
-      {
-        NoGradGuard plain;  // forward mode alone: no graph
-        col = jvp(fn, inputs, ts).tangent.to_vector<double>();
-      }
-      const std::vector<double> numeric = numeric_column(fn, inputs, x, j, opt.eps);
-      for (int64_t i = 0; i < n_out; ++i) {
-        const double a = col[static_cast<size_t>(i)], nv = numeric[static_cast<size_t>(i)];
-        if (!entry_close(res, a, nv, opt)) {
-          std::ostringstream m;
-          m << "forward_gradcheck failed for input " << k << " of shape " << shape_str(x.shape()) << " at element "
-            << index_str(j, x.shape()) << ", output element " << i << ": JVP " << a << " vs numeric " << nv
-            << " (abs err " << std::abs(a - nv) << ")";
-          fail(m.str());
-        }
-      }
-    }
-  }
-  // 2. <u, J v> forward against <u^T J, v> backward.
-  if (!diff.empty() && n_out > 0) {
-    Generator gen(seed);
-    Tensor u = randn(out0.shape(), gen, kFloat64);
-    std::vector<Tensor> vs(inputs.size());
-    for (size_t k : diff) vs[k] = randn(inputs[k].shape(), gen, kFloat64);
-    // Outputs that are not finite (a mean over zero elements) are left out
-    // of the comparison: u is 0 there.
-    {
-      std::vector<double> o = out0.to_vector<double>();
-      double* up = u.data_ptr<double>();
-      for (size_t i = 0; i < o.size(); ++i)
-        if (!std::isfinite(o[i])) up[i] = 0.0;
-    }
-    double fwd = 0, scale = 0;
-    {
-      NoGradGuard plain;
-      std::vector<double> jv = jvp(fn, inputs, vs).tangent.to_vector<double>(), uv = u.to_vector<double>(),
-                          o = out0.to_vector<double>();
-      for (size_t i = 0; i < jv.size(); ++i) {
-        if (!std::isfinite(o[i])) continue;
-        fwd += uv[i] * jv[i];
-        scale += std::abs(uv[i] * jv[i]);
-      }
-    }
-    VjpResult r = vjp(fn, inputs);
-    std::vector<Tensor> pulled = r.pullback(u);
-    double bwd = 0;
-    for (size_t k : diff) {
-      std::vector<double> g = pulled[k].to_vector<double>(), v = vs[k].to_vector<double>();
-      for (size_t i = 0; i < g.size(); ++i) {
-        bwd += g[i] * v[i];
-        scale += std::abs(g[i] * v[i]);
-      }
-    }
-    // Round-off of float64 sums; an op that passes through float32 (to) is
-    // held to its looser gradcheck settings instead.
-    const bool loose = opt.rtol > 1e-3 || opt.atol > 1e-5;
-    const double err = std::abs(fwd - bwd), tol = (loose ? opt.rtol : 1e-10) * std::max(scale, 1e-300);
-    if (!(err <= tol) && !(std::isnan(fwd) && std::isnan(bwd))) {
-      std::ostringstream m;
-      m << "forward and backward rules disagree: <u, J v> = " << fwd << " by the forward rules, <u^T J, v> = " << bwd
-        << " by the backward rules (difference " << err << ", scale " << scale << ")";
-      fail(m.str());
-    }
-  }
-  res.report = res.ok ? "ok" : report.str();
-  return res;
+  ForwardCheck c;
+  for (size_t k : diff) check_columns(c, fn, inputs, k, out0.numel(), opt);
+  if (!diff.empty() && out0.numel() > 0) check_modes_agree(c, fn, inputs, diff, out0, opt, seed);
+  c.res.report = c.res.ok ? "ok" : c.report.str();
+  return c.res;
 }
 
 }  // namespace ember

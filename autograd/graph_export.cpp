@@ -9,7 +9,7 @@
 #include <unordered_set>
 
 #include "autograd/node.h"
-#include "tensor/io.h"
+#include "base/io.h"
 
 namespace ember {
 

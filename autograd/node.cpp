@@ -5,6 +5,8 @@
 
 namespace ember {
 
+const char* node_name(const Node& node) { return node.name(); }
+
 namespace {
 thread_local int gradient_graph_depth = 0;
 }  // namespace

@@ -1,7 +1,6 @@
 #include "autograd/saved_tensor.h"
 
 #include "autograd/grad_mode.h"
-#include "autograd/node.h"
 #include "autograd/observer.h"
 
 namespace ember {
@@ -50,14 +49,14 @@ void SavedTensor::mark_output(const std::shared_ptr<Node>& owner) { output_of_ =
 Tensor SavedTensor::get(const Node& owner) const {
   EMBER_CHECK(!released_, "backward",
               "trying to backward through the graph a second time: the tensors saved by "
-                  << owner.name()
+                  << node_name(owner)
                   << " were freed after the first backward. Pass retain_graph=true to the first backward() to keep "
                      "them");
   if (tensor_.defined() && tensor_.version() != version_) {
     EMBER_FAIL("backward", "one of the tensors needed for gradient computation has been modified by an inplace "
                            "operation: ["
                                << dtype_name(tensor_.dtype()) << " " << shape_str(tensor_.shape())
-                               << "], which is saved by " << owner.name() << ", is at version " << tensor_.version()
+                               << "], which is saved by " << node_name(owner) << ", is at version " << tensor_.version()
                                << "; expected version " << version_);
   }
   if (is_grad_enabled() && !output_of_.expired()) {

@@ -49,6 +49,10 @@ class SavedTensor {
   std::weak_ptr<Node> output_of_;  // set for the node's own output
 };
 
+/// A node's name, for the errors of SavedTensor::get (Node::name(), defined
+/// with Node in autograd/node.cpp: a SavedTensor needs nothing else of it).
+const char* node_name(const Node& node);
+
 /// One entry of Node::saved(): a SavedTensor member and its role in the op,
 /// the name its formula gives it ("x", "weight", "output"; "a" and "b" for
 /// the operands of a * b). Converts to the SavedTensor* itself, so a loop

@@ -35,11 +35,11 @@
 #include <sys/resource.h>
 
 #include "ember.h"
-#include "tensor/machine/blas_library.h"
 #include "inspect/inspect.h"
 #include "nn/attention.h"
 #include "nn/embedding.h"
 #include "nn/gpt.h"
+#include "tensor/machine/blas_library.h"
 #include "train/optim.h"
 
 namespace {

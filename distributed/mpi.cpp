@@ -8,8 +8,8 @@
 
 #include <cstdlib>
 
+#include "base/error.h"
 #include "distributed/backend.h"
-#include "tensor/error.h"
 
 namespace ember::distributed::backend {
 

@@ -30,8 +30,8 @@
 #include "ember.h"
 #include "plot/plot.h"
 #include "tensor/gemm/gemm.h"
+#include "tensor/gemm/microkernels.h"
 #include "tensor/kernels.h"
-#include "tensor/machine/gemm_kernels.h"
 #include "tensor/storage.h"
 
 using namespace ember;

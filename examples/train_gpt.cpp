@@ -197,40 +197,59 @@ train::RunLock claim_run_dir(const Flags& f) {
   return hold;
 }
 
-int train_main(Flags& f, const CLI::App& app, const std::string& program_name) {
-  // One process, or rank `rank` of `ranks` under mpirun. Only rank 0 speaks:
-  // the others' standard output is switched off (errors still reach stderr).
-  const int ranks = distributed::is_initialized() ? distributed::world_size() : 1, rank = ranks > 1 ? distributed::rank() : 0;
+// One process, or rank `rank` of `ranks` under mpirun. Only rank 0 speaks:
+// the others' standard output is switched off (errors still reach stderr).
+struct World {
+  int ranks = 1, rank = 0;
+  bool main_rank() const { return rank == 0; }
+};
+
+World join_world(Flags& f, const CLI::App& app, const std::string& program_name) {
+  World w;
+  if (distributed::is_initialized()) w.ranks = distributed::world_size();
+  if (w.ranks > 1) w.rank = distributed::rank();
   EMBER_CHECK(f.zero == 0 || distributed::is_initialized(), "train_gpt",
               "--zero " << f.zero << " shards the state over the ranks of an MPI job: start it with mpirun -np N (N = 1 "
                                      "too), e.g. mpirun -np 2 " << program_name << " --zero " << f.zero);
-  const bool main_rank = rank == 0;
-  if (!main_rank) std::cout.setstate(std::ios::failbit);
-  if (ranks > 1 && !app.count("--threads")) {
+  if (!w.main_rank()) std::cout.setstate(std::ios::failbit);
+  if (w.ranks > 1 && !app.count("--threads")) {
     // The ranks on one machine share its cores.
     const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     f.threads = std::max(1, cores / distributed::local_world_size());
   }
   set_num_threads(f.threads);
+  return w;
+}
+
+// The model and training options from the flags, or with --resume from the
+// run's checkpoint (its data file and precision too, unless given).
+void settle_options(Flags& f, const CLI::App& app) {
   f.opt.min_lr = f.opt.lr / 10;
   f.opt.seed = f.cfg.seed;
   f.cfg.positional = f.positional == "learned" ? nn::Positional::Learned : nn::Positional::Sinusoidal;
   f.cfg.tie_weights = !f.no_tie;
   EMBER_CHECK(f.more_steps == 0 || !f.resume.empty(), "train_gpt", "--more-steps extends a saved run: use it with --resume DIR");
-  if (!f.resume.empty()) {
-    const std::string path = train::latest_checkpoint(f.resume).model;
-    train::SafetensorsContents model_file = train::read_safetensors(path);
-    train::GPTInfo ck = train::gpt_info(model_file.metadata, path);
-    if (auto d = model_file.metadata.find("ember.data"); d != model_file.metadata.end() && !app.count("--data"))
-      f.data = d->second;
-    const int64_t step = parse_int64(model_file.metadata.at("ember.step"), "train_gpt", path + ": ember.step");
-    // The precision is the run's, like its other training options.
-    const bool run_bf16 = model_file.metadata.count("ember.autocast") > 0;
-    EMBER_CHECK(!app.count("--bf16") || run_bf16, "train_gpt",
-                "--bf16 was given, but " << f.resume << " was trained in float32; leave it out");
-    f.bf16 = run_bf16;
-    apply_resume(f, app, train::Trainer::saved_options(f.resume), ck, step);
-  }
+  if (f.resume.empty()) return;
+  const std::string path = train::latest_checkpoint(f.resume).model;
+  train::SafetensorsContents model_file = train::read_safetensors(path);
+  train::GPTInfo ck = train::gpt_info(model_file.metadata, path);
+  if (auto d = model_file.metadata.find("ember.data"); d != model_file.metadata.end() && !app.count("--data"))
+    f.data = d->second;
+  const int64_t step = parse_int64(model_file.metadata.at("ember.step"), "train_gpt", path + ": ember.step");
+  // The precision is the run's, like its other training options.
+  const bool run_bf16 = model_file.metadata.count("ember.autocast") > 0;
+  EMBER_CHECK(!app.count("--bf16") || run_bf16, "train_gpt",
+              "--bf16 was given, but " << f.resume << " was trained in float32; leave it out");
+  f.bf16 = run_bf16;
+  apply_resume(f, app, train::Trainer::saved_options(f.resume), ck, step);
+}
+
+// The text and its characters; sets the vocabulary (a resumed run's must match).
+struct Corpus {
+  std::string text;
+  train::CharTokenizer tok;
+};
+Corpus read_corpus(Flags& f) {
   std::string text = train::read_text_file(f.data);
   train::CharTokenizer tok = train::CharTokenizer::from_text(text);  // errors name empty / invalid UTF-8 input
   if (f.resume.empty()) {
@@ -241,45 +260,251 @@ int train_main(Flags& f, const CLI::App& app, const std::string& program_name) {
                 "the checkpoint's vocabulary (" << f.cfg.vocab_size << " characters) differs from the one of " << f.data
                                                 << " (" << tok.vocab_size() << ")");
   }
+  return {std::move(text), std::move(tok)};
+}
+
+// Several ranks: DataParallel, or with --zero its sharded form (also in one
+// process, where the one shard is everything: the same code path).
+struct Replicas {
+  std::unique_ptr<distributed::DataParallel> ddp;
+  distributed::Zero* zero = nullptr;
+};
+Replicas replicate(const Flags& f, const World& w, nn::GPT& model, train::Trainer& trainer, const Corpus& c) {
+  Replicas r;
+  if (f.zero > 0) {
+    auto z = std::make_unique<distributed::Zero>(model.parameters(),
+                                                 distributed::ZeroOptions{.stage = f.zero, .bucket_bytes = f.bucket_kb << 10});
+    r.zero = z.get();
+    r.ddp = std::move(z);
+  } else if (w.ranks > 1) {
+    r.ddp = std::make_unique<distributed::DataParallel>(model.parameters(),
+                                                        distributed::DataParallelOptions{.bucket_bytes = f.bucket_kb << 10});
+  }
+  if (r.ddp) {
+    // Every option, the data and the resumed state, alike on every rank; and
+    // what train_gpt adds: the characters the ids stand for, the precision.
+    trainer.set_replicas(*r.ddp, {{"vocabulary", train::fingerprint(c.tok.vocab())},
+                                  {"precision", f.bf16 ? "bfloat16 autocast" : "float32"}});
+  }
+  return r;
+}
+
+// A flag that cannot take effect in this run: refused, or said once.
+void check_flags_take_effect(const Flags& f, const CLI::App& app, const World& w, const train::Trainer& trainer) {
+  EMBER_CHECK(f.profile_step == 0 || (f.profile_step > trainer.steps_done() && f.profile_step <= f.opt.steps), "train_gpt",
+              "--profile " << f.profile_step << " is not a step this run takes (it trains steps " << trainer.steps_done() + 1
+                           << " to " << f.opt.steps << "): nothing would be profiled");
+  if (w.main_rank() && w.ranks == 1 && f.zero == 0 && app.count("--bucket-kb"))
+    std::cerr << "train_gpt: note: --bucket-kb has no effect in one process (it cuts the gradients that several "
+              << "ranks exchange under mpirun)" << std::endl;
+  if (w.main_rank() && f.sample_every > f.opt.steps)
+    std::cerr << "train_gpt: note: --sample-every " << f.sample_every << " is beyond the last step (" << f.opt.steps
+              << "): the only sample is the one at the end" << std::endl;
+}
+
+// What the run is, before its first step.
+void print_run(const Flags& f, const World& w, const Corpus& c, const nn::GPT& model, const Replicas& r,
+               const train::Trainer& trainer) {
+  std::cout << "data        " << f.data << ": " << c.text.size() << " bytes, vocabulary of " << c.tok.vocab_size()
+            << " characters\n"
+            << "model       " << f.cfg.to_string() << "\n"
+            << "parameters  " << model.num_parameters() << "\n"
+            << "training    " << f.opt.steps << " steps of " << f.opt.batch << " x " << f.cfg.context_length
+            << " tokens, AdamW lr " << f.opt.lr << ", " << f.threads << " threads" << (w.ranks > 1 ? " per process" : "")
+            << (f.bf16 ? ", products in bfloat16 (autocast)" : "") << "\n"
+            << "memory      " << nn::attention_kernel_name(model.attention()) << " attention"
+            << (f.checkpoint_activations ? ", every block checkpointed (recomputed in backward)" : "")
+            << "; a step saves at most " << train::step_memory(model, f.opt.batch).saved_activations / (1 << 20)
+            << " MiB of activations for backward\n"
+            << "machine     " << examples::machine_line() << "\n";
+  if (r.ddp && w.ranks > 1) {
+    std::cout << "processes   " << w.ranks << " (mpirun), " << f.opt.batch / w.ranks
+              << " sequences of each batch per process; "
+              << "gradients all-reduced in " << r.ddp->buckets().size()
+              << (r.ddp->buckets().size() == 1 ? " bucket" : " buckets") << " of at most " << f.bucket_kb << " KiB ("
+              << static_cast<double>(r.ddp->stats().bytes) / (1 << 20) << " MiB per step)\n";
+  }
+  if (r.zero) {
+    const distributed::ShardPlan& plan = r.zero->plan();
+    std::cout << "sharding    ZeRO stage " << f.zero << ": "
+              << (f.zero == 1 ? "the optimizer state" : "the optimizer state and the gradients") << " cut into " << w.ranks
+              << (w.ranks == 1 ? " shard" : " shards") << "; this rank keeps AdamW's moments of " << plan.size(r.zero->rank())
+              << " of the " << plan.numel << " parameters\n";
+  }
+  if (trainer.steps_done() > 0) std::cout << "resumed at step " << trainer.steps_done() << ", writing to " << f.out << "\n";
+  if (trainer.steps_done() > 0 && trainer.resumed_world_size() != w.ranks)
+    std::cout << "note        the checkpoint was trained on " << trainer.resumed_world_size() << " process(es), this run has "
+              << w.ranks << ": it continues the same run within float round-off, not bit for bit\n";
+  std::cout << std::flush;
+}
+
+void write_outputs(const Flags& f, const train::Trainer& trainer, const Corpus& c) {
+  write_csv(f.out + "/loss.csv", trainer.history());
+  write_loss_plot(f.out + "/loss.png", trainer.history(), c.tok.vocab_size(), f.loss_plot == "log");
+}
+
+// Diverged (every rank sees the same mean loss): the run stops before a save
+// replaces the last good checkpoint.
+int stop_diverged(const Flags& f, const World& w, const train::Trainer& trainer, const Corpus& c, const train::StepLog& s,
+                  bool tty) {
+  if (!w.main_rank()) return 1;
+  if (tty) std::cout << "\n";
+  write_outputs(f, trainer, c);
+  const std::optional<train::Checkpoint> last = train::find_checkpoint(f.out);
+  std::cerr << "train_gpt: the loss became " << s.loss << " at step " << s.step
+            << ": training diverged (try a smaller --lr than " << f.opt.lr << "); stopped without saving, so "
+            << (last ? "the checkpoint of step " + std::to_string(last->step) + " in " + f.out + " is the last good one"
+                     : "no checkpoint is in " + f.out + " (the first save was due at step " +
+                           std::to_string(std::min(f.save_every, f.opt.steps)) + ")")
+            << std::endl;
+  return 1;
+}
+
+void print_profile(const Flags& f, inspect::Profiler& profiler, int64_t step, bool tty) {
+  profiler.stop_watching();
+  const std::string json = f.out + "/profile_step_" + std::to_string(step) + ".json";
+  profiler.write_chrome_trace(json);
+  std::cout << (tty ? "\n" : "") << "--- profile of step " << step << " ---\n"
+            << profiler.report(20, 12) << "(trace for chrome://tracing or ui.perfetto.dev: " << json << ")" << std::endl;
+}
+
+// The progress line: a terminal gets one line redrawn in place; a log file
+// gets a plain line every 5% of the run and at every validation, each one
+// flushed so the file can be read while the run goes on.
+void print_progress(const Flags& f, const train::StepLog& s, int64_t first_step, double elapsed, bool tty) {
+  const double tokens_per_step = static_cast<double>(f.opt.batch) * static_cast<double>(f.cfg.context_length);
+  const double done = static_cast<double>(s.step - first_step), left = static_cast<double>(f.opt.steps - s.step);
+  const double tok_s = done * tokens_per_step / elapsed, eta = elapsed / done * left;
+  // When another program holds a core, fewer threads run (the same bits):
+  // the line says so, since it explains a slower tok/s.
+  const int in_use = threads_in_use();
+  const std::string busy = in_use < f.threads ? "  (" + std::to_string(in_use) + " of " + std::to_string(f.threads) +
+                                                    " threads: a core is busy)"
+                                              : "";
+  char line[240];
+  std::snprintf(line, sizeof line, "step %5lld/%lld %s loss %.4f  %7.0f tok/s  ETA %s%s", static_cast<long long>(s.step),
+                static_cast<long long>(f.opt.steps),
+                bar(static_cast<double>(s.step) / static_cast<double>(f.opt.steps)).c_str(), s.loss, tok_s,
+                format_duration(eta).c_str(), busy.c_str());
+  const int64_t log_every = std::max<int64_t>(1, f.opt.steps / 20);
+  if (tty) std::cout << "\r" << line << "\x1b[K" << std::flush;  // clear what a longer line left
+  else if (s.step % log_every == 0 || s.val_loss) std::cout << line << std::endl;
+  if (s.val_loss) std::cout << (tty ? "\n" : "") << "  validation loss " << *s.val_loss << std::endl;
+}
+
+// The time the gradients' exchange took, from rank 0's counters.
+void print_sync_stats(const Flags& f, const Replicas& r) {
+  char line[240];
+  if (r.zero && r.zero->zero_stats().steps > 0) {
+    const distributed::ZeroStats& st = r.zero->zero_stats();
+    std::snprintf(line, sizeof line,
+                  "sharded step: %.2f ms per step in sync, update and gather (%.2f ms in MPI); %.2f MiB %s and %.2f MiB "
+                  "all-gathered per step",
+                  1e3 * st.update_seconds / static_cast<double>(st.steps), 1e3 * st.mpi_seconds / static_cast<double>(st.steps),
+                  static_cast<double>(st.all_reduce_bytes + st.reduce_scatter_bytes) / (1 << 20),
+                  f.zero == 1 ? "all-reduced" : "reduce-scattered", static_cast<double>(st.all_gather_bytes) / (1 << 20));
+  } else if (r.ddp && r.ddp->stats().steps > 0) {
+    const distributed::SyncStats& st = r.ddp->stats();
+    const double per_step = st.sync_seconds / static_cast<double>(st.steps);
+    std::snprintf(line, sizeof line, "gradient sync: %.2f ms per step (%.2f ms in MPI), %.2f MiB all-reduced per step",
+                  1e3 * per_step, 1e3 * st.mpi_seconds / static_cast<double>(st.steps),
+                  static_cast<double>(st.bytes) / (1 << 20));
+  } else {
+    return;
+  }
+  std::cout << line << " (rank 0)\n";
+}
+
+// Trains to the last step, or until a signal; saves every --save-every steps.
+// Returns the exit status once the loop ends (0: go on to the end).
+struct Loop {
+  const Flags& f;
+  const World& w;
+  const Corpus& c;
+  nn::GPT& model;
+  train::Trainer& trainer;
+  const Replicas& r;
+  const train::Metadata& meta;
+  // (mpirun hands each rank a pseudo-terminal even when its own output goes
+  // to a file: under it, plain lines.)
+  const bool tty = isatty(STDOUT_FILENO) && !distributed::launched();
+  const int64_t first_step = trainer.steps_done();
+  const std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+
+  // Samples start from a newline, or from the first character of a vocabulary without one.
+  std::string sample(int64_t chars) const {
+    const std::vector<int64_t> prompt = c.tok.vocab().find('\n') != std::string::npos ? c.tok.encode("\n")
+                                                                                      : std::vector<int64_t>{0};
+    return c.tok.decode(model.generate(prompt, chars, 0.8, 0, f.cfg.seed));
+  }
+  double seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); }
+
+  std::optional<int> run() {
+    // Every rank stops at the same step: a signal that reached one stops all.
+    auto stop = [&] { return r.ddp ? r.ddp->any(interrupted) : interrupted.load(); };
+    while (!trainer.done() && !stop()) {
+      const bool profiling = w.main_rank() && trainer.steps_done() + 1 == f.profile_step;
+      std::optional<inspect::Profiler> profiler;
+      if (profiling) profiler.emplace();
+      const train::StepLog s = trainer.step();
+      if (!std::isfinite(s.loss)) return stop_diverged(f, w, trainer, c, s, tty);
+      if (profiling) print_profile(f, *profiler, s.step, tty);
+      if (s.step == 1 && first_step == 0)
+        std::cout << "validation loss at step 0 (untrained) " << trainer.history().front().val_loss.value_or(NAN)
+                  << " (a uniform guess: ln " << c.tok.vocab_size() << " = "
+                  << std::log(static_cast<double>(c.tok.vocab_size())) << ")" << std::endl;
+      print_progress(f, s, first_step, seconds(), tty);
+      // (every rank: a sharded run's ranks send rank 0 their part of the state; rank 0 writes)
+      if (s.step % f.save_every == 0 && !trainer.done()) trainer.save(f.out, meta);
+      if (w.main_rank() && f.sample_every > 0 && s.step % f.sample_every == 0)
+        std::cout << "--- sample ---" << sample(f.sample_chars) << "\n---" << std::endl;
+    }
+    if (tty) std::cout << "\n";
+    return std::nullopt;
+  }
+
+  // The last save, the loss files and the summary; 130 when a signal stopped the run.
+  int finish(const std::string& program_name) {
+    const bool stopped = !trainer.done();
+    trainer.save(f.out, meta);
+    if (!w.main_rank()) return stopped ? 130 : 0;
+    write_outputs(f, trainer, c);
+    if (stopped) {
+      std::cout << "interrupted: saved step " << trainer.steps_done() << " to " << f.out << "; continue with:\n  "
+                << (w.ranks > 1 ? "mpirun -np " + std::to_string(w.ranks) + " " : "") << program_name << " --resume "
+                << f.out << std::endl;
+      return 130;
+    }
+    const double secs = seconds();
+    print_sync_stats(f, r);
+    struct rusage usage {};
+    getrusage(RUSAGE_SELF, &usage);  // ru_maxrss: KiB on Linux
+    std::cout << "trained " << trainer.steps_done() - first_step << " steps in " << format_duration(secs)
+              << "; final validation loss " << trainer.history().back().val_loss.value_or(NAN) << "\n"
+              << "peak memory " << usage.ru_maxrss / 1024 << " MiB resident (the whole process)"
+              << (w.ranks > 1 ? " on rank 0" : "") << "\n"
+              << "wrote " << f.out << "/model.safetensors, train_state.safetensors, loss.csv, loss.png\n"
+              << "--- sample (temperature 0.8) ---" << sample(f.sample_chars) << "\n---" << std::endl;
+    return 0;
+  }
+};
+
+int train_main(Flags& f, const CLI::App& app, const std::string& program_name) {
+  const World w = join_world(f, app, program_name);
+  settle_options(f, app);
+  const Corpus c = read_corpus(f);
   nn::GPT model(f.cfg);
   // How each step runs, not what it computes (beyond float round-off for
   // --attention): a run may resume with other choices.
   model.set_attention(f.attention == "stored" ? nn::AttentionKernel::Stored : nn::AttentionKernel::Tiled);
   model.checkpoint_activations = f.checkpoint_activations;
-  train::Trainer trainer(model, tok.encode(text), f.opt);
+  train::Trainer trainer(model, c.tok.encode(c.text), f.opt);
   if (!f.resume.empty()) trainer.resume(f.resume);  // (every rank reads the checkpoint)
-  // Several ranks: DataParallel, or with --zero its sharded form (also in
-  // one process, where the one shard is everything: the same code path).
-  std::unique_ptr<distributed::DataParallel> ddp;
-  distributed::Zero* zero = nullptr;
-  if (f.zero > 0) {
-    auto z = std::make_unique<distributed::Zero>(model.parameters(),
-                                                 distributed::ZeroOptions{.stage = f.zero, .bucket_bytes = f.bucket_kb << 10});
-    zero = z.get();
-    ddp = std::move(z);
-  } else if (ranks > 1) {
-    ddp = std::make_unique<distributed::DataParallel>(model.parameters(),
-                                                      distributed::DataParallelOptions{.bucket_bytes = f.bucket_kb << 10});
-  }
-  if (ddp) {
-    // Every option, the data and the resumed state, alike on every rank; and
-    // what train_gpt adds: the characters the ids stand for, the precision.
-    trainer.set_replicas(*ddp, {{"vocabulary", train::fingerprint(tok.vocab())},
-                                {"precision", f.bf16 ? "bfloat16 autocast" : "float32"}});
-  }
-  EMBER_CHECK(f.profile_step == 0 || (f.profile_step > trainer.steps_done() && f.profile_step <= f.opt.steps), "train_gpt",
-              "--profile " << f.profile_step << " is not a step this run takes (it trains steps " << trainer.steps_done() + 1
-                           << " to " << f.opt.steps << "): nothing would be profiled");
-  // Flags that cannot take effect in this run, said once.
-  if (main_rank && ranks == 1 && f.zero == 0 && app.count("--bucket-kb"))
-    std::cerr << "train_gpt: note: --bucket-kb has no effect in one process (it cuts the gradients that several "
-              << "ranks exchange under mpirun)" << std::endl;
-  if (main_rank && f.sample_every > f.opt.steps)
-    std::cerr << "train_gpt: note: --sample-every " << f.sample_every << " is beyond the last step (" << f.opt.steps
-              << "): the only sample is the one at the end" << std::endl;
+  const Replicas r = replicate(f, w, model, trainer, c);
+  check_flags_take_effect(f, app, w, trainer);
   train::RunLock hold;
-  if (main_rank) hold = claim_run_dir(f);
-  train::Metadata meta = train::gpt_metadata(f.cfg, tok);
+  if (w.main_rank()) hold = claim_run_dir(f);
+  train::Metadata meta = train::gpt_metadata(f.cfg, c.tok);
   meta["ember.data"] = f.data;
   // --bf16: every product of the run (forward, backward, evaluation,
   // sampling) in bfloat16 with float32 sums; weights and the rest float32.
@@ -288,152 +513,12 @@ int train_main(Flags& f, const CLI::App& app, const std::string& program_name) {
     autocast.emplace();
     meta["ember.autocast"] = "bfloat16";
   }
-
-  std::cout << "data        " << f.data << ": " << text.size() << " bytes, vocabulary of " << tok.vocab_size()
-            << " characters\n"
-            << "model       " << f.cfg.to_string() << "\n"
-            << "parameters  " << model.num_parameters() << "\n"
-            << "training    " << f.opt.steps << " steps of " << f.opt.batch << " x " << f.cfg.context_length
-            << " tokens, AdamW lr " << f.opt.lr << ", " << f.threads << " threads" << (ranks > 1 ? " per process" : "")
-            << (f.bf16 ? ", products in bfloat16 (autocast)" : "") << "\n"
-            << "memory      " << nn::attention_kernel_name(model.attention()) << " attention"
-            << (f.checkpoint_activations ? ", every block checkpointed (recomputed in backward)" : "")
-            << "; a step saves at most " << train::step_memory(model, f.opt.batch).saved_activations / (1 << 20)
-            << " MiB of activations for backward\n"
-            << "machine     " << examples::machine_line() << "\n";
-  if (ddp && ranks > 1) {
-    std::cout << "processes   " << ranks << " (mpirun), " << f.opt.batch / ranks << " sequences of each batch per process; "
-              << "gradients all-reduced in " << ddp->buckets().size()
-              << (ddp->buckets().size() == 1 ? " bucket" : " buckets") << " of at most " << f.bucket_kb << " KiB ("
-              << static_cast<double>(ddp->stats().bytes) / (1 << 20) << " MiB per step)\n";
-  }
-  if (zero) {
-    const distributed::ShardPlan& plan = zero->plan();
-    std::cout << "sharding    ZeRO stage " << f.zero << ": "
-              << (f.zero == 1 ? "the optimizer state" : "the optimizer state and the gradients") << " cut into " << ranks
-              << (ranks == 1 ? " shard" : " shards") << "; this rank keeps AdamW's moments of " << plan.size(zero->rank())
-              << " of the " << plan.numel << " parameters\n";
-  }
-  if (trainer.steps_done() > 0) std::cout << "resumed at step " << trainer.steps_done() << ", writing to " << f.out << "\n";
-  if (trainer.steps_done() > 0 && trainer.resumed_world_size() != ranks)
-    std::cout << "note        the checkpoint was trained on " << trainer.resumed_world_size() << " process(es), this run has "
-              << ranks << ": it continues the same run within float round-off, not bit for bit\n";
-  std::cout << std::flush;
-
+  print_run(f, w, c, model, r, trainer);
   std::signal(SIGINT, on_sigint);
   std::signal(SIGUSR1, on_sigint);
-  // (mpirun hands each rank a pseudo-terminal even when its own output goes
-  // to a file: under it, plain lines.)
-  const bool tty = isatty(STDOUT_FILENO) && !distributed::launched();
-  const double tokens_per_step = static_cast<double>(f.opt.batch) * static_cast<double>(f.cfg.context_length);
-  const int64_t first_step = trainer.steps_done();
-  auto t0 = std::chrono::steady_clock::now();
-  // Samples start from a newline, or from the first character of a vocabulary without one.
-  const std::vector<int64_t> prompt = tok.vocab().find('\n') != std::string::npos ? tok.encode("\n")
-                                                                                  : std::vector<int64_t>{0};
-  auto sample = [&](int64_t chars) { return tok.decode(model.generate(prompt, chars, 0.8, 0, f.cfg.seed)); };
-  // Every rank stops at the same step: a signal that reached one stops all.
-  auto stop = [&] { return ddp ? ddp->any(interrupted) : interrupted.load(); };
-  while (!trainer.done() && !stop()) {
-    const bool profiling = main_rank && trainer.steps_done() + 1 == f.profile_step;
-    std::optional<inspect::Profiler> profiler;
-    if (profiling) profiler.emplace();
-    train::StepLog s = trainer.step();
-    if (!std::isfinite(s.loss)) {
-      // Diverged (every rank sees the same mean loss): stop before a save
-      // replaces the last good checkpoint.
-      if (!main_rank) return 1;
-      if (tty) std::cout << "\n";
-      write_csv(f.out + "/loss.csv", trainer.history());
-      write_loss_plot(f.out + "/loss.png", trainer.history(), tok.vocab_size(), f.loss_plot == "log");
-      const std::optional<train::Checkpoint> last = train::find_checkpoint(f.out);
-      std::cerr << "train_gpt: the loss became " << s.loss << " at step " << s.step
-                << ": training diverged (try a smaller --lr than " << f.opt.lr << "); stopped without saving, so "
-                << (last ? "the checkpoint of step " + std::to_string(last->step) + " in " + f.out + " is the last good one"
-                         : "no checkpoint is in " + f.out + " (the first save was due at step " +
-                               std::to_string(std::min(f.save_every, f.opt.steps)) + ")")
-                << std::endl;
-      return 1;
-    }
-    if (profiling) {
-      profiler->stop_watching();
-      const std::string json = f.out + "/profile_step_" + std::to_string(s.step) + ".json";
-      profiler->write_chrome_trace(json);
-      std::cout << (tty ? "\n" : "") << "--- profile of step " << s.step << " ---\n"
-                << profiler->report(20, 12) << "(trace for chrome://tracing or ui.perfetto.dev: "
-                << json << ")" << std::endl;
-    }
-    if (s.step == 1 && first_step == 0)
-      std::cout << "validation loss at step 0 (untrained) " << trainer.history().front().val_loss.value_or(NAN)
-                << " (a uniform guess: ln " << tok.vocab_size() << " = " << std::log(static_cast<double>(tok.vocab_size()))
-                << ")" << std::endl;
-    double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    double done = static_cast<double>(s.step - first_step), left = static_cast<double>(f.opt.steps - s.step);
-    double tok_s = done * tokens_per_step / elapsed, eta = elapsed / done * left;
-    // When another program holds a core, fewer threads run (the same bits):
-    // the line says so, since it explains a slower tok/s.
-    const int in_use = threads_in_use();
-    const std::string busy = in_use < f.threads ? "  (" + std::to_string(in_use) + " of " + std::to_string(f.threads) +
-                                                      " threads: a core is busy)"
-                                                : "";
-    char line[240];
-    std::snprintf(line, sizeof line, "step %5lld/%lld %s loss %.4f  %7.0f tok/s  ETA %s%s", static_cast<long long>(s.step),
-                  static_cast<long long>(f.opt.steps),
-                  bar(static_cast<double>(s.step) / static_cast<double>(f.opt.steps)).c_str(), s.loss, tok_s,
-                  format_duration(eta).c_str(), busy.c_str());
-    // A terminal gets one line redrawn in place; a log file gets a plain
-    // line every 5% of the run and at every validation, each one flushed so
-    // the file can be read while the run goes on.
-    const int64_t log_every = std::max<int64_t>(1, f.opt.steps / 20);
-    if (tty) std::cout << "\r" << line << "\x1b[K" << std::flush;  // clear what a longer line left
-    else if (s.step % log_every == 0 || s.val_loss) std::cout << line << std::endl;
-    if (s.val_loss) std::cout << (tty ? "\n" : "") << "  validation loss " << *s.val_loss << std::endl;
-    // (every rank: a sharded run's ranks send rank 0 their part of the state; rank 0 writes)
-    if (s.step % f.save_every == 0 && !trainer.done()) trainer.save(f.out, meta);
-    if (main_rank && f.sample_every > 0 && s.step % f.sample_every == 0)
-      std::cout << "--- sample ---" << sample(f.sample_chars) << "\n---" << std::endl;
-  }
-  if (tty) std::cout << "\n";
-  const bool stopped = !trainer.done();
-  trainer.save(f.out, meta);
-  if (!main_rank) return stopped ? 130 : 0;
-  write_csv(f.out + "/loss.csv", trainer.history());
-  write_loss_plot(f.out + "/loss.png", trainer.history(), tok.vocab_size(), f.loss_plot == "log");
-  if (stopped) {
-    std::cout << "interrupted: saved step " << trainer.steps_done() << " to " << f.out << "; continue with:\n  "
-              << (ranks > 1 ? "mpirun -np " + std::to_string(ranks) + " " : "") << program_name << " --resume " << f.out
-              << std::endl;
-    return 130;
-  }
-  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (zero && zero->zero_stats().steps > 0) {
-    const distributed::ZeroStats& st = zero->zero_stats();
-    char line[240];
-    std::snprintf(line, sizeof line,
-                  "sharded step: %.2f ms per step in sync, update and gather (%.2f ms in MPI); %.2f MiB %s and %.2f MiB "
-                  "all-gathered per step",
-                  1e3 * st.update_seconds / static_cast<double>(st.steps), 1e3 * st.mpi_seconds / static_cast<double>(st.steps),
-                  static_cast<double>(st.all_reduce_bytes + st.reduce_scatter_bytes) / (1 << 20),
-                  f.zero == 1 ? "all-reduced" : "reduce-scattered", static_cast<double>(st.all_gather_bytes) / (1 << 20));
-    std::cout << line << " (rank 0)\n";
-  } else if (ddp && ddp->stats().steps > 0) {
-    const distributed::SyncStats& st = ddp->stats();
-    const double per_step = st.sync_seconds / static_cast<double>(st.steps);
-    char line[200];
-    std::snprintf(line, sizeof line, "gradient sync: %.2f ms per step (%.2f ms in MPI), %.2f MiB all-reduced per step",
-                  1e3 * per_step, 1e3 * st.mpi_seconds / static_cast<double>(st.steps),
-                  static_cast<double>(st.bytes) / (1 << 20));
-    std::cout << line << " (rank 0)\n";
-  }
-  struct rusage usage {};
-  getrusage(RUSAGE_SELF, &usage);  // ru_maxrss: KiB on Linux
-  std::cout << "trained " << trainer.steps_done() - first_step << " steps in " << format_duration(secs)
-            << "; final validation loss " << trainer.history().back().val_loss.value_or(NAN) << "\n"
-            << "peak memory " << usage.ru_maxrss / 1024 << " MiB resident (the whole process)"
-            << (ranks > 1 ? " on rank 0" : "") << "\n"
-            << "wrote " << f.out << "/model.safetensors, train_state.safetensors, loss.csv, loss.png\n"
-            << "--- sample (temperature 0.8) ---" << sample(f.sample_chars) << "\n---" << std::endl;
-  return 0;
+  Loop loop{f, w, c, model, trainer, r, meta};
+  if (const std::optional<int> status = loop.run()) return *status;
+  return loop.finish(program_name);
 }
 
 }  // namespace

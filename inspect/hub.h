@@ -3,7 +3,7 @@
 /// step-through page (trace.h), a per-op profiler (profiler.h) and a memory
 /// timeline (memory.h). This header is what they share.
 ///
-/// The library has two hook pointers (tensor/hooks.h: allocations and kernel
+/// The library has two hook pointers (base/hooks.h: allocations and kernel
 /// work; autograd/observer.h: ops, modules, nodes, backward). While at least
 /// one instrument exists, both point to one hub that passes every event to
 /// each instrument and keeps what they all need to know: which module and
@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "autograd/observer.h"
-#include "tensor/hooks.h"
+#include "base/hooks.h"
 
 namespace ember::inspect {
 

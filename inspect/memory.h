@@ -8,7 +8,7 @@
 ///   std::cout << mem.summary();
 ///   mem.write_png("memory.png", "one training step");
 ///
-/// Every Storage allocation and free is an event (tensor/hooks.h). What a
+/// Every Storage allocation and free is an event (base/hooks.h). What a
 /// block is for is decided in two ways:
 ///   * by ownership, when the library says so (autograd/observer.h): a tensor
 ///     saved for backward (SavedTensor), a leaf's new .grad (the engine), an

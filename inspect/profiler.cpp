@@ -12,8 +12,8 @@
 #include <sstream>
 
 #include "autograd/node.h"
+#include "base/io.h"
 #include "tensor/machine/blas_library.h"
-#include "tensor/io.h"
 #include "tensor/parallel.h"
 #include "tensor/storage.h"
 

@@ -17,7 +17,7 @@
 /// called ("total"); its "self" time does not. Ops that a backward rule runs
 /// belong to that rule.
 ///
-/// Work is what the kernels report (tensor/hooks.h), by these rules:
+/// Work is what the kernels report (base/hooks.h), by these rules:
 ///   matmul        2·M·N·K floating-point operations per product (exact);
 ///                 reads A and B, writes C
 ///   elementwise   1 operation per output element (an exp or an erf costs

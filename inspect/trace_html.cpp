@@ -2,7 +2,10 @@
 // drawn by Graphviz (`dot -Tsvg`, Debian graphviz) with one SVG group per
 // node (id "s<step>") and per leaf ("l<k>"); the trace itself is embedded as
 // JSON; a few lines of JavaScript move a highlight through the steps and
-// fill the panel. No network, no external files: it opens from file://.
+// fill the panel. The page, its style and its script are
+// inspect/trace_page.html, built into the library as detail::kTracePage
+// (CMakeLists.txt); this file fills in its three markers. No network, no
+// external files: it opens from file://.
 #include <unistd.h>
 
 #include <cstdio>
@@ -12,9 +15,12 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <string_view>
+#include <utility>
 
+#include "base/io.h"
 #include "inspect/trace.h"
-#include "tensor/io.h"
+#include "inspect/trace_page.h"
 
 namespace ember::inspect {
 
@@ -84,125 +90,17 @@ std::string render_svg(const std::string& dot) {
   return at == std::string::npos ? s : s.substr(at);
 }
 
-const char* kStyle = R"(
-body { font-family: Helvetica, Arial, sans-serif; margin: 0; display: flex; height: 100vh; color: #222; }
-#graph { flex: 3; overflow: auto; border-right: 1px solid #ccc; padding: 8px; }
-#graph svg { display: block; height: auto; }
-#note { background: #fff3cd; border: 1px solid #e0c060; padding: 4px 8px; margin-bottom: 8px; }
-#note:empty { display: none; }
-.legend span.swatch { display: inline-block; width: 12px; height: 12px; border: 1px solid #999; margin: 0 4px 0 10px; vertical-align: -1px; }
-.legend span.swatch.round { border-radius: 6px; }
-#side { flex: 2; overflow: auto; padding: 12px 16px; font-size: 14px; }
-#controls button { font-size: 14px; margin-right: 6px; padding: 4px 10px; }
-#controls { margin-bottom: 10px; }
-h1 { font-size: 18px; margin: 4px 0 8px; }
-h2 { font-size: 16px; margin: 12px 0 6px; }
-.mono { font-family: Menlo, Consolas, monospace; font-size: 12px; white-space: pre-wrap; }
-li { margin-bottom: 4px; }
-.error { color: #b00; font-weight: bold; }
-g.node.done polygon, g.node.done ellipse { fill: #e8e8e8; }
-g.node.active polygon { fill: #ffd54f; stroke: #e65100; stroke-width: 3px; }
-g.node.receiving polygon, g.node.receiving ellipse { fill: #ffe0b2; }
-g.node.filled ellipse { fill: #c5e1a5; }
-g.edge.active path { stroke: #e65100; stroke-width: 2.5px; }
-g.edge.active polygon { fill: #e65100; stroke: #e65100; }
-)";
-
-// Reads the trace (JSON), highlights step k, fills the panel. ?step=N opens at N.
-const char* kScript = R"(
-const steps = TRACE.steps, leaves = TRACE.leaves;
-let current = 0, timer = null;
-function el(id) { return document.getElementById(id); }
-function text(id, t) { el(id).textContent = t; }
-function show(k) {
-  k = Math.max(0, Math.min(steps.length - 1, k));
-  current = k;
-  const s = steps[k];
-  document.querySelectorAll('g.node, g.edge').forEach(g => g.classList.remove('active', 'done', 'receiving', 'filled'));
-  for (let j = 0; j < k; ++j) { const g = el('s' + steps[j].step); if (g) g.classList.add('done'); }
-  const g = el('s' + s.step);
-  if (g) { g.classList.add('active'); g.scrollIntoView({block: 'center', inline: 'center'}); }
-  s.sent.forEach(e => {
-    const edge = el('e' + s.step + '_' + e.input); if (edge) edge.classList.add('active');
-    const to = el(e.to_id); if (to) to.classList.add('receiving');
-  });
-  leaves.forEach(l => { if (l.after_step <= k + 1 && k === steps.length - 1) { const n = el(l.id); if (n) n.classList.add('filled'); } });
-  document.body.dataset.step = k;
-  document.body.dataset.activeNode = s.name;
-  text('step-title', 'Step ' + s.step + ' of ' + (steps.length - 1) + ': ' + s.name);
-  text('label', s.label ? 'recorded at ' + s.label : 'recorded outside a traced forward');
-  text('grad-in', s.grad_in);
-  text('forward', s.forward ? 'its output in the forward pass: ' + s.forward : '');
-  text('time', s.ms.toFixed(3) + ' ms');
-  el('saved').innerHTML = '';
-  s.saved.forEach(t => { const li = document.createElement('li'); li.className = 'mono'; li.textContent = t; el('saved').appendChild(li); });
-  if (!s.saved.length) el('saved').innerHTML = '<li>nothing</li>';
-  el('sent').innerHTML = '';
-  s.sent.forEach(e => {
-    const li = document.createElement('li');
-    li.className = 'mono';
-    li.dataset.to = e.to;
-    li.textContent = 'input ' + e.input + ' -> ' + e.to + ': ' + e.grad;
-    el('sent').appendChild(li);
-  });
-  if (!s.sent.length) el('sent').innerHTML = '<li>nothing (no input needs a gradient)</li>';
-  text('error', s.error ? 'backward failed here: ' + s.error : '');
-  el('leaves').innerHTML = '';
-  if (k < steps.length - 1) {
-    // A leaf's parts are summed first: .grad changes once, after the last node.
-    const li = document.createElement('li');
-    li.textContent = leaves.length + ' leaves receive their .grad after the last step (go to step ' + (steps.length - 1) + ')';
-    el('leaves').appendChild(li);
-  } else {
-    leaves.forEach(l => {
-      const li = document.createElement('li');
-      li.className = 'mono';
-      li.textContent = l.name + ' .grad += ' + l.grad;
-      el('leaves').appendChild(li);
-    });
+// Fills the page's markers, each once, in the order they appear.
+std::string fill_page(std::string_view page, const std::vector<std::pair<std::string_view, std::string>>& parts) {
+  std::string out;
+  for (const auto& [marker, text] : parts) {
+    const size_t at = page.find(marker);
+    EMBER_CHECK(at != std::string_view::npos, "to_html", "the page template has no " << marker);
+    out.append(page.substr(0, at)).append(text);
+    page.remove_prefix(at + marker.size());
   }
+  return out.append(page);
 }
-// Zoom: "fit" scales the graph to its pane's width; + and - from there.
-const svg = document.querySelector('#graph svg');
-const natural_width = svg.viewBox.baseVal.width * 4 / 3;  // Graphviz sizes in points: 1 pt = 4/3 px
-let scale = null;  // null: fit
-function zoom(how) {
-  const pane = el('graph').clientWidth - 16;
-  const now = scale === null ? pane / natural_width : scale;
-  scale = how === 'fit' ? null : Math.max(0.1, Math.min(4, now * (how === 'in' ? 1.25 : 0.8)));
-  const width = scale === null ? Math.min(pane, natural_width) : natural_width * scale;
-  svg.setAttribute('width', width + 'px');
-  svg.removeAttribute('height');
-  document.body.dataset.zoom = scale === null ? 'fit' : scale.toFixed(2);
-  const g = el('s' + steps[current].step);
-  if (g) g.scrollIntoView({block: 'center', inline: 'center'});
-}
-function play() {
-  if (timer) { clearInterval(timer); timer = null; text('play', 'Play'); return; }
-  text('play', 'Pause');
-  timer = setInterval(() => { if (current >= steps.length - 1) { play(); return; } show(current + 1); }, 900);
-}
-el('prev').onclick = () => { text('note', ''); show(current - 1); };
-el('next').onclick = () => { text('note', ''); show(current + 1); };
-el('play').onclick = play;
-el('fit').onclick = () => zoom('fit');
-el('zoom-in').onclick = () => zoom('in');
-el('zoom-out').onclick = () => zoom('out');
-document.addEventListener('keydown', e => {
-  if (e.key === 'ArrowRight') { text('note', ''); show(current + 1); }
-  if (e.key === 'ArrowLeft') { text('note', ''); show(current - 1); }
-  if (e.key === ' ') { e.preventDefault(); play(); }
-  if (e.key === '+' || e.key === '=') zoom('in');
-  if (e.key === '-') zoom('out');
-  if (e.key === '0') zoom('fit');
-});
-const asked = parseInt(new URLSearchParams(location.search).get('step'));
-const last = steps.length - 1;
-if (!isNaN(asked) && (asked < 0 || asked > last))
-  text('note', '?step=' + asked + ' is outside this trace (steps 0 to ' + last + '): showing step ' + (asked < 0 ? 0 : last) + '.');
-zoom('fit');
-show(isNaN(asked) ? 0 : asked);
-)";
 
 std::string html_escape(const std::string& s) {
   std::string out;
@@ -261,33 +159,9 @@ void BackwardTrace::to_html(const std::string& path) const {
   std::string trace_json = data.dump();
   for (size_t at = 0; (at = trace_json.find("</", at)) != std::string::npos; at += 3) trace_json.replace(at, 2, "<\\/");
 
-  std::ostringstream page;
-  page << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>ember backward trace</title>\n<style>"
-       << kStyle << "</style></head>\n<body>\n<div id=\"graph\">" << svg << "</div>\n<div id=\"side\">\n"
-       << "<h1>Backward pass, step by step</h1>\n"
-       << "<div id=\"controls\"><button id=\"prev\">&larr; Prev</button><button id=\"next\">Next &rarr;</button>"
-       << "<button id=\"play\">Play</button> <small>(arrow keys, space)</small> "
-       << "<button id=\"fit\">Fit</button><button id=\"zoom-out\">&minus;</button><button id=\"zoom-in\">+</button>"
-       << " <small>(0, &minus;, +)</small></div>\n<div id=\"note\"></div>\n"
-       << "<h2 id=\"step-title\"></h2>\n<div id=\"label\"></div><div>time in the node: <span id=\"time\"></span></div>\n"
-       << "<div class=\"error\" id=\"error\"></div>\n"
-       << "<h2>Gradient that arrived for its output</h2>\n<div class=\"mono\" id=\"grad-in\"></div>\n"
-       << "<div class=\"mono\" id=\"forward\"></div>\n"
-       << "<h2>Saved tensors its rule read</h2>\n<ul id=\"saved\"></ul>\n"
-       << "<h2>What it sent to each input</h2>\n<ul id=\"sent\"></ul>\n"
-       << "<h2>Leaves</h2>\n<ul id=\"leaves\"></ul>\n"
-       << "<p><small>" << html_escape(std::to_string(steps_.size()) + " nodes" + (complete_ ? "" : ", backward failed"))
-       << ".</small></p>\n<p class=\"legend\"><small>"
-       << "<span class=\"swatch\" style=\"background:#dfe8f5\"></span>a node not run yet"
-       << "<span class=\"swatch\" style=\"background:#ffd54f\"></span>the node running at this step"
-       << "<span class=\"swatch\" style=\"background:#ffe0b2\"></span>what receives its gradients"
-       << "<span class=\"swatch\" style=\"background:#e8e8e8\"></span>already run<br>"
-       << "<span class=\"swatch round\" style=\"background:#f5e6c8\"></span>a leaf"
-       << "<span class=\"swatch round\" style=\"background:#c5e1a5\"></span>a leaf whose .grad is written: "
-          "they turn green at the last step, because the engine adds up each leaf's parts once the whole graph "
-          "has run</small></p>\n"
-       << "</div>\n<script>\nconst TRACE = " << trace_json << ";\n" << kScript << "</script>\n</body></html>\n";
-  const std::string text = page.str();
+  const std::string summary = std::to_string(steps_.size()) + " nodes" + (complete_ ? "" : ", backward failed");
+  const std::string text = fill_page(
+      detail::kTracePage, {{"<!--graph-->", svg}, {"<!--summary-->", html_escape(summary)}, {"/*trace*/", trace_json}});
   write_file_atomically(path, {text}, "to_html");
 }
 

@@ -4,10 +4,10 @@
 #include <cmath>
 
 #include "autograd/grad_mode.h"
+#include "base/text_fields.h"
 #include "nn/checkpoint.h"
 #include "nn/init.h"
 #include "nn/loss.h"
-#include "nn/text_fields.h"
 #include "tensor/factory.h"
 #include "tensor/kernels.h"
 #include "tensor/storage.h"

@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <limits>
 
-#include "tensor/error.h"
+#include "base/error.h"
 
 namespace ember::plot::detail {
 

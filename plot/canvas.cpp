@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/error.h"
 #include "plot/png.h"
-#include "tensor/error.h"
 
 namespace ember::plot::detail {
 

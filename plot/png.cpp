@@ -19,9 +19,9 @@
 #include <stb_image.h>
 #pragma GCC diagnostic pop
 
+#include "base/error.h"
+#include "base/io.h"
 #include "plot/plot.h"
-#include "tensor/error.h"
-#include "tensor/io.h"
 
 namespace ember::plot {
 

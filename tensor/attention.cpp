@@ -34,10 +34,10 @@
 #include <limits>
 #include <vector>
 
+#include "base/hooks.h"
 #include "tensor/blas_operand.h"
 #include "tensor/factory.h"
 #include "tensor/fast_math.h"
-#include "tensor/hooks.h"
 #include "tensor/kernels.h"
 #include "tensor/parallel.h"
 

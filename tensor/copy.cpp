@@ -86,3 +86,13 @@ Tensor cat(const std::vector<Tensor>& xs, int64_t d) {
 }
 
 }  // namespace ember::kernel
+
+namespace ember {
+
+bool equal_bits(const Tensor& a, const Tensor& b) {
+  if (a.shape() != b.shape() || a.dtype() != b.dtype()) return false;
+  const Tensor ca = kernel::contiguous(a), cb = kernel::contiguous(b);
+  return std::memcmp(ca.raw_data(), cb.raw_data(), static_cast<size_t>(a.numel()) * dtype_size(a.dtype())) == 0;
+}
+
+}  // namespace ember

@@ -12,8 +12,8 @@
 #include <cstdint>
 #include <string>
 
+#include "base/error.h"
 #include "tensor/bfloat16.h"
-#include "tensor/error.h"
 
 namespace ember {
 

@@ -18,9 +18,9 @@
 #include <limits>
 #include <vector>
 
+#include "base/hooks.h"
 #include "tensor/factory.h"
 #include "tensor/fast_math.h"
-#include "tensor/hooks.h"
 #include "tensor/kernels.h"
 #include "tensor/machine/at_each_width.h"
 #include "tensor/parallel.h"

@@ -3,9 +3,9 @@
 // is bounds-checked before anything is written.
 #include <cstring>
 
+#include "base/hooks.h"
 #include "tensor/elementwise.h"
 #include "tensor/factory.h"
-#include "tensor/hooks.h"
 #include "tensor/kernels.h"
 
 namespace ember::kernel {

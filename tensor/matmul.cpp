@@ -17,16 +17,16 @@
 // bfloat16 products: matmul_bf16 (float32 inputs rounded to bfloat16 while
 // packed: autocast's product) and matmul of two bfloat16 tensors, both
 // accumulating in float32 and returning float32; and the float32 products
-// when EMBER_GEMM=ember (tensor/machine/gemm_kernels.h).
+// when EMBER_GEMM=ember (tensor/gemm/microkernels.h).
 #include <algorithm>
 #include <type_traits>
 
+#include "base/hooks.h"
 #include "tensor/blas_operand.h"
 #include "tensor/gemm/gemm.h"
-#include "tensor/hooks.h"
+#include "tensor/gemm/microkernels.h"
 #include "tensor/kernels.h"
 #include "tensor/machine/blas_library.h"
-#include "tensor/machine/gemm_kernels.h"
 #include "tensor/parallel.h"
 
 namespace ember::kernel {

@@ -3,7 +3,7 @@
 /// depend on how many threads actually run it.
 ///
 /// parallel_for cuts [0, n) into one contiguous piece per configured thread
-/// (set_num_threads), and every reduction combines partial results in a
+/// (set_num_threads, tensor/machine/threads.h), and every reduction combines partial results in a
 /// fixed order, so results depend only on the data and the configured count:
 /// the same seed and thread count give bitwise-identical results. How many
 /// OS threads run those pieces follows the machine's load
@@ -16,17 +16,9 @@
 #include <omp.h>
 
 #include "tensor/machine/governor.h"
+#include "tensor/machine/threads.h"
 
 namespace ember {
-
-/// Sets the threads used by ember's kernels (matmul included: ember splits
-/// each product itself and runs OpenBLAS single-threaded, see tensor/machine/blas_library.h).
-/// Safe to call while other threads run ops: each op reads the count once
-/// when it starts (the new count applies to ops that start after the call).
-void set_num_threads(int n);
-/// The most set_num_threads accepts (OpenMP aborts when it cannot create a thread).
-inline constexpr int kMaxThreads = 1024;
-int get_num_threads();
 
 namespace detail {
 

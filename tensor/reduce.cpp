@@ -7,10 +7,10 @@
 #include <cmath>
 #include <limits>
 
+#include "base/hooks.h"
 #include "tensor/elementwise.h"
 #include "tensor/factory.h"
 #include "tensor/fast_math.h"
-#include "tensor/hooks.h"
 #include "tensor/kernels.h"
 #include "tensor/machine/at_each_width.h"
 

@@ -2,7 +2,7 @@
 
 #include <sstream>
 
-#include "tensor/error.h"
+#include "base/error.h"
 
 namespace ember {
 
@@ -40,18 +40,6 @@ int64_t checked_numel(const Shape& s, const char* op) {
                 "shape " << shape_str(s) << " has more elements than int64 can count");
   }
   return n;
-}
-
-int64_t checked_add(int64_t a, int64_t b, const char* op, const char* what) {
-  int64_t r = 0;
-  EMBER_CHECK(!__builtin_add_overflow(a, b, &r), op, what << " overflows int64: " << a << " + " << b);
-  return r;
-}
-
-int64_t checked_mul(int64_t a, int64_t b, const char* op, const char* what) {
-  int64_t r = 0;
-  EMBER_CHECK(!__builtin_mul_overflow(a, b, &r), op, what << " overflows int64: " << a << " * " << b);
-  return r;
 }
 
 Shape contiguous_strides(const Shape& s) {

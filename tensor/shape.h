@@ -7,6 +7,8 @@
 /// shape/strides/offset with the same storage.
 #pragma once
 
+#include "base/checked.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -34,12 +36,9 @@ inline int64_t numel_of(const Shape& s) {
   return n;
 }
 
-/// Size and offset arithmetic that cannot overflow silently: a + b and a * b,
-/// or an ember::Error naming op and what was being computed. All shape,
-/// stride and offset arithmetic on values that come from a caller goes
-/// through these (or checked_numel).
-int64_t checked_add(int64_t a, int64_t b, const char* op, const char* what);
-int64_t checked_mul(int64_t a, int64_t b, const char* op, const char* what);
+// checked_add and checked_mul (base/checked.h): all shape, stride and offset
+// arithmetic on values that come from a caller goes through them (or
+// checked_numel).
 
 /// Row-major (C-contiguous) strides for a shape.
 Shape contiguous_strides(const Shape& s);

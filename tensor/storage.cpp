@@ -10,8 +10,7 @@
 
 #include <climits>
 
-#include "tensor/hooks.h"
-#include "tensor/tangents.h"
+#include "base/hooks.h"
 
 namespace ember {
 
@@ -104,12 +103,14 @@ int64_t physical_memory_bytes() {
 
 }  // namespace allocator
 
+void (*storage_freed_hook)(const Storage* s) = nullptr;
+
 Storage::Storage(size_t nbytes) : data_(allocator::allocate(nbytes)), nbytes_(nbytes) {
   if (TensorObserver* o = tensor_observer()) o->allocated(data_, nbytes_);
 }
 
 Storage::~Storage() {
-  if (tangents::count != 0) tangents::forget(this);  // its address may be reused
+  if (storage_freed_hook != nullptr) storage_freed_hook(this);
   if (TensorObserver* o = tensor_observer()) o->freed(data_, nbytes_);
   allocator::deallocate(data_, nbytes_);
 }

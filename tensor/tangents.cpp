@@ -11,6 +11,12 @@ std::unordered_map<const Storage*, std::shared_ptr<Storage>>& table() {
   static std::unordered_map<const Storage*, std::shared_ptr<Storage>> t;
   return t;
 }
+// The table's size, and the storages' hook (tensor/storage.h) set while it
+// holds a tangent.
+void set_count() {
+  count = table().size();
+  storage_freed_hook = count != 0 ? forget : nullptr;
+}
 }  // namespace
 std::shared_ptr<Storage> of(const Storage* s) {
   if (count == 0) return nullptr;
@@ -21,7 +27,7 @@ void attach(const Storage* s, std::shared_ptr<Storage> tangent) {
   std::shared_ptr<Storage>& slot = table()[s];
   std::shared_ptr<Storage> old = std::move(slot);  // freed on return, after the table is updated
   slot = std::move(tangent);
-  count = table().size();
+  set_count();
 }
 void forget(const Storage* s) {
   auto it = table().find(s);
@@ -30,14 +36,14 @@ void forget(const Storage* s) {
   // its own, whose entry its destructor then erases in turn.
   std::shared_ptr<Storage> tangent = std::move(it->second);
   table().erase(it);
-  count = table().size();
+  set_count();
 }
 void clear() {
   // Moved out first: a tangent freed here is a Storage whose destructor
   // looks in the table.
   std::unordered_map<const Storage*, std::shared_ptr<Storage>> old;
   old.swap(table());
-  count = 0;
+  set_count();
 }
 }  // namespace tangents
 

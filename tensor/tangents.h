@@ -1,7 +1,8 @@
 /// @file
 /// The tangents of forward mode, kept for autograd/forward.h beside the
 /// storages. The tensor layer only holds the table (a Storage forgets its
-/// entry when it is freed); what a tangent means, and every rule that makes
+/// entry when it is freed, through tensor/storage.h's storage_freed_hook);
+/// what a tangent means, and every rule that makes
 /// one, is autograd's.
 #pragma once
 
@@ -24,7 +25,7 @@ extern size_t count;
 /// The tangent of s, or null.
 std::shared_ptr<Storage> of(const Storage* s);
 void attach(const Storage* s, std::shared_ptr<Storage> tangent);
-/// Called by ~Storage: s leaves the table (its address may be reused).
+/// s leaves the table (a storage being freed, through storage_freed_hook).
 void forget(const Storage* s);
 /// Drops every tangent (when the dual level closes).
 void clear();

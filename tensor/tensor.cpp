@@ -3,12 +3,10 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <iomanip>
 #include <new>
 #include <sstream>
 
-#include "tensor/kernels.h"
 
 namespace ember {
 
@@ -189,14 +187,6 @@ std::string format_values(const Tensor& x) {
   os << ", shape=" << shape_str(x.shape());
   if (dt != kFloat32) os << ", dtype=" << dtype_name(dt);
   return os.str();
-}
-
-Tensor Tensor::detach() const { return kernel::as_strided(*this, shape(), stride(), storage_offset()); }
-
-bool equal_bits(const Tensor& a, const Tensor& b) {
-  if (a.shape() != b.shape() || a.dtype() != b.dtype()) return false;
-  const Tensor ca = kernel::contiguous(a), cb = kernel::contiguous(b);
-  return std::memcmp(ca.raw_data(), cb.raw_data(), static_cast<size_t>(a.numel()) * dtype_size(a.dtype())) == 0;
 }
 
 // ---- autograd fields ----

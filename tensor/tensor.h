@@ -22,8 +22,8 @@
 #include <utility>
 #include <vector>
 
+#include "base/error.h"
 #include "tensor/dtype.h"
-#include "tensor/error.h"
 #include "tensor/shape.h"
 #include "tensor/storage.h"
 

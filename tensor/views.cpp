@@ -208,3 +208,10 @@ Tensor flatten(const Tensor& x, int64_t start, int64_t end) {
 }
 
 }  // namespace ember::kernel
+
+namespace ember {
+
+// A view of the same numbers, outside the graph.
+Tensor Tensor::detach() const { return kernel::as_strided(*this, shape(), stride(), storage_offset()); }
+
+}  // namespace ember

@@ -108,7 +108,7 @@ TEST(Api, ModuleToConvertsInPlaceKeepingTies) {
   EXPECT_TRUE(gpt.head->weight.is_same(gpt.embed->token->weight)) << "still tied";
   EXPECT_EQ(test::values(gpt.embed->token->weight), before);  // float32 -> float64 is exact
   Tensor ids = tensor(std::vector<int64_t>{1, 2, 3}, {1, 3});
-  EXPECT_EQ(gpt.forward(ids).dtype(), kFloat64);  // layer_norm no longer refuses mixed dtypes
+  EXPECT_EQ(gpt.forward(ids).dtype(), kFloat64);  // layer_norm takes a float64 input with float64 weights
   expect_error([&] { gpt.to(kInt64); }, "GPT", {"int64"});
 }
 

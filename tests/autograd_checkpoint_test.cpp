@@ -10,8 +10,8 @@
 
 #include "ember.h"
 #include "inspect/memory.h"
-#include "train/step_memory.h"
 #include "test_util.h"
+#include "train/step_memory.h"
 
 using namespace ember;
 using ember::test::expect_error;

@@ -669,7 +669,7 @@ TEST(AutogradGraphExport, DotNamesNodesLeavesAndShapes) {
   expect_error([&] { write_dot(y, "/nonexistent-dir/graph.dot"); }, {"write_dot", "/nonexistent-dir/graph.dot"});
 }
 
-// ---- regressions: bugs found while writing these tests ----
+// ---- cases that are easy to get wrong ----
 
 // A slice of an expand view (stride 0): the gradient must be written into a
 // fresh input-shaped buffer, not through the input's aliased strides.

@@ -141,7 +141,7 @@ TEST(InspectTrace, AParameterKeepsItsFirstModulesNameAndLosesItWithTheModule) {
 }
 
 // A child kept after its parent is gone names itself from its own root: its
-// path no longer runs through the destroyed parent (under ASan a dangling
+// path does not run through the destroyed parent (under ASan a dangling
 // parent would be a use after free here).
 TEST(InspectTrace, AChildThatOutlivesItsParentIsNamedFromItself) {
   std::shared_ptr<UserBlock> kept;

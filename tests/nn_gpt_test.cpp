@@ -18,11 +18,11 @@
 #include <vector>
 
 #include "ember.h"
-#include "train/data.h"
 #include "nn/gpt.h"
+#include "test_util.h"
+#include "train/data.h"
 #include "train/optim.h"
 #include "train/trainer.h"
-#include "test_util.h"
 
 using namespace ember;
 using ember::test::expect_error;

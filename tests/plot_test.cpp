@@ -73,7 +73,7 @@ TEST(Plot, LinePlotDecodesWithTheAskedSize) {
 
 // Every cell is drawn where its row and column are, the last ones included
 // (plimage colours the cells between its grid points: given only rows x cols
-// values it used to drop the last row and column and stretch the rest).
+// values it would drop the last row and column and stretch the rest).
 TEST(Plot, HeatmapCellsSitOnTheirRowAndColumn) {
   TempDir dir;
   plot::Heatmap h{.title = "cells", .x_label = "c", .y_label = "r", .value_label = "v"};

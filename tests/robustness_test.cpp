@@ -8,7 +8,7 @@
 //   7. files that are not regular files
 //   8. sizes too large for this machine, from a config or a flag
 // (2, undefined tensors: api_test.cpp; 5 and 6, checkpoints and optimizer
-// state: nn_checkpoint_test.cpp and nn_optim_test.cpp; 9, plots:
+// state: train_checkpoint_test.cpp and train_optim_test.cpp; 9, plots:
 // plot_test.cpp; 10, threads: tensor_threads_test.cpp.)
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -20,8 +20,8 @@
 #include <fstream>
 #include <string>
 
+#include "base/io.h"
 #include "ember.h"
-#include "tensor/io.h"
 #include "tensor/kernels.h"
 #include "test_util.h"
 
@@ -98,7 +98,7 @@ TEST(RobustOverflow, ShapesWhoseElementCountOverflowsAreRefused) {
   expect_error([] { (void)one_hot(tensor(std::vector<int64_t>{1}), INT64_MAX); }, "one_hot",
                {"9223372036854775807"});
   // The class count inferred from the largest id: INT64_MAX + 1 does not
-  // exist (it used to wrap, and the error then spoke of [0, -9223372036854775808)).
+  // exist (a wrapped sum would make the error speak of [0, -9223372036854775808)).
   expect_error([] { (void)one_hot(tensor(std::vector<int64_t>{0, INT64_MAX})); }, "one_hot",
                {"the class count (the largest id + 1) overflows int64", "9223372036854775807 + 1"});
   expect_error([] { (void)one_hot(tensor(std::vector<int64_t>{0, INT64_MAX - 1})); }, "one_hot",

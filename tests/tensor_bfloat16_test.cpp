@@ -14,9 +14,9 @@
 
 #include "ember.h"
 #include "tensor/gemm/gemm.h"
+#include "tensor/gemm/microkernels.h"
 #include "tensor/gemm/panels.h"
 #include "tensor/kernels.h"
-#include "tensor/machine/gemm_kernels.h"
 #include "test_util.h"
 
 namespace {

@@ -2,7 +2,7 @@
 // checkpoint is two small text files that say which step wrote them, so a
 // mix of two saves is seen at once.
 //
-// The crash tests kill a child process (SIGKILL, by tensor/machine/faults.h's hook)
+// The crash tests kill a child process (SIGKILL, by base/faults.h's hook)
 // before each file-system step of a save in turn, then look at what it left:
 // the previous complete checkpoint or the new one, never a mix, and nothing
 // that the next save does not remove.
@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "tensor/io.h"
-#include "tensor/machine/faults.h"
+#include "base/faults.h"
+#include "base/io.h"
 #include "test_util.h"
 #include "train/run_dir.h"
 

@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <set>
 
+#include "base/io.h"
 #include "tensor/factory.h"
-#include "tensor/io.h"
 
 namespace ember::train {
 

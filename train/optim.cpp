@@ -6,11 +6,11 @@
 
 #include "autograd/grad_mode.h"
 #include "autograd/op_scope.h"
+#include "base/hooks.h"
+#include "base/parse.h"
 #include "tensor/factory.h"
-#include "tensor/hooks.h"
 #include "tensor/kernels.h"
 #include "tensor/parallel.h"
-#include "tensor/parse.h"
 
 namespace ember::optim {
 

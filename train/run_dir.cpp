@@ -14,9 +14,9 @@
 #include <map>
 #include <mutex>
 
-#include "tensor/error.h"
-#include "tensor/io.h"
-#include "tensor/machine/faults.h"
+#include "base/error.h"
+#include "base/faults.h"
+#include "base/io.h"
 
 namespace ember::train {
 

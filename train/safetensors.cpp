@@ -9,7 +9,7 @@
 #include <set>
 #include <sstream>
 
-#include "tensor/io.h"
+#include "base/io.h"
 #include "tensor/kernels.h"
 
 namespace ember::train {

@@ -28,7 +28,7 @@ using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
 inline constexpr uint64_t kMaxHeaderBytes = 100ull << 20;
 
 /// Writes tensors (contiguous copies are made as needed) and metadata to path
-/// atomically (tensor/io.h): on any failure the previous file at path is
+/// atomically (base/io.h): on any failure the previous file at path is
 /// untouched and no temporary is left behind.
 void write_safetensors(const std::string& path, const NamedTensors& tensors, const Metadata& metadata = {});
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "tensor/error.h"
+#include "base/error.h"
 
 namespace ember::train {
 

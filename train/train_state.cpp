@@ -3,8 +3,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "base/parse.h"
 #include "tensor/factory.h"
-#include "tensor/parse.h"
 
 namespace ember::train {
 

@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "autograd/grad_mode.h"
-#include "nn/text_fields.h"
+#include "base/text_fields.h"
 #include "tensor/factory.h"
 #include "tensor/storage.h"
 #include "train/run_dir.h"
@@ -37,16 +37,16 @@ std::vector<Generator*> generators(nn::GPT& model, BatchSampler& sampler) {
 
 // Every option, in the order to_string writes them (and every train_state's
 // "ember.train" has them).
-const nn::TextFields<TrainOptions>& option_fields() {
+const TextFields<TrainOptions>& option_fields() {
   using O = TrainOptions;
-  static const nn::TextFields<TrainOptions> fields(
+  static const TextFields<TrainOptions> fields(
       "TrainOptions",
-      {nn::int_field("steps", &O::steps), nn::int_field("batch", &O::batch), nn::real_field("lr", &O::lr),
-       nn::real_field("min_lr", &O::min_lr), nn::int_field("warmup", &O::warmup),
-       nn::int_field("lr_decay_steps", &O::lr_decay_steps), nn::real_field("weight_decay", &O::weight_decay),
-       nn::real_field("grad_clip", &O::grad_clip), nn::int_field("eval_every", &O::eval_every),
-       nn::int_field("eval_batches", &O::eval_batches), nn::real_field("val_fraction", &O::val_fraction),
-       nn::uint_field("seed", &O::seed)});
+      {int_field("steps", &O::steps), int_field("batch", &O::batch), real_field("lr", &O::lr),
+       real_field("min_lr", &O::min_lr), int_field("warmup", &O::warmup),
+       int_field("lr_decay_steps", &O::lr_decay_steps), real_field("weight_decay", &O::weight_decay),
+       real_field("grad_clip", &O::grad_clip), int_field("eval_every", &O::eval_every),
+       int_field("eval_batches", &O::eval_batches), real_field("val_fraction", &O::val_fraction),
+       uint_field("seed", &O::seed)});
   return fields;
 }
 
@@ -54,7 +54,7 @@ const nn::TextFields<TrainOptions>& option_fields() {
 // however far it is trained.
 std::string options_without_steps(const TrainOptions& o) {
   std::string out;
-  for (const nn::TextField<TrainOptions>& f : option_fields().fields())
+  for (const TextField<TrainOptions>& f : option_fields().fields())
     if (f.key != "steps") out += (out.empty() ? "" : " ") + f.key + "=" + f.print(o);
   return out;
 }
@@ -62,7 +62,7 @@ std::string options_without_steps(const TrainOptions& o) {
 // A GPTConfig's text without its seed.
 std::string config_without_seed(const std::string& config) {
   std::string out;
-  for (const auto& [key, value] : nn::key_values(config, "resume"))
+  for (const auto& [key, value] : key_values(config, "resume"))
     if (key != "seed") out += (out.empty() ? "" : " ") + key + "=" + value;
   return out;
 }
@@ -87,7 +87,7 @@ TrainOptions TrainOptions::from_string(const std::string& s) { return option_fie
 
 std::vector<std::string> differing_options(const TrainOptions& run, const TrainOptions& given) {
   std::vector<std::string> out;
-  for (const nn::TextField<TrainOptions>& f : option_fields().fields()) {
+  for (const TextField<TrainOptions>& f : option_fields().fields()) {
     if (f.key == "steps") continue;
     const std::string a = f.print(run), b = f.print(given);
     if (a != b) out.push_back(f.key + ": " + a + " in the run, " + b + " given");
@@ -131,11 +131,11 @@ Trainer::Trainer(nn::GPT& model, std::vector<int64_t> tokens, TrainOptions o)
 
 Settings Trainer::agreement() const {
   Settings out;
-  for (const nn::TextField<TrainOptions>& f : option_fields().fields()) out.emplace_back(f.key, f.print(options_));
+  for (const TextField<TrainOptions>& f : option_fields().fields()) out.emplace_back(f.key, f.print(options_));
   // The model's config but its seed: DataParallel gives every rank rank 0's
   // weights (and dropout, the other use of the seed, is refused with several
   // ranks); the batches' seed is an option, compared above.
-  for (const auto& [key, value] : nn::key_values(model_.config().to_string(), "Trainer"))
+  for (const auto& [key, value] : key_values(model_.config().to_string(), "Trainer"))
     if (key != "seed") out.emplace_back("model " + key, value);
   out.emplace_back("data (fingerprint of the tokens)", data_id_);
   out.emplace_back("steps done", std::to_string(steps_done_));

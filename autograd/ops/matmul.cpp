@@ -12,8 +12,8 @@
 #include "autograd/node.h"
 #include "autograd/op_scope.h"
 #include "autograd/ops.h"
+#include "tensor/gemm/microkernels.h"
 #include "tensor/kernels.h"
-#include "tensor/machine/gemm_kernels.h"
 
 namespace ember {
 

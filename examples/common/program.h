@@ -29,8 +29,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "base/error.h"
 #include "tensor/machine/blas_library.h"
-#include "tensor/error.h"
 #include "tensor/parallel.h"
 
 namespace ember::examples {

@@ -100,7 +100,7 @@ std::string expect_error(const std::function<void()>& f, const std::vector<std::
   } catch (const exercise::Todo&) {
     throw;
   } catch (const std::exception& e) {
-    fail(what + ": it threw, but not an ember::Error (use EMBER_CHECK from tensor/error.h): " + e.what());
+    fail(what + ": it threw, but not an ember::Error (use EMBER_CHECK from base/error.h): " + e.what());
   }
   expect(!msg.empty(), what + ": nothing was thrown", "check the argument first, with EMBER_CHECK(condition, op, message)");
   for (const std::string& p : parts)

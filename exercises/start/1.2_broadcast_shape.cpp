@@ -7,7 +7,7 @@
 // (4, 3, 5); (3) and (0) do not broadcast, but (1) and (0) give (0).
 //
 // When they do not broadcast, throw an ember::Error that names both shapes,
-// with EMBER_CHECK or EMBER_FAIL (tensor/error.h) and shape_str (tensor/shape.h).
+// with EMBER_CHECK or EMBER_FAIL (base/error.h) and shape_str (tensor/shape.h).
 //
 // Check it:  bash scripts/exercise.sh 1.2
 #include "exercises/exercise.h"

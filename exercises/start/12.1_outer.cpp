@@ -5,7 +5,7 @@
 // a broadcasting multiply need no rule of your own).
 //
 // Then make it refuse what it cannot do, the way every ember op does
-// (tensor/error.h): before computing anything, an ember::Error whose message
+// (base/error.h): before computing anything, an ember::Error whose message
 // starts with the op's name and names the offending value and the shapes:
 //   * a or b not 1-D ("outer: a must be 1-D, got shape (2, 3)");
 //   * a and b of different dtypes ("... float32 and float64").

@@ -10,7 +10,7 @@
 ///   step4_packed.cpp      copy each tile into the order the inner loop reads it
 ///   step5_microkernel.cpp a register-blocked MR x NR kernel in FMA intrinsics
 ///                         (microkernel.h; AVX2 or AVX-512, chosen at run time:
-///                         tensor/machine/gemm_kernels.h)
+///                         tensor/gemm/microkernels.h)
 ///   step6_threads.cpp     the tiles of C shared among threads: ember's fp32 GEMM
 ///   step7_bfloat16.cpp    the same loops on bfloat16 panels, vdpbf16ps where the
 ///                         CPU has AVX512_BF16: the product autocast runs
@@ -22,7 +22,7 @@
 /// each against OpenBLAS and this machine's measured FMA peak.
 ///
 /// ember's float32 matmul stays on OpenBLAS (tensor/matmul.cpp) unless
-/// EMBER_GEMM=ember asks for step 6: see tensor/machine/gemm_kernels.h for
+/// EMBER_GEMM=ember asks for step 6: see tensor/gemm/microkernels.h for
 /// how that choice is made.
 #pragma once
 
@@ -50,7 +50,7 @@ struct Out {
 
 /// The microkernels' instruction sets, narrowest first. Portable is plain C
 /// compiled for baseline x86-64 (the compiler's SSE2); AVX2 and AVX-512 are
-/// FMA intrinsics (tensor/machine/simd/gemm_*.cpp).
+/// FMA intrinsics (tensor/gemm/simd/*.cpp).
 enum class Isa { Portable, AVX2, AVX512 };
 const char* isa_name(Isa isa);  // "SSE2", "AVX2", "AVX-512" (the names EMBER_SIMD takes)
 

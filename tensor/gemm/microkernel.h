@@ -34,7 +34,7 @@
 /// or 2 for pairs), W (floats per vector), Acc, BReg, AReg, zero(),
 /// load(const Elem*) (aligned, W*K elements), broadcast(const Elem*) (K
 /// elements to every lane), fma(AReg, BReg, Acc) -> Acc, and for the
-/// float32 tile loadu/add/storeu. The tensor/machine/simd/gemm_*.cpp files
+/// float32 tile loadu/add/storeu. The tensor/gemm/simd/*.cpp files
 /// instantiate it with their intrinsics.
 #pragma once
 

@@ -34,7 +34,7 @@
 
 namespace ember::gemm {
 
-/// A microkernel (tensor/machine/gemm_kernels.h): the MR x NR tile of C at c
+/// A microkernel (tensor/gemm/microkernels.h): the MR x NR tile of C at c
 /// (rows ldc apart) gets the product of the two packed micro-panels over kc,
 /// stored, or added to what is there when `accumulate`.
 using MicroKernel = void (*)(int64_t kc, const void* a, const void* b, float* c, int64_t ldc, bool accumulate);
@@ -72,14 +72,14 @@ inline void bf16_bits_of(const float* src, uint16_t* dst, int64_t n) { bf16_bits
 
 /// dst[c * dst_stride + r] = src[r * src_stride + c] for r < rows, c < cols,
 /// 32-bit values (floats, or pairs of bfloat16), in register tiles at the
-/// widest width this CPU runs (tensor/machine/simd/gemm_pack_impl.h).
+/// widest width this CPU runs (tensor/gemm/simd/isa_impl.h).
 void transpose32(const void* src, int64_t src_stride, int64_t rows, int64_t cols, void* dst, int64_t dst_stride);
 /// bf16_bits_of at the widest width this CPU runs (the same bits).
 void to_bf16_bits(const float* src, uint16_t* dst, int64_t n);
 /// A block of float32 whose lines of k are at unit stride (line k at
 /// src + k * ks, `rows` values) rounded straight into bfloat16 pair panels
 /// of `unit` rows over depth kc (padded to even): pack_along_r's work for
-/// Packing::Bf16Pairs in one pass (tensor/machine/simd/gemm_pack_impl.h).
+/// Packing::Bf16Pairs in one pass (tensor/gemm/simd/isa_impl.h).
 void to_bf16_pair_panels(const float* src, int64_t ks, int64_t rows, int64_t kc, int unit, void* dst);
 
 /// n values of m starting at (r, k), along k or along r, into out: as float32
@@ -116,7 +116,7 @@ void read_line(View<S> m, int64_t r, int64_t k, int64_t n, bool along_k, P* out,
   }
 }
 
-/// lo[i], hi[i] -> out[2i], out[2i+1] for i < n (SSE2, tensor/machine/gemm_kernels.cpp).
+/// lo[i], hi[i] -> out[2i], out[2i+1] for i < n (SSE2, tensor/gemm/microkernels.cpp).
 void interleave16(const uint16_t* lo, const uint16_t* hi, int64_t n, uint16_t* out);
 
 // The longest line packing reads at once, and the most rows of a panel.

@@ -13,15 +13,15 @@
 //
 // An instruction set the build does not target cannot be used in the same
 // file as baseline code, so each kernel lives in its own file compiled for
-// its instruction set (tensor/machine/simd/gemm_avx2.cpp, gemm_avx512.cpp),
-// and tensor/machine/gemm_kernels.cpp picks the one this CPU runs, the way
+// its instruction set (tensor/gemm/simd/avx2.cpp, avx512.cpp),
+// and tensor/gemm/microkernels.cpp picks the one this CPU runs, the way
 // the vector math picks its width (EMBER_SIMD asks for a narrower one).
 //
 // This is the step where the speed jumps: the loops and the packing keep
 // the kernel fed from L1 and L2, and the kernel keeps the FMA units busy.
 // What is left to gain is the second core: step 6.
+#include "tensor/gemm/microkernels.h"
 #include "tensor/gemm/panels.h"
-#include "tensor/machine/gemm_kernels.h"
 
 namespace ember::gemm {
 

@@ -21,12 +21,12 @@
 // the calling thread, as does one called with parallel = false (a product
 // that is one of a batch already split among the threads).
 //
-// This is ember's float32 GEMM (EMBER_GEMM=ember; tensor/machine/gemm_kernels.h
+// This is ember's float32 GEMM (EMBER_GEMM=ember; tensor/gemm/microkernels.h
 // says why OpenBLAS is the default), and with bfloat16 panels step 7's.
 #include <atomic>
 
+#include "tensor/gemm/microkernels.h"
 #include "tensor/gemm/panels.h"
-#include "tensor/machine/gemm_kernels.h"
 #include "tensor/parallel.h"
 
 namespace ember::gemm {

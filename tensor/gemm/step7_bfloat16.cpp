@@ -34,8 +34,8 @@
 // just above a rounding midpoint, all rounded up, make every product err
 // by almost 2u in the same direction (tests/tensor_bfloat16_test.cpp
 // checks both the bound and that it is nearly attained).
+#include "tensor/gemm/microkernels.h"
 #include "tensor/gemm/panels.h"
-#include "tensor/machine/gemm_kernels.h"
 
 namespace ember::gemm {
 

@@ -13,9 +13,9 @@
 
 #include <omp.h>
 
-#include "tensor/error.h"
+#include "base/error.h"
 #include "tensor/machine/blas_library.h"
-#include "tensor/parallel.h"
+#include "tensor/machine/threads.h"
 
 // OpenBLAS picks its kernel set ("core") when it loads, from CPUID and a
 // table of the CPU models its release knows; OPENBLAS_CORETYPE overrides it,

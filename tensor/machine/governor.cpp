@@ -13,8 +13,8 @@
 #include <mutex>
 #include <thread>
 
-#include "tensor/error.h"
-#include "tensor/parallel.h"
+#include "base/error.h"
+#include "tensor/machine/threads.h"
 
 namespace ember {
 

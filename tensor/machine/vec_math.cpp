@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "tensor/error.h"
+#include "base/error.h"
 
 #include "tensor/machine/simd/vec_math_impl.h"
 

@@ -1,10 +1,11 @@
-// The float32 GEMM microkernel in 16-float AVX-512 vectors: MR 12, NR 32 (24
-// accumulators of AVX-512's 32 registers). Compiled with -mavx512f -mfma;
-// called only on CPUs that have AVX-512 F (tensor/machine/gemm_kernels.cpp).
+// AVX-512's table (tensor/gemm/simd/isa.h): the float32 GEMM
+// microkernel in 16-float vectors, MR 12, NR 32 (24 accumulators of
+// AVX-512's 32 registers), and a 16 x 16 tile transpose. Compiled with
+// -mavx512f -mfma; used only on CPUs that have AVX-512 F
+// (tensor/gemm/microkernels.cpp).
 #include <immintrin.h>
 
-#include "tensor/gemm/microkernel.h"
-#include "tensor/machine/simd/gemm_pack_impl.h"
+#include "tensor/gemm/simd/isa_impl.h"
 
 namespace ember::gemm::simd {
 namespace {
@@ -21,6 +22,8 @@ struct Avx512 {
   static Acc loadu(const float* p) { return _mm512_loadu_ps(p); }
   static Acc add(Acc x, Acc y) { return _mm512_add_ps(x, y); }
   static void storeu(float* p, Acc v) { _mm512_storeu_ps(p, v); }
+  static Acc set1(float v) { return _mm512_set1_ps(v); }
+  static float first(Acc v) { return _mm512_cvtss_f32(v); }
 };
 // A 16 x 16 tile of 32-bit values transposed in registers: pairs of rows
 // interleaved by 32 then 64 bits (4 x 4 blocks within each 128-bit lane),
@@ -49,30 +52,7 @@ void tile16(const uint32_t* src, int64_t ss, int n, uint32_t* dst, int64_t ds) {
   }
 }
 }  // namespace
-void transpose32_avx512(const uint32_t* src, int64_t ss, int64_t rows, int64_t cols, uint32_t* dst, int64_t ds) {
-  transpose_loop<16, tile16>(src, ss, rows, cols, dst, ds);
-}
-void bf16_bits_avx512(const float* src, uint16_t* dst, int64_t n) { bf16_bits_of_each(src, dst, n); }
-void bf16_pair_panels_avx512(const float* src, int64_t ks, int64_t rows, int64_t kc, int unit, uint32_t* dst) {
-  bf16_pair_panels_each(src, ks, rows, kc, unit, dst);
-}
-void gemm_f32_avx512(int64_t kc, const void* a, const void* b, float* c, int64_t ldc, bool accumulate) {
-  microkernel_tile<Avx512, 12, 2>(kc, a, b, c, ldc, accumulate);
-}
 
-// The peak microbenchmark (tensor/machine/gemm_kernels.cpp, measured_peak_gflops):
-// 24 independent 16-float FMA chains, one FMA of each per iteration; returns a sum so the work is kept.
-float peak_loop_avx512(int64_t iters) {
-  __m512 acc[24];
-#pragma GCC unroll 32
-  for (int i = 0; i < 24; ++i) acc[i] = _mm512_set1_ps(1.0f + 0.01f * static_cast<float>(i));
-  const __m512 x = _mm512_set1_ps(0.999f), y = _mm512_set1_ps(0.001f);
-  for (int64_t r = 0; r < iters; ++r) {
-#pragma GCC unroll 32
-    for (int i = 0; i < 24; ++i) acc[i] = _mm512_fmadd_ps(acc[i], x, y);
-  }
-  __m512 s = acc[0];
-  for (int i = 1; i < 24; ++i) s = _mm512_add_ps(s, acc[i]);
-  return _mm512_cvtss_f32(s);
-}
+const IsaKernels kAvx512 = isa_kernels<Avx512, 12, 16, tile16>();
+
 }  // namespace ember::gemm::simd

@@ -2,7 +2,7 @@
 /// Settings as text and back: a struct of plain values (a model's config, a
 /// run's training options) written as "key=value key=value ..." and read back
 /// through one table of its fields. Each field knows its key, how to print its
-/// value and how to read it (strictly: tensor/parse.h), so a struct of
+/// value and how to read it (strictly: base/parse.h), so a struct of
 /// settings is described once, and every such struct reads and fails the same
 /// way:
 ///
@@ -21,10 +21,10 @@
 #include <utility>
 #include <vector>
 
-#include "tensor/error.h"
-#include "tensor/parse.h"
+#include "base/error.h"
+#include "base/parse.h"
 
-namespace ember::nn {
+namespace ember {
 
 /// One field of a struct S: its key, its value as text, and its value read
 /// from text (an ember::Error naming op and the key when the text is bad).
@@ -126,4 +126,4 @@ class TextFields {
   std::vector<TextField<S>> fields_;
 };
 
-}  // namespace ember::nn
+}  // namespace ember

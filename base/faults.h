@@ -2,7 +2,7 @@
 /// Fault injection, for the tests of crash consistency: a write that fails
 /// part way, and a SIGKILL at a chosen step of a save. Every file-system step
 /// of saving (each write, fsync, rename, symlink, directory made or removed)
-/// calls fs_step() first: tensor/io.cpp for the atomic files and links, and
+/// calls fs_step() first: base/io.cpp for the atomic files and links, and
 /// the run directory of train/ for its own steps. Unarmed, each hook is a
 /// comparison with -1.
 #pragma once

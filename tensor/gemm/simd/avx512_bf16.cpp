@@ -2,7 +2,7 @@
 // Each instruction multiplies 16 pairs of B by one pair of A (broadcast)
 // and adds both products to 16 float32 accumulators: 64 flops, twice an
 // FMA's. Compiled with -mavx512f -mavx512bf16; called only on CPUs that
-// have AVX512_BF16 (tensor/machine/gemm_kernels.cpp decides).
+// have AVX512_BF16 (tensor/gemm/microkernels.cpp decides).
 #include <immintrin.h>
 
 #include <cstring>
@@ -34,7 +34,7 @@ void gemm_bf16_avx512(int64_t kc, const void* a, const void* b, float* c, int64_
   microkernel_tile<Avx512Bf16, 12, 2>(kc, a, b, c, ldc, accumulate);
 }
 
-// The peak microbenchmark (tensor/machine/gemm_kernels.cpp, measured_peak_gflops):
+// The peak microbenchmark (tensor/gemm/microkernels.cpp, measured_peak_gflops):
 // 24 independent vdpbf16ps chains, one of each per iteration (32 pairs: 64 flops); returns a sum so the work is kept.
 float peak_loop_avx512_bf16(int64_t iters) {
   __m512 acc[24];

@@ -1,4 +1,4 @@
-#include "tensor/hooks.h"
+#include "base/hooks.h"
 
 namespace ember {
 

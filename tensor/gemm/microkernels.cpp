@@ -1,6 +1,6 @@
-// Which GEMM microkernel runs (tensor/machine/gemm_kernels.h): CPUID, the
+// Which GEMM microkernel runs (tensor/gemm/microkernels.h): CPUID, the
 // width vec_math chose (EMBER_SIMD), and EMBER_GEMM.
-#include "tensor/machine/gemm_kernels.h"
+#include "tensor/gemm/microkernels.h"
 
 #include <immintrin.h>
 #include <omp.h>
@@ -11,24 +11,16 @@
 #include <cstdlib>
 #include <string>
 
-#include "tensor/error.h"
-#include "tensor/machine/simd/gemm_pack_impl.h"
+#include "base/error.h"
+#include "tensor/gemm/simd/isa.h"
+#include "tensor/gemm/simd/isa_impl.h"
 #include "tensor/machine/vec_math.h"
 
 namespace ember::gemm {
 
 namespace simd {
-void gemm_f32_avx2(int64_t kc, const void* a, const void* b, float* c, int64_t ldc, bool accumulate);
-void gemm_f32_avx512(int64_t kc, const void* a, const void* b, float* c, int64_t ldc, bool accumulate);
+// simd/avx512_bf16.cpp, compiled with -mavx512bf16
 void gemm_bf16_avx512(int64_t kc, const void* a, const void* b, float* c, int64_t ldc, bool accumulate);
-void transpose32_avx512(const uint32_t* src, int64_t ss, int64_t rows, int64_t cols, uint32_t* dst, int64_t ds);
-void transpose32_avx2(const uint32_t* src, int64_t ss, int64_t rows, int64_t cols, uint32_t* dst, int64_t ds);
-void bf16_bits_avx512(const float* src, uint16_t* dst, int64_t n);
-void bf16_bits_avx2(const float* src, uint16_t* dst, int64_t n);
-void bf16_pair_panels_avx512(const float* src, int64_t ks, int64_t rows, int64_t kc, int unit, uint32_t* dst);
-void bf16_pair_panels_avx2(const float* src, int64_t ks, int64_t rows, int64_t kc, int unit, uint32_t* dst);
-float peak_loop_avx512(int64_t iters);
-float peak_loop_avx2(int64_t iters);
 float peak_loop_avx512_bf16(int64_t iters);
 
 // The SSE2 peak loop (part of x86-64, so compiled here): 12 chains of a
@@ -78,8 +70,8 @@ Kernel f32_kernel(Isa isa) {
   for (Isa i : runnable) runs = runs || i == isa;
   EMBER_CHECK(runs, "gemm", "the " << isa_name(isa) << " microkernel was asked for, but this CPU does not run " << isa_name(isa));
   switch (isa) {
-    case Isa::AVX512: return {12, 32, simd::gemm_f32_avx512, false, "AVX-512"};
-    case Isa::AVX2: return {6, 16, simd::gemm_f32_avx2, false, "AVX2"};
+    case Isa::AVX512: return {simd::kAvx512.mr, simd::kAvx512.nr, simd::kAvx512.gemm_f32, false, "AVX-512"};
+    case Isa::AVX2: return {simd::kAvx2.mr, simd::kAvx2.nr, simd::kAvx2.gemm_f32, false, "AVX2"};
     case Isa::Portable: break;
   }
   return portable_kernel();
@@ -116,8 +108,8 @@ void transpose32_scalar(const uint32_t* src, int64_t ss, int64_t rows, int64_t c
 PackLoops pack_loops_at(Isa isa) {
   f32_kernel(isa);  // refuses a width this CPU lacks
   switch (isa) {
-    case Isa::AVX512: return PackLoops{simd::transpose32_avx512, simd::bf16_bits_avx512, simd::bf16_pair_panels_avx512};
-    case Isa::AVX2: return PackLoops{simd::transpose32_avx2, simd::bf16_bits_avx2, simd::bf16_pair_panels_avx2};
+    case Isa::AVX512: return PackLoops{simd::kAvx512.transpose32, simd::kAvx512.bf16_bits, simd::kAvx512.bf16_pair_panels};
+    case Isa::AVX2: return PackLoops{simd::kAvx2.transpose32, simd::kAvx2.bf16_bits, simd::kAvx2.bf16_pair_panels};
     case Isa::Portable: break;
   }
   return PackLoops{transpose32_scalar, bf16_bits_of, simd::bf16_pair_panels_each};
@@ -177,8 +169,10 @@ double measured_peak_gflops(Isa isa, bool bf16, int threads, int repeats) {
   Loop loop = simd::peak_loop_sse2;
   double flops = 12 * 4 * 2;
   if (bf16) loop = simd::peak_loop_avx512_bf16, flops = 24 * 16 * 4;
-  else if (isa == Isa::AVX512) loop = simd::peak_loop_avx512, flops = 24 * 16 * 2;
-  else if (isa == Isa::AVX2) loop = simd::peak_loop_avx2, flops = 12 * 8 * 2;
+  else if (isa != Isa::Portable) {
+    const simd::IsaKernels& k = isa == Isa::AVX512 ? simd::kAvx512 : simd::kAvx2;
+    loop = k.peak_loop, flops = k.chains * k.lanes * 2;
+  }
   const int64_t iters = static_cast<int64_t>(2e-3 * 100e9 / flops);  // ~2 ms at 100 GFLOP/s per thread
   double best = 0;
   std::vector<float> sums(static_cast<size_t>(threads));  // each thread's result, kept so the loop is not dropped

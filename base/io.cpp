@@ -1,4 +1,4 @@
-#include "tensor/io.h"
+#include "base/io.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -9,14 +9,14 @@
 #include <cstring>
 #include <filesystem>
 
-#include "tensor/error.h"
-#include "tensor/machine/faults.h"
+#include "base/error.h"
+#include "base/faults.h"
 
 namespace ember {
 
 namespace {
 
-// Writes all bytes or throws; honours the injected faults (tensor/machine/faults.h).
+// Writes all bytes or throws; honours the injected faults (base/faults.h).
 void write_all(int fd, const char* p, size_t n, int64_t& written, const std::string& path, const char* op) {
   while (n > 0) {
     const size_t chunk = testing::allowed_write(written, n);

@@ -1,4 +1,4 @@
-#include "tensor/machine/faults.h"
+#include "base/faults.h"
 
 #include <signal.h>
 #include <unistd.h>

@@ -1,14 +1,18 @@
-// What packing needs at each width, written once: the bfloat16 rounding
-// loop (tensor/bfloat16_each.h, which the compiler vectorizes
-// at the width of the file that includes this) and a 32-bit block transpose
-// with the tile transpose of that width.
-// Included by tensor/machine/simd/gemm_avx2.cpp and gemm_avx512.cpp.
+// What each width gives the GEMM, written once (tensor/gemm/simd/isa.h):
+// the bfloat16 rounding loop (tensor/bfloat16_each.h, which the compiler
+// vectorizes at the width of the file that includes this), a 32-bit block
+// transpose around the tile transpose of that width, the peak loop, and
+// isa_kernels(), which puts them in the width's table with its microkernel.
+// Included by tensor/gemm/simd/avx2.cpp and avx512.cpp only:
+// everything here is a template or static, so each keeps its own copy.
 #pragma once
 
 #include <cstdint>
 #include <cstring>
 
 #include "tensor/bfloat16_each.h"
+#include "tensor/gemm/microkernel.h"
+#include "tensor/gemm/simd/isa.h"
 
 namespace ember::gemm::simd {
 
@@ -77,6 +81,32 @@ static inline void bf16_pair_panels_each(const float* src, int64_t ks, int64_t r
   if (unit == 12) bf16_pair_panels_of<12>(src, ks, rows, kc, unit, dst);
   else if (unit == 32) bf16_pair_panels_of<32>(src, ks, rows, kc, unit, dst);
   else bf16_pair_panels_of<0>(src, ks, rows, kc, unit, dst);
+}
+
+// The peak microbenchmark: `chains` independent FMA chains of V::W floats,
+// one FMA of each per iteration.
+template <typename V, int chains>
+float peak_loop(int64_t iters) {
+  typename V::Acc acc[chains];
+#pragma GCC unroll 32
+  for (int i = 0; i < chains; ++i) acc[i] = V::set1(1.0f + 0.01f * static_cast<float>(i));
+  const typename V::Acc x = V::set1(0.999f), y = V::set1(0.001f);
+  for (int64_t r = 0; r < iters; ++r) {
+#pragma GCC unroll 32
+    for (int i = 0; i < chains; ++i) acc[i] = V::fma(acc[i], x, y);
+  }
+  typename V::Acc s = acc[0];
+  for (int i = 1; i < chains; ++i) s = V::add(s, acc[i]);
+  return V::first(s);
+}
+
+// A width's table: V its vector operations (tensor/gemm/microkernel.h), MR
+// the microkernel's rows (its NR is 2 vectors), `tile` its T x T transpose.
+// The peak loop runs as many chains as the microkernel has accumulators.
+template <typename V, int MR, int T, void (*tile)(const uint32_t*, int64_t, int, uint32_t*, int64_t)>
+constexpr IsaKernels isa_kernels() {
+  return {microkernel_tile<V, MR, 2>, transpose_loop<T, tile>, bf16_bits_of_each, bf16_pair_panels_each,
+          peak_loop<V, 2 * MR>, MR, 2 * V::W, 2 * MR, V::W};
 }
 
 }  // namespace ember::gemm::simd

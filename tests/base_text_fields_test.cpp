@@ -1,4 +1,4 @@
-// Settings as text (nn/text_fields.h): each kind of field on a struct made
+// Settings as text (base/text_fields.h): each kind of field on a struct made
 // for the test, then the two tables the library keeps, GPTConfig's and
 // TrainOptions', as checkpoints store them: their exact text, their round
 // trips, and one error per kind of field.
@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "base/parse.h"
+#include "base/text_fields.h"
 #include "nn/gpt.h"
-#include "nn/text_fields.h"
-#include "tensor/parse.h"
 #include "test_util.h"
 #include "train/trainer.h"
 
@@ -29,11 +29,11 @@ struct Toy {
   Shape3 shape = Shape3::Ball;
   bool on = true;
 };
-const nn::TextFields<Toy>& toy_fields() {
-  static const nn::TextFields<Toy> fields(
-      "Toy", {nn::int_field("count", &Toy::count), nn::uint_field("seed", &Toy::seed), nn::real_field("rate", &Toy::rate),
-              nn::choice_field("shape", &Toy::shape, {{"cube", Shape3::Cube}, {"ball", Shape3::Ball}, {"cone", Shape3::Cone}}),
-              nn::choice_field("on", &Toy::on, {{"no", false}, {"yes", true}})});
+const TextFields<Toy>& toy_fields() {
+  static const TextFields<Toy> fields(
+      "Toy", {int_field("count", &Toy::count), uint_field("seed", &Toy::seed), real_field("rate", &Toy::rate),
+              choice_field("shape", &Toy::shape, {{"cube", Shape3::Cube}, {"ball", Shape3::Ball}, {"cone", Shape3::Cone}}),
+              choice_field("on", &Toy::on, {{"no", false}, {"yes", true}})});
   return fields;
 }
 
@@ -79,17 +79,17 @@ TEST(NnTextFields, EveryKindFailsNamingTheKeyAndTheText) {
 }
 
 TEST(NnTextFields, OneOfAndRealText) {
-  EXPECT_EQ(nn::one_of({"a"}), "a");
-  EXPECT_EQ(nn::one_of({"a", "b"}), "a or b");
-  EXPECT_EQ(nn::one_of({"a", "b", "c", "d"}), "a, b, c or d");
+  EXPECT_EQ(one_of({"a"}), "a");
+  EXPECT_EQ(one_of({"a", "b"}), "a or b");
+  EXPECT_EQ(one_of({"a", "b", "c", "d"}), "a, b, c or d");
   // The shortest text that reads back as the same double.
-  EXPECT_EQ(nn::real_text(0.1), "0.1");
-  EXPECT_EQ(nn::real_text(3e-5), "3e-05");
-  EXPECT_EQ(nn::real_text(1000), "1000");
-  EXPECT_EQ(nn::real_text(-0.0), "-0");
-  EXPECT_EQ(nn::real_text(1.0 / 3.0), "0.3333333333333333");
-  EXPECT_EQ(nn::real_text(0.003 / 10), "0.00030000000000000003") << "lr / 10 is not 0.0003";
-  EXPECT_EQ(nn::real_text(5e-324), "5e-324");
+  EXPECT_EQ(real_text(0.1), "0.1");
+  EXPECT_EQ(real_text(3e-5), "3e-05");
+  EXPECT_EQ(real_text(1000), "1000");
+  EXPECT_EQ(real_text(-0.0), "-0");
+  EXPECT_EQ(real_text(1.0 / 3.0), "0.3333333333333333");
+  EXPECT_EQ(real_text(0.003 / 10), "0.00030000000000000003") << "lr / 10 is not 0.0003";
+  EXPECT_EQ(real_text(5e-324), "5e-324");
 }
 
 // Every double a checkpoint may hold comes back bit for bit: the values a run
@@ -109,7 +109,7 @@ TEST(NnTextFields, RealTextRoundTripsEveryBit) {
                                       std::numeric_limits<double>::epsilon(), 1 + std::numeric_limits<double>::epsilon(),
                                       -0.0, 0.0, -lr / 10, -1e-310, 123456789012345678.0, 0.123456789012345678};
   for (double v : values) {
-    const std::string text = nn::real_text(v);
+    const std::string text = real_text(v);
     const double back = parse_double(text, "test", "v");
     EXPECT_EQ(bits(back), bits(v)) << text;
   }

@@ -1,10 +1,10 @@
-#include "nn/text_fields.h"
+#include "base/text_fields.h"
 
 #include <charconv>
 #include <cmath>
 #include <sstream>
 
-namespace ember::nn {
+namespace ember {
 
 std::vector<std::pair<std::string, std::string>> key_values(const std::string& text, const char* op) {
   std::vector<std::pair<std::string, std::string>> out;
@@ -20,7 +20,7 @@ std::vector<std::pair<std::string, std::string>> key_values(const std::string& t
 
 std::string real_text(double v) {
   // std::to_chars without a precision writes the shortest digits that
-  // std::from_chars (tensor/parse.h) reads back as the same double; fixed
+  // std::from_chars (base/parse.h) reads back as the same double; fixed
   // where %g would write it so ("0.0003", "1000"), else with an exponent
   // ("3e-05", "1e+300").
   const double a = std::fabs(v);
@@ -36,4 +36,4 @@ std::string one_of(const std::vector<std::string>& names) {
   return out;
 }
 
-}  // namespace ember::nn
+}  // namespace ember

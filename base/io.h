@@ -4,7 +4,7 @@
 /// in the same directory, which is flushed to disk and then renamed over the
 /// target (rename is atomic within a file system), and the directory entry is
 /// flushed too. Checkpoints and pictures are written this way. (The tests'
-/// fault injection into these steps is tensor/machine/faults.h.)
+/// fault injection into these steps is base/faults.h.)
 #pragma once
 
 #include <cstdint>

@@ -24,14 +24,14 @@
 #include <utility>
 #include <vector>
 
+#include "base/faults.h"
+#include "base/io.h"
+#include "nn/gpt.h"
+#include "tensor/kernels.h"
+#include "test_util.h"
 #include "train/checkpoint.h"
 #include "train/data.h"
-#include "nn/gpt.h"
 #include "train/trainer.h"
-#include "tensor/kernels.h"
-#include "tensor/io.h"
-#include "tensor/machine/faults.h"
-#include "test_util.h"
 
 namespace {
 
@@ -171,7 +171,7 @@ nn::GPTConfig tiny_gpt_config(bool tie, uint64_t seed) {
 
 // ---- round trips ----
 
-TEST(NnCheckpointRoundTrip, EveryDtypeScalarEmptyAndNonContiguous) {
+TEST(TrainCheckpointRoundTrip, EveryDtypeScalarEmptyAndNonContiguous) {
   TempDir dir;
   Generator g(7);
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
@@ -215,7 +215,7 @@ TEST(NnCheckpointRoundTrip, EveryDtypeScalarEmptyAndNonContiguous) {
   EXPECT_EQ(split(bytes).header.size() % 8, 0u);
 }
 
-TEST(NnCheckpointRoundTrip, MetadataRoundTripsAndCrcIsAdded) {
+TEST(TrainCheckpointRoundTrip, MetadataRoundTripsAndCrcIsAdded) {
   TempDir dir;
   train::Metadata meta = {{"config", "vocab_size=65 dim=64"}, {"empty", ""}, {"unicode", "héllo ✓"}, {"quote\"key", "a\\b\nc"}};
   const std::string path = dir.file("m.safetensors");
@@ -232,7 +232,7 @@ TEST(NnCheckpointRoundTrip, MetadataRoundTripsAndCrcIsAdded) {
   EXPECT_TRUE(train::read_safetensors(path).tensors.empty());
 }
 
-TEST(NnCheckpointRoundTrip, WriterRejectsBadNames) {
+TEST(TrainCheckpointRoundTrip, WriterRejectsBadNames) {
   TempDir dir;
   const std::string path = dir.file("bad.safetensors");
   expect_error([&] { train::write_safetensors(path, {{"a", ones({1})}, {"a", ones({1})}}); }, {path, "\"a\"", "twice"});
@@ -243,7 +243,7 @@ TEST(NnCheckpointRoundTrip, WriterRejectsBadNames) {
   EXPECT_TRUE(dir.entries().empty()) << "nothing is left behind";
 }
 
-TEST(NnCheckpointModule, NestedModuleRoundTripsEveryParameterAndBuffer) {
+TEST(TrainCheckpointModule, NestedModuleRoundTripsEveryParameterAndBuffer) {
   TempDir dir;
   Net src(1), dst(2);
   ASSERT_FALSE(modules_bit_equal(src, dst));
@@ -264,7 +264,7 @@ TEST(NnCheckpointModule, NestedModuleRoundTripsEveryParameterAndBuffer) {
   EXPECT_TRUE(dst.enc->inner->weight.is_same(dst.enc->inner->parameter("weight")));
 }
 
-TEST(NnCheckpointModule, TiedWeightsAreStoredOnceAndRestored) {
+TEST(TrainCheckpointModule, TiedWeightsAreStoredOnceAndRestored) {
   TempDir dir;
   nn::GPT src(tiny_gpt_config(/*tie=*/true, 1)), dst(tiny_gpt_config(true, 2));
   ASSERT_TRUE(src.head->weight.is_same(src.embed->token->weight));
@@ -327,7 +327,7 @@ TEST(NnCheckpointModule, TiedWeightsAreStoredOnceAndRestored) {
   expect_load_fails_unchanged(untied3, nohead, {nohead, "\"head.weight\"", "missing"}, "strict: the head is missing");
 }
 
-TEST(NnCheckpointModule, StrictAndNonStrictNames) {
+TEST(TrainCheckpointModule, StrictAndNonStrictNames) {
   TempDir dir;
   Net src(1);
   const std::string full = dir.file("full.safetensors");
@@ -358,7 +358,7 @@ TEST(NnCheckpointModule, StrictAndNonStrictNames) {
   EXPECT_TRUE(modules_bit_equal(src, dst2));
 }
 
-TEST(NnCheckpointModule, ShapeAndDtypeMismatchesNameTheTensorAndBothSides) {
+TEST(TrainCheckpointModule, ShapeAndDtypeMismatchesNameTheTensorAndBothSides) {
   TempDir dir;
   const std::string wide = dir.file("wide.safetensors");
   train::save(Net(1, /*in=*/2, /*out=*/4), wide);
@@ -377,7 +377,7 @@ TEST(NnCheckpointModule, ShapeAndDtypeMismatchesNameTheTensorAndBothSides) {
   expect_load_fails_unchanged(dst, f64, {f64, "\"head\""}, "dtype mismatch, non-strict", /*strict=*/false);
 }
 
-TEST(NnCheckpointModule, MissingFileNamesThePath) {
+TEST(TrainCheckpointModule, MissingFileNamesThePath) {
   TempDir dir;
   Net dst(2);
   const std::string path = dir.file("nope.safetensors");
@@ -386,7 +386,7 @@ TEST(NnCheckpointModule, MissingFileNamesThePath) {
 
 // ---- damaged files, each made from a valid one ----
 
-class NnCheckpointInvalid : public ::testing::Test {
+class TrainCheckpointInvalid : public ::testing::Test {
  protected:
   void SetUp() override {
     path_ = dir_.file("bad.safetensors");
@@ -440,7 +440,7 @@ class NnCheckpointInvalid : public ::testing::Test {
   Net target_{2};
 };
 
-TEST_F(NnCheckpointInvalid, TruncatedAtEveryHeaderOffsetAndThroughTheData) {
+TEST_F(TrainCheckpointInvalid, TruncatedAtEveryHeaderOffsetAndThroughTheData) {
   const size_t data_start = valid_.size() - data_.size();
   std::vector<size_t> cuts;
   for (size_t n = 0; n < data_start; ++n) cuts.push_back(n);
@@ -452,7 +452,7 @@ TEST_F(NnCheckpointInvalid, TruncatedAtEveryHeaderOffsetAndThroughTheData) {
   expect_bad(valid_.substr(0, valid_.size() - 4), {"out of range"}, "cut in the data");
 }
 
-TEST_F(NnCheckpointInvalid, HeaderLength) {
+TEST_F(TrainCheckpointInvalid, HeaderLength) {
   FileParts p = split(valid_);
   expect_bad(le64(p.header.size() + 1000) + p.header + data_, {"larger than the rest of the file"}, "longer than the file");
   expect_bad(le64(train::kMaxHeaderBytes + 1) + p.header + data_, {"exceeds the limit"}, "over kMaxHeaderBytes");
@@ -460,7 +460,7 @@ TEST_F(NnCheckpointInvalid, HeaderLength) {
   expect_bad(le64(0) + data_, {"not valid UTF-8 JSON"}, "empty header");
 }
 
-TEST_F(NnCheckpointInvalid, HeaderNotUtf8NotJsonNotAnObject) {
+TEST_F(TrainCheckpointInvalid, HeaderNotUtf8NotJsonNotAnObject) {
   std::string h = split(valid_).header;
   size_t at = h.find("valid");
   ASSERT_NE(at, std::string::npos);
@@ -483,7 +483,7 @@ TEST_F(NnCheckpointInvalid, HeaderNotUtf8NotJsonNotAnObject) {
   expect_bad(join(m2, data_), {"__metadata__ must be an object"}, "metadata string");
 }
 
-TEST_F(NnCheckpointInvalid, WrongFieldTypes) {
+TEST_F(TrainCheckpointInvalid, WrongFieldTypes) {
   const std::string t = "\"enc.inner.weight\"";
   expect_bad(first_tensor_with("dtype", 7), {t, "unknown dtype 7"}, "dtype number");
   expect_bad(first_tensor_with("dtype", "F16"), {t, "unknown dtype \"F16\""}, "unknown dtype");
@@ -506,7 +506,7 @@ TEST_F(NnCheckpointInvalid, WrongFieldTypes) {
   expect_bad(join(h2, data_), {t, "needs dtype, shape and data_offsets"}, "entry not an object");
 }
 
-TEST_F(NnCheckpointInvalid, ElementCountOverflow) {
+TEST_F(TrainCheckpointInvalid, ElementCountOverflow) {
   const std::string t = "\"enc.inner.weight\"";
   expect_bad(first_tensor_with("shape", json::array({1ll << 32, 1ll << 32})), {t, "more elements than int64"}, "2^64 elements");
   expect_bad(first_tensor_with("shape", json::array({std::numeric_limits<uint64_t>::max()})), {t, "invalid dim"}, "dim 2^64-1");
@@ -516,7 +516,7 @@ TEST_F(NnCheckpointInvalid, ElementCountOverflow) {
   expect_bad(first_tensor_with("shape", json::array({1ll << 62})), {t, "needs"}, "byte count overflow");
 }
 
-TEST_F(NnCheckpointInvalid, DataOffsets) {
+TEST_F(TrainCheckpointInvalid, DataOffsets) {
   // The file's layout: head [0, 24), enc.scale [24, 32), enc.empty_rows [32, 32), enc.inner.weight [32, 56), ...
   ASSERT_EQ(header_["head"]["data_offsets"], json::array({0, 24}));
   ASSERT_EQ(header_["enc.scale"]["data_offsets"], json::array({24, 32}));
@@ -542,7 +542,7 @@ TEST_F(NnCheckpointInvalid, DataOffsets) {
   expect_bad(join(split(valid_).header, data_.substr(0, n - 1)), {"out of range"}, "a missing byte");
 }
 
-TEST_F(NnCheckpointInvalid, DuplicateNames) {
+TEST_F(TrainCheckpointInvalid, DuplicateNames) {
   // The same name twice in the header text (a JSON parser would keep one silently).
   std::string h = header_.dump();
   std::string entry = "\"enc.scale\":" + header_["enc.scale"].dump() + ",";
@@ -552,7 +552,7 @@ TEST_F(NnCheckpointInvalid, DuplicateNames) {
   expect_bad(join(dup_meta, data_), {"\"__metadata__\"", "appears twice"}, "duplicate metadata");
 }
 
-TEST_F(NnCheckpointInvalid, FlippedDataBytesFailTheChecksum) {
+TEST_F(TrainCheckpointInvalid, FlippedDataBytesFailTheChecksum) {
   for (size_t at : {size_t{0}, data_.size() / 2, data_.size() - 1}) {
     std::string d = data_;
     d[at] = static_cast<char>(d[at] ^ 0x10);
@@ -564,7 +564,7 @@ TEST_F(NnCheckpointInvalid, FlippedDataBytesFailTheChecksum) {
   expect_bad(join(h, data_), {"header says deadbeef"}, "wrong crc");
 }
 
-TEST_F(NnCheckpointInvalid, BoolByteAboveOne) {
+TEST_F(TrainCheckpointInvalid, BoolByteAboveOne) {
   // mask is the last tensor: 5 BOOL bytes at the end of the data.
   ASSERT_EQ(header_["mask"]["dtype"], "BOOL");
   uint64_t begin = header_["mask"]["data_offsets"][0].get<uint64_t>();
@@ -578,7 +578,7 @@ TEST_F(NnCheckpointInvalid, BoolByteAboveOne) {
   expect_bad(join(split(valid_).header, d), {"checksum mismatch"}, "bool byte, crc");
 }
 
-TEST_F(NnCheckpointInvalid, ValidVariantsStillLoad) {
+TEST_F(TrainCheckpointInvalid, ValidVariantsStillLoad) {
   // Things the format allows: no crc, no metadata, header padding, keys in any order.
   write_bytes(path_, join(without_crc(), data_));
   train::load(target_, path_);
@@ -595,7 +595,7 @@ TEST_F(NnCheckpointInvalid, ValidVariantsStillLoad) {
 
 // ---- atomic saves ----
 
-TEST(NnCheckpointAtomic, FailedSaveKeepsThePreviousFileAndLeavesNoTemporary) {
+TEST(TrainCheckpointAtomic, FailedSaveKeepsThePreviousFileAndLeavesNoTemporary) {
   TempDir dir;
   const std::string path = dir.file("model.safetensors");
   train::save(Net(1), path);
@@ -627,7 +627,7 @@ TEST(NnCheckpointAtomic, FailedSaveKeepsThePreviousFileAndLeavesNoTemporary) {
   EXPECT_EQ(static_cast<unsigned>(fs::status(path).permissions()), 0666u & ~mask);
 }
 
-TEST(NnCheckpointAtomic, SaveIntoAMissingDirectoryNamesThePath) {
+TEST(TrainCheckpointAtomic, SaveIntoAMissingDirectoryNamesThePath) {
   TempDir dir;
   const std::string path = dir.file("no/such/dir/model.safetensors");
   expect_error([&] { train::save(Net(1), path); }, {path, "cannot create a temporary file", "no/such/dir"});
@@ -683,7 +683,7 @@ void expect_same_history(const std::vector<train::StepLog>& a, const std::vector
   }
 }
 
-TEST(NnCheckpointResume, TwoHundredStepsEqualOneHundredSaveResumeOneHundred) {
+TEST(TrainCheckpointResume, TwoHundredStepsEqualOneHundredSaveResumeOneHundred) {
   TinyRun run;
   TempDir dir;
   // Straight through.
@@ -713,7 +713,7 @@ TEST(NnCheckpointResume, TwoHundredStepsEqualOneHundredSaveResumeOneHundred) {
   EXPECT_LT(a.history().back().loss, a.history()[1].loss) << "it did learn something";
 }
 
-class NnCheckpointResumeErrors : public ::testing::Test {
+class TrainCheckpointResumeErrors : public ::testing::Test {
  protected:
   void SetUp() override {
     nn::GPT m(run_.config());
@@ -744,7 +744,7 @@ class NnCheckpointResumeErrors : public ::testing::Test {
   TempDir at3_, at5_;
 };
 
-TEST_F(NnCheckpointResumeErrors, FilesFromDifferentSteps) {
+TEST_F(TrainCheckpointResumeErrors, FilesFromDifferentSteps) {
   fs::copy_file(in_checkpoint(at5_, "train_state.safetensors"), in_checkpoint(at3_, "train_state.safetensors"),
                 fs::copy_options::overwrite_existing);
   expect_resume_fails(at3_.path(), {at3_.path(), "model.safetensors is at step 3", "train_state.safetensors at step 5"});
@@ -752,12 +752,12 @@ TEST_F(NnCheckpointResumeErrors, FilesFromDifferentSteps) {
 
 // A step directory without both files is not a checkpoint (save renames it
 // into place only when both are written): with no other, nothing to resume.
-TEST_F(NnCheckpointResumeErrors, MissingTrainState) {
+TEST_F(TrainCheckpointResumeErrors, MissingTrainState) {
   fs::remove(in_checkpoint(at3_, "train_state.safetensors"));
   expect_resume_fails(at3_.path(), {at3_.path(), "no complete checkpoint"});
 }
 
-TEST_F(NnCheckpointResumeErrors, MissingOrDamagedModel) {
+TEST_F(TrainCheckpointResumeErrors, MissingOrDamagedModel) {
   fs::remove(in_checkpoint(at3_, "model.safetensors"));
   expect_resume_fails(at3_.path(), {at3_.path(), "no complete checkpoint"});
   const std::string model = in_checkpoint(at5_, "model.safetensors");
@@ -767,7 +767,7 @@ TEST_F(NnCheckpointResumeErrors, MissingOrDamagedModel) {
   expect_resume_fails(at5_.path(), {model, "checksum mismatch"});
 }
 
-TEST_F(NnCheckpointResumeErrors, BadStepMetadata) {
+TEST_F(TrainCheckpointResumeErrors, BadStepMetadata) {
   const std::string state = in_checkpoint(at3_, "train_state.safetensors");
   train::SafetensorsContents st = train::read_safetensors(state);
   st.metadata.erase("ember.crc32");
@@ -778,7 +778,7 @@ TEST_F(NnCheckpointResumeErrors, BadStepMetadata) {
 
 // A train_state without one of AdamW's slots (or a step counter) would
 // resume and then quietly diverge from the run: it is refused instead.
-TEST_F(NnCheckpointResumeErrors, IncompleteOptimizerState) {
+TEST_F(TrainCheckpointResumeErrors, IncompleteOptimizerState) {
   for (const std::string drop : {"optim.0.0.exp_avg", "optim.1.2.step"}) {
     SCOPED_TRACE(drop);
     TempDir dir;
@@ -794,7 +794,7 @@ TEST_F(NnCheckpointResumeErrors, IncompleteOptimizerState) {
   }
 }
 
-TEST_F(NnCheckpointResumeErrors, ADifferentModel) {
+TEST_F(TrainCheckpointResumeErrors, ADifferentModel) {
   nn::GPTConfig wider = run_.config();
   wider.dim = 24;
   nn::GPT m(wider);
@@ -809,7 +809,7 @@ TEST_F(NnCheckpointResumeErrors, ADifferentModel) {
 // tests/train_run_dir_test.cpp; here: what a trainer's checkpoint holds, and
 // that a killed save of a real run resumes bit for bit.)
 
-TEST(NnCheckpointLayout, ATrainersCheckpointIsItsModelAndItsTrainingState) {
+TEST(TrainCheckpointLayout, ATrainersCheckpointIsItsModelAndItsTrainingState) {
   TinyRun run;
   TempDir dir;
   nn::GPT m(run.config());
@@ -850,12 +850,12 @@ TEST(NnCheckpointLayout, ATrainersCheckpointIsItsModelAndItsTrainingState) {
   }
 }
 
-// The process is killed (SIGKILL, by tensor/machine/faults.h's test hook) before each
+// The process is killed (SIGKILL, by base/faults.h's test hook) before each
 // file-system step of a save in turn: each write, fsync, rename, link and
 // removal. Resuming must then find a complete checkpoint (the one before or
 // the new one) and end, bit for bit, with the files an uninterrupted run
 // writes; the next save removes what the killed one left behind.
-TEST(NnCheckpointCrash, AKillAtAnyStepOfASaveLeavesARunThatResumesExactly) {
+TEST(TrainCheckpointCrash, AKillAtAnyStepOfASaveLeavesARunThatResumesExactly) {
   set_num_threads(1);  // no OpenMP thread pool exists when we fork
   TinyRun run;
   train::TrainOptions opts = run.options();
@@ -924,7 +924,7 @@ TEST(NnCheckpointCrash, AKillAtAnyStepOfASaveLeavesARunThatResumesExactly) {
 
 // ---- a file made outside ember (tests/fixtures/make_safetensors_fixture.py) ----
 
-TEST(NnCheckpointExternal, ReadsAFileWrittenByHandInPython) {
+TEST(TrainCheckpointExternal, ReadsAFileWrittenByHandInPython) {
   const std::string path = std::string(EMBER_FIXTURE_DIR) + "/external.safetensors";
   train::SafetensorsContents c = train::read_safetensors(path);
   EXPECT_EQ(c.metadata, (train::Metadata{{"format", "pt"}, {"source", "make_safetensors_fixture.py"}}));

@@ -1,9 +1,9 @@
-#include "tensor/parse.h"
+#include "base/parse.h"
 
 #include <charconv>
 #include <cmath>
 
-#include "tensor/error.h"
+#include "base/error.h"
 
 namespace ember {
 

@@ -1,8 +1,10 @@
-#include "tensor/parallel.h"
+#include "tensor/machine/threads.h"
+
+#include <omp.h>
 
 #include <atomic>
 
-#include "tensor/error.h"
+#include "base/error.h"
 
 namespace ember {
 

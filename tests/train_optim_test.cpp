@@ -16,8 +16,8 @@
 #include <nlohmann/json.hpp>
 
 #include "ember.h"
-#include "train/optim.h"
 #include "test_util.h"
+#include "train/optim.h"
 
 using namespace ember;
 using namespace ember::optim;
@@ -40,7 +40,7 @@ void set_grad(const Tensor& p, const std::vector<double>& g) { p.set_grad(tensor
 
 // ---- SGD ----
 
-TEST(NnOptimSGD, PlainStepIsLrTimesGrad) {
+TEST(TrainOptimSGD, PlainStepIsLrTimesGrad) {
   Tensor p = param({1.0, 2.0});
   SGD opt({p}, /*lr=*/0.1);
   set_grad(p, {0.5, -1.0});
@@ -49,7 +49,7 @@ TEST(NnOptimSGD, PlainStepIsLrTimesGrad) {
   EXPECT_EQ(opt.steps(), 1);
 }
 
-TEST(NnOptimSGD, MomentumTwoSteps) {
+TEST(TrainOptimSGD, MomentumTwoSteps) {
   Tensor p = param({1.0});
   SGD opt({p}, 0.1, /*momentum=*/0.9);
   set_grad(p, {1.0});
@@ -60,7 +60,7 @@ TEST(NnOptimSGD, MomentumTwoSteps) {
   expect_values(p, {0.61}, 1e-15);
 }
 
-TEST(NnOptimSGD, NesterovTwoSteps) {
+TEST(TrainOptimSGD, NesterovTwoSteps) {
   Tensor p = param({1.0});
   SGD opt({p}, 0.1, 0.9, /*nesterov=*/true);
   set_grad(p, {1.0});
@@ -71,7 +71,7 @@ TEST(NnOptimSGD, NesterovTwoSteps) {
   expect_values(p, {0.349}, 1e-15);
 }
 
-TEST(NnOptimSGD, WeightDecayIsAddedToTheGradient) {
+TEST(TrainOptimSGD, WeightDecayIsAddedToTheGradient) {
   Tensor p = param({2.0, -1.0});
   SGD opt({p}, 0.1, 0.0, false, /*weight_decay=*/0.1);
   set_grad(p, {0.5, 0.0});
@@ -79,7 +79,7 @@ TEST(NnOptimSGD, WeightDecayIsAddedToTheGradient) {
   expect_values(p, {2.0 - 0.07, -1.0 + 0.01}, 1e-15);
 }
 
-TEST(NnOptimSGD, ArgumentErrors) {
+TEST(TrainOptimSGD, ArgumentErrors) {
   Tensor p = param({1.0});
   expect_error([&] { SGD({p}, 0.1, -0.5); }, {"SGD", "momentum", "-0.5"});
   expect_error([&] { SGD({p}, 0.1, 0.0, true); }, {"SGD", "Nesterov", "momentum > 0"});
@@ -92,7 +92,7 @@ TEST(NnOptimSGD, ArgumentErrors) {
 
 // One Adam step from zero moments: m̂ = g, v̂ = g², so p -= lr g / (|g| + eps),
 // a step of size ~lr whatever the gradient's scale.
-TEST(NnOptimAdam, FirstStepIsLrTimesSignOfGrad) {
+TEST(TrainOptimAdam, FirstStepIsLrTimesSignOfGrad) {
   Tensor p = param({1.0, -2.0, 3.0});
   Adam opt({p}, /*lr=*/0.1, 0.9, 0.999, /*eps=*/1e-8);
   set_grad(p, {2.0, -0.001, 100.0});
@@ -101,7 +101,7 @@ TEST(NnOptimAdam, FirstStepIsLrTimesSignOfGrad) {
                 1e-14);
 }
 
-TEST(NnOptimAdam, TwoStepsWithBiasCorrection) {
+TEST(TrainOptimAdam, TwoStepsWithBiasCorrection) {
   const double lr = 0.01, b1 = 0.9, b2 = 0.95, eps = 1e-8, g1 = 0.5, g2 = -1.5, p0 = 1.0;
   Tensor p = param({p0});
   Adam opt({p}, lr, b1, b2, eps);
@@ -116,7 +116,7 @@ TEST(NnOptimAdam, TwoStepsWithBiasCorrection) {
   expect_values(p, {p2}, 1e-14);
 }
 
-TEST(NnOptimAdam, WeightDecayIsL2AddedToTheGradient) {
+TEST(TrainOptimAdam, WeightDecayIsL2AddedToTheGradient) {
   // Adam (not W): g' = g + wd p enters the moments; the first step is still
   // lr g' / |g'|.
   Tensor p = param({2.0});
@@ -127,7 +127,7 @@ TEST(NnOptimAdam, WeightDecayIsL2AddedToTheGradient) {
   EXPECT_EQ(opt.type_name(), "Adam");
 }
 
-TEST(NnOptimAdam, AdamWDecaysTheWeightSeparately) {
+TEST(TrainOptimAdam, AdamWDecaysTheWeightSeparately) {
   // AdamW: p ← p (1 - lr wd), then the plain Adam update from the raw g.
   Tensor p = param({2.0});
   AdamW opt({p}, 0.1, 0.9, 0.999, 1e-8, /*weight_decay=*/0.5);
@@ -137,14 +137,14 @@ TEST(NnOptimAdam, AdamWDecaysTheWeightSeparately) {
   EXPECT_EQ(opt.type_name(), "AdamW");
 }
 
-TEST(NnOptimAdam, ArgumentErrors) {
+TEST(TrainOptimAdam, ArgumentErrors) {
   Tensor p = param({1.0});
   expect_error([&] { Adam({p}, 0.1, 1.0, 0.9); }, {"Adam", "betas", "(1, 0.9)"});
   expect_error([&] { Adam({p}, 0.1, 0.9, -0.1); }, {"Adam", "betas", "-0.1"});
   expect_error([&] { Adam({p}, 0.1, 0.9, 0.999, -1.0); }, {"Adam", "eps", "-1"});
 }
 
-TEST(NnOptimAdam, Float32ParametersStepToo) {
+TEST(TrainOptimAdam, Float32ParametersStepToo) {
   Tensor p = tensor({1.0f, -1.0f});
   p.requires_grad_();
   AdamW opt({p}, 0.1);
@@ -155,7 +155,7 @@ TEST(NnOptimAdam, Float32ParametersStepToo) {
 
 // ---- parameter groups, skipped parameters, zero_grad ----
 
-TEST(NnOptimGroups, EachGroupUsesItsOwnLrAndWeightDecay) {
+TEST(TrainOptimGroups, EachGroupUsesItsOwnLrAndWeightDecay) {
   Tensor a = param({1.0}), b = param({1.0});
   SGD opt(std::vector<ParamGroup>{{{a}, /*lr=*/0.1, /*wd=*/0.0}, {{b}, /*lr=*/0.01, /*wd=*/0.5}});
   set_grad(a, {1.0});
@@ -169,7 +169,7 @@ TEST(NnOptimGroups, EachGroupUsesItsOwnLrAndWeightDecay) {
   EXPECT_EQ(opt.groups()[1].weight_decay, 0.5);  // untouched
 }
 
-TEST(NnOptimGroups, ParametersWithoutGradAreSkipped) {
+TEST(TrainOptimGroups, ParametersWithoutGradAreSkipped) {
   for (bool adam : {false, true}) {
     SCOPED_TRACE(adam ? "AdamW" : "SGD momentum");
     Tensor with = param({1.0, 2.0}), without = param({3.0, 4.0});
@@ -189,7 +189,7 @@ TEST(NnOptimGroups, ParametersWithoutGradAreSkipped) {
   }
 }
 
-TEST(NnOptimGroups, ZeroGrad) {
+TEST(TrainOptimGroups, ZeroGrad) {
   Tensor p = param({1.0, 2.0});
   SGD opt({p}, 0.1);
   set_grad(p, {1.0, 1.0});
@@ -201,7 +201,7 @@ TEST(NnOptimGroups, ZeroGrad) {
 }
 
 // A parameter that never had a gradient has no state: that is complete.
-TEST(NnOptimState, AParameterNeverUpdatedMayHaveNoState) {
+TEST(TrainOptimState, AParameterNeverUpdatedMayHaveNoState) {
   Tensor a = param({1.0}), b = param({2.0});
   AdamW opt({a, b}, 0.1);
   set_grad(a, {1.0});
@@ -215,7 +215,7 @@ TEST(NnOptimState, AParameterNeverUpdatedMayHaveNoState) {
 
 // state() / load_state(): a fresh optimizer given another's state and step
 // count takes the identical next step (what resuming a checkpoint relies on).
-TEST(NnOptimState, LoadStateContinuesExactly) {
+TEST(TrainOptimState, LoadStateContinuesExactly) {
   Tensor a = param({1.0, -2.0}), b = param({1.0, -2.0});
   AdamW first({a}, 0.1, 0.9, 0.95);
   set_grad(a, {0.5, 0.25});
@@ -234,7 +234,7 @@ TEST(NnOptimState, LoadStateContinuesExactly) {
   expect_values(b, ember::test::values(a), 0.0);  // bit for bit
 }
 
-TEST(NnOptimState, LoadStateErrorsLeaveTheOptimizerUnchanged) {
+TEST(TrainOptimState, LoadStateErrorsLeaveTheOptimizerUnchanged) {
   Tensor p = param({1.0, 2.0});
   Adam opt({p}, 0.1);
   set_grad(p, {1.0, 1.0});
@@ -269,7 +269,7 @@ TEST(NnOptimState, LoadStateErrorsLeaveTheOptimizerUnchanged) {
 
 // ---- clip_grad_norm_ ----
 
-TEST(NnOptimClip, ScalesToMaxNormAndReturnsTheNormBefore) {
+TEST(TrainOptimClip, ScalesToMaxNormAndReturnsTheNormBefore) {
   // global norm over both tensors: sqrt(3² + 4² + 0²) = 5
   Tensor a = param({3.0}), b = param({4.0, 0.0}), none = param({7.0});
   set_grad(a, {3.0});
@@ -282,27 +282,27 @@ TEST(NnOptimClip, ScalesToMaxNormAndReturnsTheNormBefore) {
   EXPECT_FALSE(none.grad().defined());
 }
 
-TEST(NnOptimClip, BelowMaxNormNothingChanges) {
+TEST(TrainOptimClip, BelowMaxNormNothingChanges) {
   Tensor a = param({0.0, 0.0});
   set_grad(a, {0.3, -0.4});
   EXPECT_NEAR(clip_grad_norm_({a}, 1.0), 0.5, 1e-15);
   expect_values(a.grad(), {0.3, -0.4}, 0.0);  // bit for bit
 }
 
-TEST(NnOptimClip, Errors) {
+TEST(TrainOptimClip, Errors) {
   Tensor a = param({1.0});
   expect_error([&] { clip_grad_norm_({a}, 0.0); }, {"clip_grad_norm_", "max_norm", "0"});
 }
 
 // ---- schedules ----
 
-TEST(NnOptimSchedule, Constant) {
+TEST(TrainOptimSchedule, Constant) {
   ConstantLR s(0.25);
   EXPECT_EQ(s.lr(0), 0.25);
   EXPECT_EQ(s.lr(1000000), 0.25);
 }
 
-TEST(NnOptimSchedule, WarmupIsLinearToMaxLr) {
+TEST(TrainOptimSchedule, WarmupIsLinearToMaxLr) {
   WarmupCosineLR s(/*max=*/1.0, /*min=*/0.1, /*warmup=*/4, /*total=*/12);
   // step k of the warmup uses (k + 1) / warmup of max_lr: the first update is not 0
   EXPECT_DOUBLE_EQ(s.lr(0), 0.25);
@@ -311,7 +311,7 @@ TEST(NnOptimSchedule, WarmupIsLinearToMaxLr) {
   EXPECT_DOUBLE_EQ(s.lr(3), 1.0);
 }
 
-TEST(NnOptimSchedule, CosineEndpointsAndMidpoint) {
+TEST(TrainOptimSchedule, CosineEndpointsAndMidpoint) {
   WarmupCosineLR s(1.0, 0.1, 4, 12);  // cosine over steps 4..12 (8 steps)
   EXPECT_DOUBLE_EQ(s.lr(4), 1.0);                // progress 0: max
   EXPECT_NEAR(s.lr(8), 0.55, 1e-15);             // progress 1/2: (max + min) / 2
@@ -322,14 +322,14 @@ TEST(NnOptimSchedule, CosineEndpointsAndMidpoint) {
   for (int64_t k = 4; k < 12; ++k) EXPECT_GT(s.lr(k), s.lr(k + 1)) << "monotone decay at " << k;
 }
 
-TEST(NnOptimSchedule, NoWarmup) {
+TEST(TrainOptimSchedule, NoWarmup) {
   WarmupCosineLR s(2.0, 0.0, 0, 10);
   EXPECT_DOUBLE_EQ(s.lr(0), 2.0);
   EXPECT_NEAR(s.lr(5), 1.0, 1e-15);
   EXPECT_DOUBLE_EQ(s.lr(10), 0.0);
 }
 
-TEST(NnOptimSchedule, Errors) {
+TEST(TrainOptimSchedule, Errors) {
   expect_error([] { WarmupCosineLR(1.0, 0.1, 20, 10); }, {"WarmupCosineLR", "warmup_steps (20)", "total_steps (10)"});
   expect_error([] { WarmupCosineLR(1.0, 0.1, -1, 10); }, {"WarmupCosineLR", "(-1)"});
 }
@@ -352,7 +352,7 @@ Tensor to_tensor(const json& j) { return tensor(j.at("data").get<std::vector<dou
 // The 5 steps torch.optim took, parameter after each step, to 1e-12: the
 // same update order (weight decay, moments, bias correction) as PyTorch's
 // single-tensor loops, not merely the same formulas.
-TEST(NnOptimFixture, MatchesPyTorchFiveSteps) {
+TEST(TrainOptimFixture, MatchesPyTorchFiveSteps) {
   const json fx = load_fixture();
   for (const auto& [name, c] : fx.at("cases").items()) {
     SCOPED_TRACE(name);
@@ -387,7 +387,7 @@ TEST(NnOptimFixture, MatchesPyTorchFiveSteps) {
 namespace {
 // Bias correction counts each parameter's own updates, as PyTorch does: b
 // gets its first gradient on step 2, so its first update is lr * sign(g).
-TEST(NnOptimAdam, BiasCorrectionCountsEachParametersOwnSteps) {
+TEST(TrainOptimAdam, BiasCorrectionCountsEachParametersOwnSteps) {
   using namespace ember;
   Tensor a = tensor(std::vector<double>{1.0}).requires_grad_();
   Tensor b = tensor(std::vector<double>{1.0}).requires_grad_();

@@ -4,7 +4,7 @@
 /// As for the vector math (vec_math.h), the widest instruction set the CPU
 /// runs is chosen once, from CPUID, and EMBER_SIMD=AVX2 or EMBER_SIMD=SSE2 in
 /// the environment asks for a narrower one. The kernels themselves are in
-/// tensor/machine/simd/gemm_*.cpp, each file compiled for its instruction
+/// tensor/gemm/simd/*.cpp, each file compiled for its instruction
 /// set; the rest of the build stays baseline x86-64.
 ///
 ///   float32    AVX-512 (MR 12, NR 32), AVX2 (MR 6, NR 16), SSE2 (step 4's plain C)
