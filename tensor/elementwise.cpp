@@ -70,10 +70,7 @@ void check_floating(const Tensor& x, const char* name) {
 }
 template <typename F>
 Tensor on_floats(const Tensor& x, const char* name, const F& f) {
-  check_floating(x, name);
-  return EMBER_DISPATCH_FLOAT(x.dtype(), name, [&]<typename T>() {
-    return map1<T, T>(x, [&](T v) EMBER_INLINE { return static_cast<T>(f(v)); });
-  });
+  return detail::map_floats(x, name, f);
 }
 template <template <typename> class Block>
 Tensor on_float_blocks(const Tensor& x, const char* name) {

@@ -13,7 +13,9 @@
 #include <array>
 #include <cstring>
 
-#include "tensor/hooks.h"
+#include "base/error.h"
+#include "base/hooks.h"
+#include "tensor/dtype.h"
 #include "tensor/parallel.h"
 #include "tensor/tensor.h"
 
@@ -216,6 +218,18 @@ void apply_inplace(const Tensor& dst, const Tensor& src, const F& f) {
                *d = f(*d, *reinterpret_cast<const S*>(p[1] + i * st[1]));
              }
            });
+}
+
+/// out[i] = f(x[i]) for a float32 or float64 x, one pass: the kernel of an
+/// elementwise op that is its formula on one number. Another dtype is an
+/// error naming op.
+template <typename F>
+Tensor map_floats(const Tensor& x, const char* op, const F& f) {
+  EMBER_CHECK(is_floating(x.dtype()), op,
+              "expected a float32 or float64 tensor, got " << dtype_name(x.dtype()) << " of shape " << shape_str(x.shape()));
+  return EMBER_DISPATCH_FLOAT(x.dtype(), op, [&]<typename T>() {
+    return map1<T, T>(x, [&](T v) EMBER_INLINE { return static_cast<T>(f(v)); });
+  });
 }
 
 }  // namespace ember::detail

@@ -49,6 +49,7 @@ EMBER_OP(Tensor, cos, (), ())
 EMBER_OP(Tensor, tanh, (), ())
 EMBER_OP(Tensor, sigmoid, (), ())
 EMBER_OP(Tensor, relu, (), ())
+EMBER_OP(Tensor, softplus, (), ())  // log(1 + e^x), a smooth relu; its derivative is sigmoid(x)
 EMBER_OP(Tensor, erf, (), ())  // the error function, 2/sqrt(pi) * integral of exp(-t^2) from 0 to x
 EMBER_OP(Tensor, clamp, (std::optional<double> lo, std::optional<double> hi), (lo, hi))
 // comparisons: bool results, not differentiable

@@ -293,6 +293,15 @@ TEST_P(OpRegistry, RecordsEveryNodeInsideAnOpScope) {
   }
 }
 
+// The values an entry states (closed forms) at the points it names.
+TEST_P(OpRegistry, GivesTheValuesItsEntryStates) {
+  const OpInfo& op = GetParam();
+  for (const auto& [x, y] : op.values) {
+    const double got = op.fn({tensor(std::vector<double>{x})}).to_vector<double>().at(0);
+    EXPECT_NEAR(got, y, 1e-15 * std::abs(y)) << op.name << "(" << x << ")";
+  }
+}
+
 std::string test_name(const ::testing::TestParamInfo<OpInfo>& info) {
   std::string name = info.param.name;
   std::replace_if(name.begin(), name.end(), [](unsigned char c) { return !std::isalnum(c); }, '_');

@@ -3,6 +3,7 @@
 // and y (the output). Backward is d applied to grad_out, the forward rule d
 // applied to the tangent (autograd/elementwise_rule.h). A d written with
 // `auto` runs on plain numbers too, and its backward is then one fused loop.
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
@@ -10,6 +11,7 @@
 #include "autograd/elementwise_rule.h"
 #include "autograd/op_scope.h"
 #include "autograd/ops.h"
+#include "tensor/elementwise.h"
 #include "tensor/kernels.h"
 
 namespace ember {
@@ -148,6 +150,20 @@ struct ClampBackward final : UnaryBackward<ClampBackward, Keep::Input, Loop::Fus
 Tensor clamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi) {
   OpScope scope("clamp", x);
   return unary_rules(kernel::clamp(x, lo, hi), x, ClampBackward(lo, hi));
+}
+
+// d softplus(x) = sigmoid(x) dx, softplus(x) = log(1 + e^x)
+struct SoftplusBackward final : UnaryBackward<SoftplusBackward, Keep::Input> {
+  EMBER_NODE_NAME(SoftplusBackward)
+  static Tensor d(const Tensor& v, const Tensor& x, const Tensor&) { return v * sigmoid(x); }
+};
+Tensor softplus(const Tensor& x) {
+  OpScope scope("softplus", x);
+  // as max(x, 0) + log(1 + e^-|x|), where e^-|x| <= 1 cannot overflow
+  Tensor out = detail::map_floats(x, "softplus", [](auto v) {
+    return std::max(v, decltype(v)(0)) + std::log1p(std::exp(-std::abs(v)));
+  });
+  return unary_rules<SoftplusBackward>(out, x);
 }
 
 // ---- gelu: a fused op (autograd/composed_rule.h) ----

@@ -1,7 +1,9 @@
 // Exercise 2.1: SquareBackward (chapter 2, docs/book/02_the_autograd_engine.md)
 //
 // Write the op square(x) = x * x the way every op in autograd/ops/ is
-// written (open autograd/ops/unary.cpp: ExpBackward and exp are a model):
+// written (open autograd/ops/matmul.cpp: MatmulBackward and matmul are a
+// model; the elementwise ops of unary.cpp get the same Node written for them
+// by UnaryBackward, autograd/elementwise_rule.h):
 //   1. the first line of the op is an OpScope naming it, so that the
 //      profiler and the backward trace see it (autograd/op_scope.h);
 //   2. the forward is a kernel call, which records nothing;
