@@ -19,7 +19,18 @@ namespace ember::distributed {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+// Adds the seconds of its scope to a total.
+class Timer {
+ public:
+  explicit Timer(double& total) : total_(total), t0_(Clock::now()) {}
+  ~Timer() { total_ += std::chrono::duration<double>(Clock::now() - t0_).count(); }
+  Timer(const Timer&) = delete;
+  Timer& operator=(const Timer&) = delete;
+
+ private:
+  double& total_;
+  Clock::time_point t0_;
+};
 
 // A contiguous tensor's elements as one row, and a range of a row: views.
 Tensor flat(const Tensor& t) { return kernel::view(t, {t.numel()}); }
@@ -183,9 +194,8 @@ void Zero::reduce_scatter_gradients() {
     }
     const std::vector<int64_t> c = counts(s);
     const int64_t at = c[static_cast<size_t>(rank_)] > 0 ? std::max(s.lo, lo) - lo : 0;
-    auto t1 = Clock::now();
+    const Timer mpi(zero_stats_.mpi_seconds);
     reduce_scatter_unchecked(buf, part(shard_grad_, at, at + c[static_cast<size_t>(rank_)]), c, ReduceOp::Mean);
-    zero_stats_.mpi_seconds += since(t1);
   }
 }
 
@@ -213,9 +223,10 @@ void Zero::gather_parameters() {
       kernel::copy_(part(buf, at - s.lo, at - s.lo + pc.end - pc.begin), part(flat(params_[pc.param]), pc.begin, pc.end),
                     "Zero");
     }
-    auto t1 = Clock::now();
-    all_gather_unchecked(buf, counts(s));
-    zero_stats_.mpi_seconds += since(t1);
+    {
+      const Timer mpi(zero_stats_.mpi_seconds);
+      all_gather_unchecked(buf, counts(s));
+    }
     for (size_t k : s.params) {
       kernel::copy_(flat(params_[k]), part(buf, plan_.first[k] - s.lo, plan_.first[k] - s.lo + params_[k].numel()), "Zero");
       params_[k].storage()->bump_version();
@@ -223,45 +234,63 @@ void Zero::gather_parameters() {
   }
 }
 
+// The sharded step, as the header tells it; what it measures is counted by
+// the helpers (Timer, count_step), not here.
 double Zero::update(optim::Adam& opt, const std::vector<Tensor>& params, double grad_clip) {
+  check_update(params, grad_clip);
+  bind(opt);
+  NoGradGuard no_grad;
+  const Timer whole(zero_stats_.update_seconds);
+  synchronise_gradients();
+  std::vector<Tensor> grads = piece_gradients();
+  for (size_t g = 0; g < inner_of_.size(); ++g)
+    for (size_t j = 0; j < inner_of_[g].size(); ++j) inner_->groups()[g].params[j].set_grad(grads[inner_of_[g][j].second]);
+  const double norm = grad_clip > 0 ? clip_to_global_norm(grads, grad_clip) : 0;
+  step_shard(opt);
+  gather_parameters();
+  count_step();
+  return norm;
+}
+
+void Zero::check_update(const std::vector<Tensor>& params, double grad_clip) const {
   EMBER_CHECK(params.size() == params_.size() &&
                   std::equal(params.begin(), params.end(), params_.begin(),
                              [](const Tensor& a, const Tensor& b) { return a.impl() == b.impl(); }),
               "Zero", "update was given " << params.size() << " parameters other than the " << params_.size()
                                           << " Zero was made with; pass the same list");
   EMBER_CHECK(grad_clip >= 0 && std::isfinite(grad_clip), "Zero", "grad_clip must be finite and >= 0, got " << grad_clip);
-  bind(opt);
-  NoGradGuard no_grad;
-  const auto t0 = Clock::now();
-  if (zero_options_.stage == 1) {
-    const double before = stats().mpi_seconds;
-    average_gradients();  // DataParallel's all-reduce, call for call
-    zero_stats_.mpi_seconds += stats().mpi_seconds - before;
-  } else {
+}
+
+void Zero::synchronise_gradients() {
+  if (zero_options_.stage == 2) {
     reduce_scatter_gradients();
+    return;
   }
-  const std::vector<Tensor> grads = piece_gradients();
-  for (size_t g = 0; g < inner_of_.size(); ++g)
-    for (size_t j = 0; j < inner_of_[g].size(); ++j) inner_->groups()[g].params[j].set_grad(grads[inner_of_[g][j].second]);
+  const double before = stats().mpi_seconds;
+  average_gradients();  // DataParallel's all-reduce, call for call
+  zero_stats_.mpi_seconds += stats().mpi_seconds - before;
+}
 
-  // The global norm: this rank's blocks, one all-reduce, every block added in order.
-  double norm = 0;
-  if (grad_clip > 0) {
-    const int64_t blocks = (plan_.numel + optim::kNormBlock - 1) / optim::kNormBlock;
-    std::vector<double> sums(static_cast<size_t>(blocks), 0.0);
-    for (size_t pc = 0; pc < pieces_.size(); ++pc)
-      optim::add_squares_by_block(grads[pc], plan_.first[pieces_[pc].param] + pieces_[pc].begin, sums);
-    Tensor t = tensor(sums);
-    auto t1 = Clock::now();
+// The global norm: this rank's blocks, one all-reduce, every block added in
+// order; grads (this rank's pieces) are scaled in place.
+double Zero::clip_to_global_norm(std::vector<Tensor>& grads, double grad_clip) {
+  const int64_t blocks = (plan_.numel + optim::kNormBlock - 1) / optim::kNormBlock;
+  std::vector<double> sums(static_cast<size_t>(blocks), 0.0);
+  for (size_t pc = 0; pc < pieces_.size(); ++pc)
+    optim::add_squares_by_block(grads[pc], plan_.first[pieces_[pc].param] + pieces_[pc].begin, sums);
+  Tensor t = tensor(sums);
+  {
+    const Timer mpi(zero_stats_.mpi_seconds);
     all_reduce_unchecked(t, ReduceOp::Sum);  // each block is nonzero on one rank only: exact
-    zero_stats_.mpi_seconds += since(t1);
-    sums = t.to_vector<double>();
-    norm = optim::norm_of_blocks(sums);
-    optim::scale_to_norm_(grads, norm, grad_clip);
-    zero_stats_.norm_bytes = blocks * 8;
   }
+  const double norm = optim::norm_of_blocks(t.to_vector<double>());
+  optim::scale_to_norm_(grads, norm, grad_clip);
+  zero_stats_.norm_bytes = blocks * 8;
+  return norm;
+}
 
-  // This rank's shard, with the optimizer's rule and today's hyperparameters.
+// This rank's shard, with the optimizer's rule and today's hyperparameters.
+void Zero::step_shard(optim::Adam& opt) {
   for (size_t g = 0; g < inner_of_.size(); ++g) {
     inner_->groups()[g].lr = opt.groups()[g].lr;
     inner_->groups()[g].weight_decay = opt.groups()[g].weight_decay;
@@ -273,15 +302,14 @@ double Zero::update(optim::Adam& opt, const std::vector<Tensor>& params, double 
   opt.count_step();
   for (auto& group : inner_->groups())
     for (Tensor& p : group.params) p.set_grad(Tensor());
-  gather_parameters();
+}
 
+void Zero::count_step() {
   const int64_t bytes = plan_.numel * static_cast<int64_t>(dtype_size(comm_.dtype()));
   zero_stats_.all_reduce_bytes = zero_options_.stage == 1 ? bytes : 0;
   zero_stats_.reduce_scatter_bytes = zero_options_.stage == 2 ? bytes : 0;
   zero_stats_.all_gather_bytes = bytes;
-  zero_stats_.update_seconds += since(t0);
   ++zero_stats_.steps;
-  return norm;
 }
 
 void Zero::adopt(optim::Adam& opt) {

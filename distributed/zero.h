@@ -155,8 +155,13 @@ class Zero final : public DataParallel {
   };
   void bind(optim::Adam& opt);
   std::vector<int64_t> counts(const Span& s) const;  // each rank's part of the span
+  void check_update(const std::vector<Tensor>& params, double grad_clip) const;
+  void synchronise_gradients();  // stage 1: DataParallel's all-reduce; stage 2: the reduce-scatter
   void reduce_scatter_gradients();
+  double clip_to_global_norm(std::vector<Tensor>& grads, double grad_clip);
+  void step_shard(optim::Adam& opt);
   void gather_parameters();
+  void count_step();  // the bytes a step moved
   std::vector<Tensor> piece_gradients() const;
 
   ZeroOptions zero_options_;
