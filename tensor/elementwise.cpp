@@ -64,17 +64,10 @@ Tensor on_numbers(const Tensor& x, const char* name, const F& f) {
     return map1<T, T>(x, [&](T v) EMBER_INLINE { return static_cast<T>(f(v)); });
   });
 }
-void check_floating(const Tensor& x, const char* name) {
-  EMBER_CHECK(is_floating(x.dtype()), name,
-              "expected a float32 or float64 tensor, got " << dtype_name(x.dtype()) << " of shape " << shape_str(x.shape()));
-}
-template <typename F>
-Tensor on_floats(const Tensor& x, const char* name, const F& f) {
-  return detail::map_floats(x, name, f);
-}
+using detail::map_floats;
 template <template <typename> class Block>
 Tensor on_float_blocks(const Tensor& x, const char* name) {
-  check_floating(x, name);
+  detail::check_floating(x, name);
   return EMBER_DISPATCH_FLOAT(x.dtype(), name, [&]<typename T>() { return map1_blocks<T>(x, Block<T>::run); });
 }
 template <typename T>
@@ -102,22 +95,22 @@ struct UnaryKernel {
 constexpr UnaryKernel kUnary[] = {
     {Unary::Neg, "neg", [](const Tensor& x, const char* n) { return on_numbers(x, n, [](auto v) { return -v; }); }},
     {Unary::Exp, "exp", on_float_blocks<ExpBlock>},
-    {Unary::Log, "log", [](const Tensor& x, const char* n) { return on_floats(x, n, [](auto v) { return std::log(v); }); }},
-    {Unary::Sqrt, "sqrt", [](const Tensor& x, const char* n) { return on_floats(x, n, [](auto v) { return std::sqrt(v); }); }},
+    {Unary::Log, "log", [](const Tensor& x, const char* n) { return map_floats(x, n, [](auto v) { return std::log(v); }); }},
+    {Unary::Sqrt, "sqrt", [](const Tensor& x, const char* n) { return map_floats(x, n, [](auto v) { return std::sqrt(v); }); }},
     {Unary::Rsqrt, "rsqrt",
-     [](const Tensor& x, const char* n) { return on_floats(x, n, [](auto v) { return decltype(v)(1) / std::sqrt(v); }); }},
+     [](const Tensor& x, const char* n) { return map_floats(x, n, [](auto v) { return decltype(v)(1) / std::sqrt(v); }); }},
     {Unary::Abs, "abs",
      [](const Tensor& x, const char* n) { return on_numbers(x, n, [](auto v) { return v < 0 ? -v : v; }); }},
-    {Unary::Sin, "sin", [](const Tensor& x, const char* n) { return on_floats(x, n, [](auto v) { return std::sin(v); }); }},
-    {Unary::Cos, "cos", [](const Tensor& x, const char* n) { return on_floats(x, n, [](auto v) { return std::cos(v); }); }},
-    {Unary::Tanh, "tanh", [](const Tensor& x, const char* n) { return on_floats(x, n, [](auto v) { return std::tanh(v); }); }},
+    {Unary::Sin, "sin", [](const Tensor& x, const char* n) { return map_floats(x, n, [](auto v) { return std::sin(v); }); }},
+    {Unary::Cos, "cos", [](const Tensor& x, const char* n) { return map_floats(x, n, [](auto v) { return std::cos(v); }); }},
+    {Unary::Tanh, "tanh", [](const Tensor& x, const char* n) { return map_floats(x, n, [](auto v) { return std::tanh(v); }); }},
     {Unary::Sigmoid, "sigmoid", on_float_blocks<SigmoidBlock>},
     // written so that NaN comes through (NaN < 0 is false), as in PyTorch
     {Unary::Relu, "relu",
-     [](const Tensor& x, const char* n) { return on_floats(x, n, [](auto v) { return v < 0 ? decltype(v)(0) : v; }); }},
+     [](const Tensor& x, const char* n) { return map_floats(x, n, [](auto v) { return v < 0 ? decltype(v)(0) : v; }); }},
     {Unary::Gelu, "gelu", on_float_blocks<GeluBlock>},
     {Unary::GeluTanh, "gelu_tanh",
-     [](const Tensor& x, const char* n) { return on_floats(x, n, [](auto v) EMBER_INLINE { return gelu_tanh(v); }); }},
+     [](const Tensor& x, const char* n) { return map_floats(x, n, [](auto v) EMBER_INLINE { return gelu_tanh(v); }); }},
     {Unary::Sign, "sign",
      [](const Tensor& x, const char* n) { return on_numbers(x, n, [](auto v) { return (v > 0) - (v < 0); }); }},
     {Unary::Erf, "erf", on_float_blocks<ErfBlock>},

@@ -220,13 +220,18 @@ void apply_inplace(const Tensor& dst, const Tensor& src, const F& f) {
            });
 }
 
+/// An ember::Error naming op unless x is float32 or float64.
+inline void check_floating(const Tensor& x, const char* op) {
+  EMBER_CHECK(is_floating(x.dtype()), op,
+              "expected a float32 or float64 tensor, got " << dtype_name(x.dtype()) << " of shape " << shape_str(x.shape()));
+}
+
 /// out[i] = f(x[i]) for a float32 or float64 x, one pass: the kernel of an
 /// elementwise op that is its formula on one number. Another dtype is an
 /// error naming op.
 template <typename F>
 Tensor map_floats(const Tensor& x, const char* op, const F& f) {
-  EMBER_CHECK(is_floating(x.dtype()), op,
-              "expected a float32 or float64 tensor, got " << dtype_name(x.dtype()) << " of shape " << shape_str(x.shape()));
+  check_floating(x, op);
   return EMBER_DISPATCH_FLOAT(x.dtype(), op, [&]<typename T>() {
     return map1<T, T>(x, [&](T v) EMBER_INLINE { return static_cast<T>(f(v)); });
   });
