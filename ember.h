@@ -60,9 +60,11 @@
 #include "train/checkpoint.h"
 #include "train/data.h"
 #include "train/optim.h"
+#include "train/resume.h"
 #include "train/run_dir.h"
 #include "train/safetensors.h"
 #include "train/step_memory.h"
+#include "train/train_options.h"
 #include "train/train_state.h"
 #include "train/trainer.h"
 

@@ -42,6 +42,7 @@
 #include "ember.h"
 #include "inspect/profiler.h"
 #include "plot/plot.h"
+#include "train/resume.h"
 #include "train/step_memory.h"
 
 using namespace ember;

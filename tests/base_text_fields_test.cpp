@@ -14,7 +14,7 @@
 #include "base/text_fields.h"
 #include "nn/gpt.h"
 #include "test_util.h"
-#include "train/trainer.h"
+#include "train/train_options.h"
 
 namespace {
 

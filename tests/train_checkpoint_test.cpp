@@ -31,6 +31,7 @@
 #include "test_util.h"
 #include "train/checkpoint.h"
 #include "train/data.h"
+#include "train/resume.h"
 #include "train/trainer.h"
 
 namespace {

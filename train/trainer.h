@@ -5,6 +5,10 @@
 ///
 /// One step: sample a batch, forward, loss, zero grads, backward, clip the
 /// gradient norm, set the learning rate from the schedule, AdamW step.
+///
+/// Saving and resuming (Trainer::save, Trainer::resume) are defined in
+/// train/resume.cpp, with the helpers that find a run's checkpoints
+/// (train/resume.h).
 #pragma once
 
 #include <optional>
@@ -16,33 +20,10 @@
 #include "train/data.h"
 #include "train/optim.h"
 #include "train/run_dir.h"
+#include "train/train_options.h"
 #include "train/train_state.h"  // StepLog, what train_state.safetensors holds
 
 namespace ember::train {
-
-struct TrainOptions {
-  int64_t steps = 1000;
-  int64_t batch = 32;
-  double lr = 3e-3;            // peak learning rate
-  double min_lr = 3e-4;        // at the end of the cosine decay
-  int64_t warmup = 50;         // linear warmup steps
-  int64_t lr_decay_steps = 0;  // where the cosine reaches min_lr (0: at `steps`); after it, min_lr
-  double weight_decay = 0.1;   // AdamW, on matrices only
-  double grad_clip = 1.0;      // max global gradient norm (0: off)
-  int64_t eval_every = 100;    // validation loss every N steps (and at the last)
-  int64_t eval_batches = 8;    // batches per validation estimate
-  double val_fraction = 0.1;
-  uint64_t seed = 0;           // batches (the model has its own seed)
-
-  /// "steps=1000 batch=32 ..." (saved with the training state) and back.
-  std::string to_string() const;
-  static TrainOptions from_string(const std::string& s);
-};
-
-/// The options that define a run, as "key: A in the run, B given" lines for
-/// every key whose value differs between `run` and `given` (`steps` is left
-/// out: a run may be continued further than it was planned).
-std::vector<std::string> differing_options(const TrainOptions& run, const TrainOptions& given);
 
 /// Named values ({"lr", "0.003"}, ...): what several processes must agree on.
 using Settings = std::vector<std::pair<std::string, std::string>>;
@@ -150,7 +131,8 @@ class Trainer {
   /// checkpoints (an ember::Error naming both runs: the save would replace
   /// them).
   void save(const std::string& dir, const Metadata& metadata) const;
-  /// Restores the newest complete checkpoint in dir (latest_checkpoint), in
+  /// Restores the newest complete checkpoint in dir (train/resume.h:
+  /// latest_checkpoint), in
   /// three steps: read both files, validate
   /// everything against this trainer, then apply. An error in the first two
   /// leaves the model and the trainer exactly as they were. Every option
@@ -188,30 +170,5 @@ class Trainer {
   std::string run_id_;
   std::string resumed_state_ = "none";  // agreement(): what resume() restored
 };
-
-/// A complete checkpoint of a run directory that Trainer::save wrote.
-struct Checkpoint {
-  int64_t step = 0;
-  std::string dir, model, train_state;  // the step directory and its two files
-};
-/// The newest complete checkpoint in run_dir (RunDir::latest): the highest
-/// step directory under checkpoints/ (or, for a directory saved before step
-/// directories existed, its two files, as step 0). Error naming run_dir when
-/// there is none.
-Checkpoint latest_checkpoint(const std::string& run_dir);
-/// The same, or nothing when run_dir holds no complete checkpoint.
-std::optional<Checkpoint> find_checkpoint(const std::string& run_dir);
-
-/// What a GPT run directory holds of a run, read from the headers of its
-/// newest checkpoint (no tensor is read): to name a run in a message.
-struct RunSummary {
-  int64_t step = 0;
-  std::string run_id;  // "" for a checkpoint of format 1
-  std::optional<TrainOptions> options;
-};
-std::optional<RunSummary> run_summary(const std::string& run_dir);
-/// The run directory of a GPT run (train/run_dir.h): its checkpoints hold
-/// model.safetensors and train_state.safetensors.
-RunDir gpt_run_dir(const std::string& dir);
 
 }  // namespace ember::train

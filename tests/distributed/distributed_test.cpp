@@ -15,6 +15,7 @@
 #include "distributed/data_parallel.h"
 #include "distributed/zero.h"
 #include "inspect/memory.h"
+#include "train/resume.h"
 #include "train/train_state.h"
 
 using namespace ember;
