@@ -161,6 +161,14 @@ JacobianFn hessian(const TensorFn& f, int argnum) { return jacfwd(jacrev(f, argn
 
 Tensor hvp(const TensorFn& f, const std::vector<Tensor>& primals, const Tensor& v, int argnum) {
   check_argnum(argnum, primals, "hvp");
+  // The direction is what is differentiated along: unlike a tangent of jvp,
+  // where undefined means "this input is not differentiated", it must be there.
+  const Tensor& x = primals[static_cast<size_t>(argnum)];
+  EMBER_CHECK(v.defined(), "hvp", "the direction v is undefined; give a tensor of input " << argnum << "'s shape "
+                                                                                     << shape_str(x.shape()));
+  EMBER_CHECK(is_floating(v.dtype()) && v.shape() == x.shape(), "hvp",
+              "the direction v is " << dtype_name(v.dtype()) << " of shape " << shape_str(v.shape()) << "; input "
+                                    << argnum << " is " << dtype_name(x.dtype()) << " of shape " << shape_str(x.shape()));
   const TensorFn gradient = [f, argnum](const std::vector<Tensor>& xs) {
     VjpResult r = vjp(f, xs);
     EMBER_CHECK(r.output.numel() == 1, "hvp",

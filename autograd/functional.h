@@ -36,8 +36,9 @@ struct JvpResult {
   Tensor output;   // f(primals)
   Tensor tangent;  // J v: the directional derivative of f along the tangents
 };
-/// tangents has one entry per primal, of its shape; an undefined entry (or
-/// one for an int64/bool input) means "not differentiated" (tangent 0).
+/// tangents has one entry per primal, of its shape; an undefined entry means
+/// "not differentiated" (tangent 0), and is the only one an int64 or bool
+/// input takes (a defined one is an error).
 JvpResult jvp(const TensorFn& f, const std::vector<Tensor>& primals, const std::vector<Tensor>& tangents);
 
 struct VjpResult {
@@ -56,7 +57,8 @@ JacobianFn jacfwd(const TensorFn& f, int argnum = 0);
 /// d² f / d inputs[argnum]², as jacfwd(jacrev(f)): shape out ++ in ++ in.
 JacobianFn hessian(const TensorFn& f, int argnum = 0);
 /// H v for a scalar f, H the Hessian in inputs[argnum] (v of its shape):
-/// the tangent of the gradient along v, forward-over-reverse.
+/// the tangent of the gradient along v, forward-over-reverse. v must be
+/// defined (an error otherwise: it is the direction, not an input to skip).
 Tensor hvp(const TensorFn& f, const std::vector<Tensor>& primals, const Tensor& v, int argnum = 0);
 
 }  // namespace ember

@@ -22,9 +22,12 @@ void copy_(const Tensor& dst, const Tensor& src, const char* op = "copy_");  // 
 void fill_(const Tensor& dst, double value);
 
 // ---- views: new TensorImpl, same storage (tensor/views.cpp) ----
+/// True when x's elements may not all be at distinct memory locations (an
+/// expand view, an overlapping as_strided): with the dims of size > 1 sorted
+/// by stride, some stride does not step past what the smaller ones reach.
+bool may_overlap_itself(const Tensor& x);
 /// In-place writes must not depend on the order of the writes. Refuses
-/// (ember::Error naming op) a destination whose elements are not all at
-/// distinct memory locations (an expand view, an overlapping as_strided).
+/// (ember::Error naming op) a destination that may_overlap_itself.
 void check_no_internal_overlap(const Tensor& dst, const char* op);
 /// Refuses a source (`what`: "source", "ids") that shares memory with the
 /// destination; with allow_same, a source that is exactly the destination's

@@ -43,23 +43,26 @@ std::pair<int64_t, int64_t> element_range(const Tensor& t) {
 }
 }  // namespace
 
-void check_no_internal_overlap(const Tensor& dst, const char* op) {
-  // Distinct locations for sure when, with the dims of size > 1 sorted by
-  // stride, each stride steps past everything the smaller ones reach.
-  if (dst.numel() == 0) return;
+bool may_overlap_itself(const Tensor& x) {
+  if (x.numel() == 0) return false;
   std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, size)
-  for (int64_t d = 0; d < dst.dim(); ++d)
-    if (dst.shape()[d] > 1) dims.emplace_back(dst.stride()[d], dst.shape()[d]);
+  for (int64_t d = 0; d < x.dim(); ++d)
+    if (x.shape()[d] > 1) dims.emplace_back(x.stride()[d], x.shape()[d]);
   std::sort(dims.begin(), dims.end());
   int64_t reach = 0;  // the largest offset the smaller dims span
   for (const auto& [stride, size] : dims) {
-    EMBER_CHECK(stride > reach, op,
-                "the tensor of shape " << shape_str(dst.shape()) << " and strides " << shape_str(dst.stride())
-                                       << " has several elements in one memory location (an expand view or an "
-                                          "overlapping as_strided): writing into it in place would depend on the "
-                                          "order of the writes; clone() it first");
+    if (stride <= reach) return true;
     reach += (size - 1) * stride;
   }
+  return false;
+}
+
+void check_no_internal_overlap(const Tensor& dst, const char* op) {
+  EMBER_CHECK(!may_overlap_itself(dst), op,
+              "the tensor of shape " << shape_str(dst.shape()) << " and strides " << shape_str(dst.stride())
+                                     << " has several elements in one memory location (an expand view or an "
+                                        "overlapping as_strided): writing into it in place would depend on the "
+                                        "order of the writes; clone() it first");
 }
 
 void check_no_overlap(const Tensor& dst, const Tensor& src, const char* op, const char* what, bool allow_same) {

@@ -83,6 +83,38 @@ TEST(ForwardMode, TheDualOfASliceCopiesOnlyWhatTheSliceSpans) {
   EXPECT_EQ(vals(tangent(x * 2.0)), (std::vector<double>{2, 2, 2, 2, 2, 2}));
 }
 
+// A tangent belongs to memory: a primal whose layout puts several elements
+// in one location (an expand view, stride 0) has room for one tangent value
+// there, so its dual is a dense copy that holds each element's own.
+TEST(ForwardMode, TheDualOfABroadcastViewKeepsEveryTangentValue) {
+  DualLevel level;
+  Tensor x = make_dual(ones({1}, kFloat64).expand({3}), f64({1, 2, 3}));
+  EXPECT_EQ(vals(tangent(x)), (std::vector<double>{1, 2, 3}));
+  EXPECT_EQ(shape_str(x.stride()), "(1)") << "a dense copy";
+  Tensor x2 = make_dual(f64({10}).expand({3}), f64({1, 2, 3}));
+  EXPECT_EQ(vals(tangent(x2 * x2)), (std::vector<double>{20, 40, 60}));   // d(x^2) = 2 x dx
+  // the same numbers through views, reductions, products and an in-place write
+  Tensor m = make_dual(f64({1}).reshape({1, 1}).expand({2, 3}), f64({1, 2, 3, 4, 5, 6}, {2, 3}));
+  EXPECT_EQ(vals(tangent(m.transpose(0, 1))), (std::vector<double>{1, 4, 2, 5, 3, 6}));
+  EXPECT_EQ(vals(tangent(sum(m, {1}))), (std::vector<double>{6, 15}));
+  EXPECT_EQ(vals(tangent(matmul(m, ones({3, 1}, kFloat64)))), (std::vector<double>{6, 15}));
+  EXPECT_EQ(vals(tangent(exp(m))), vals(f64({1, 2, 3, 4, 5, 6}, {2, 3}) * std::exp(1.0)));
+  m.add_(ones({3}, kFloat64));  // the dense copy takes an in-place write; its tangent is unchanged
+  EXPECT_EQ(vals(tangent(m)), (std::vector<double>{1, 2, 3, 4, 5, 6}));
+  // an expand view of a dual shares its tangent, as every view does
+  Tensor one = make_dual(f64({2}), f64({7}));
+  EXPECT_EQ(vals(tangent(one.expand({3}))), (std::vector<double>{7, 7, 7}));
+}
+
+TEST(Transforms, JvpAndJacfwdOfABroadcastPrimal) {
+  TensorFn square = [](const std::vector<Tensor>& in) { return in[0] * in[0]; };
+  Tensor x = f64({10}).expand({3});
+  EXPECT_EQ(vals(jvp(square, {x}, {f64({1, 2, 3})}).tangent), (std::vector<double>{20, 40, 60}));
+  // the Jacobian of x*x is diag(2x), whatever x's layout
+  EXPECT_EQ(vals(jacfwd(square)({x})), vals(jacfwd(square)({x.contiguous()})));
+  EXPECT_EQ(vals(jacfwd(square)({x})), (std::vector<double>{20, 0, 0, 0, 20, 0, 0, 0, 20}));
+}
+
 // A tangent's memory can get a tangent of its own (an in-place write into a
 // tangent, from a dual operand); freeing the primal then frees both, one
 // inside the other's destructor (AddressSanitizer watches this in CI).
@@ -216,6 +248,20 @@ TEST(Transforms, ForwardOverForwardIsRefusedByName) {
   expect_error([&] { jvp(f, {f64({1.0})}, {f64({1.0, 2.0})}); }, "jvp", {"(2)", "(1)"});
   expect_error([&] { hvp([](const std::vector<Tensor>& in) { return in[0] * 2.0; }, {f64({1.0, 2.0})}, f64({1, 1})); },
                "hvp", {"one element", "(2)"});
+}
+
+// hvp's v is the direction H is applied to: an undefined one is an error, not
+// "not differentiated" (that is what an undefined tangent means to jvp).
+TEST(Transforms, HvpRefusesAMissingOrMisshapenDirection) {
+  TensorFn f = [](const std::vector<Tensor>& in) { return sum(pow(in[0], 3.0)); };
+  Tensor x = f64({1.0, 2.0});
+  expect_error([&] { hvp(f, {x}, Tensor()); }, "hvp", {"the direction v is undefined", "(2)"});
+  expect_error([&] { hvp(f, {x}, f64({1.0, 2.0, 3.0})); }, "hvp", {"(3)", "(2)"});
+  expect_error([&] { hvp(f, {x}, test::i64({1, 2})); }, "hvp", {"int64"});
+  EXPECT_EQ(vals(hvp(f, {x}, f64({1.0, 0.0}))), (std::vector<double>{6, 0}));  // H = diag(6x)
+  // jvp: an undefined tangent leaves its input out, as documented
+  TensorFn g = [](const std::vector<Tensor>& in) { return in[0] * in[1]; };
+  EXPECT_EQ(vals(jvp(g, {x, f64({3.0, 4.0})}, {Tensor(), f64({1.0, 1.0})}).tangent), (std::vector<double>{1, 2}));
 }
 
 TEST(Transforms, OutputsDoNotDependOnTheInputGiveZeros) {

@@ -246,6 +246,49 @@ TEST_P(OpRegistry, ForwardOverReverseAgreesWithReverseOverReverse) {
   EXPECT_GT(compared, 0) << op.name << ": no sample compares a second derivative";
 }
 
+// Forward mode on broadcast views: each differentiable input in turn is an
+// expand view (stride 0) of a tensor of ones' shape, whose one tangent value
+// every element shares. The op's forward rule must give what it gives on the
+// dense copy of that view with the dense copy of its tangent: a rule that
+// assumed a layout without overlap would read one tangent value where there
+// are several, or write several into one.
+TEST_P(OpRegistry, ForwardRulesOnStrideZeroInputs) {
+  const OpInfo& op = GetParam();
+  Generator g(2024);
+  int64_t compared = 0;
+  for (const OpSample& s : op.samples(g)) {
+    for (size_t k = 0; k < s.inputs.size(); ++k) {
+      const Tensor& x = s.inputs[k];
+      if (!x.defined() || !x.is_floating_point() || !x.requires_grad() || x.numel() < 2 || x.dim() == 0) continue;
+      SCOPED_TRACE(op.name + " on " + describe(s) + ", input " + std::to_string(k) + " broadcast");
+      const Shape ones_shape(static_cast<size_t>(x.dim()), 1);
+      Tensor small = reshape(x.detach().reshape({-1}).narrow(0, 0, 1), ones_shape);
+      Generator r(7 + k);
+      Tensor v = randn(ones_shape, r, x.dtype());
+      TensorFn through_a_view = [&](const std::vector<Tensor>& in) {
+        std::vector<Tensor> all = s.inputs;
+        all[k] = in[0].expand(x.shape());
+        return op.fn(all);
+      };
+      std::vector<Tensor> dense = s.inputs, tangents(s.inputs.size());
+      dense[k] = small.expand(x.shape()).contiguous();
+      tangents[k] = v.expand(x.shape()).contiguous();
+      const std::vector<double> a = jvp(through_a_view, {small}, {v}).tangent.to_vector<double>();
+      const std::vector<double> b = jvp(op.fn, dense, tangents).tangent.to_vector<double>();
+      ASSERT_EQ(a.size(), b.size());
+      for (size_t i = 0; i < a.size(); ++i) {
+        if (std::isnan(a[i]) || std::isnan(b[i])) {
+          EXPECT_EQ(std::isnan(a[i]), std::isnan(b[i])) << "element " << i << ": " << a[i] << " vs " << b[i];
+          continue;
+        }
+        EXPECT_NEAR(a[i], b[i], 1e-11 * (1 + std::abs(b[i]))) << "element " << i;
+        ++compared;
+      }
+    }
+  }
+  if (compared == 0) GTEST_SKIP() << op.name << ": no floating input with two or more elements";
+}
+
 TEST_P(OpRegistry, RecordsTheNodesItDeclares) {
   const OpInfo& op = GetParam();
   std::set<std::string> declared(op.nodes.begin(), op.nodes.end());

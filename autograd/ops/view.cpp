@@ -202,9 +202,17 @@ Tensor detail::stand_in(const Tensor& x) {
 // make_dual's copy (autograd/forward.h): the elements x's view spans, from
 // its first to its last, copied and viewed with x's strides, so that the dual
 // of a non-contiguous view is one too (and a slice of a big tensor copies
-// only what it spans).
+// only what it spans). A tangent belongs to memory, so a layout with several
+// elements in one location (an expand view) has room for one tangent value
+// where the primal shows several: its dual is a dense copy instead.
 Tensor detail::copy_with_layout(const Tensor& x) {
   OpScope scope("make_dual", x);
+  if (kernel::may_overlap_itself(x)) {
+    Tensor out = empty(x.shape(), x.dtype());
+    kernel::copy_(out, x, "make_dual");
+    if (needs_grad({x})) record(out, std::make_shared<IdentityBackward>(), {x});
+    return out;
+  }
   int64_t span = x.numel() == 0 ? 0 : 1;
   for (int64_t d = 0; d < x.dim(); ++d)
     if (x.numel() > 0) span += (x.shape()[d] - 1) * x.stride()[d];
