@@ -14,6 +14,10 @@
 
 namespace ember {
 
+namespace detail {
+thread_local WriteWatcher* write_watcher = nullptr;
+}  // namespace detail
+
 namespace {
 
 using Draw = std::pair<Generator*, Generator::State>;
@@ -63,6 +67,56 @@ class ReplayDraws {
   std::vector<Draw> now_;
   detail::DrawWatcher* prev_;
 };
+
+// While the piece runs (its forward, and its recomputation in backward):
+// refuses an in-place write into the memory of one of its inputs, or into a
+// leaf that requires grad (a parameter), before it is made; and notes every
+// storage written, so that a write into another tensor the piece reads that
+// requires grad (known only when it returns) is refused then. Tells
+// an enclosing checkpoint too (nested pieces).
+class WatchWrites final : public detail::WriteWatcher {
+ public:
+  explicit WatchWrites(std::vector<const Storage*> inputs)
+      : inputs_(std::move(inputs)), prev_(detail::write_watcher) {
+    detail::write_watcher = this;
+  }
+  ~WatchWrites() { detail::write_watcher = prev_; }
+  WatchWrites(const WatchWrites&) = delete;
+  WatchWrites& operator=(const WatchWrites&) = delete;
+  void writing(const Tensor& t, const char* op) override {
+    if (prev_) prev_->writing(t, op);
+    for (size_t i = 0; i < inputs_.size(); ++i)
+      EMBER_CHECK(t.storage().get() != inputs_[i], "checkpoint",
+                  op << " writes in place into input " << i << " (a tensor of shape " << shape_str(t.shape())
+                     << ") of a checkpointed function: backward runs the function again, which would write it a "
+                        "second time and differentiate the changed value; write into a copy (clone() it inside "
+                        "the function) or outside the checkpoint");
+    EMBER_CHECK(!(t.is_leaf() && t.requires_grad()), "checkpoint",
+                op << " writes in place into a tensor of shape " << shape_str(t.shape())
+                   << " that requires grad (a parameter) inside a checkpointed function: backward runs the function "
+                      "again, which would write it a second time; make the write outside the checkpoint");
+    written_.insert(t.storage().get());
+  }
+  // `read`: what the piece's graph reads besides its inputs (tensors_read).
+  void check_reads(const std::vector<Tensor>& read) const {
+    for (const Tensor& r : read)
+      EMBER_CHECK(!written_.count(r.storage().get()), "checkpoint",
+                  "the checkpointed function writes in place into a tensor of shape "
+                      << shape_str(r.shape()) << " that it reads and that requires grad: backward runs the function "
+                      << "again, which would write it a second time; make the write outside the checkpoint");
+  }
+
+ private:
+  std::vector<const Storage*> inputs_;
+  std::unordered_set<const Storage*> written_;
+  detail::WriteWatcher* prev_;
+};
+
+std::vector<const Storage*> storages_of(const std::vector<Tensor>& ts) {
+  std::vector<const Storage*> out;
+  for (const Tensor& t : ts) out.push_back(t.storage().get());
+  return out;
+}
 
 // Marks the nodes recorded in its scope with a number no other checkpoint
 // call has (a stack address could repeat from one call to the next).
@@ -151,6 +205,9 @@ struct CheckpointBackward final : Node {
       ReplayDraws replay(draws);
       AutocastGuard cast(autocast);
       GradModeGuard on(true);
+      std::vector<const Storage*> input_memory;
+      for (size_t i = 0; i < inputs.size(); ++i) input_memory.push_back(inputs[i].get(*this).storage().get());
+      WatchWrites watch_writes(std::move(input_memory));
       for (size_t i = 0; i < inputs.size(); ++i) {
         Tensor x = inputs[i].get(*this);
         if (x.requires_grad()) {
@@ -192,6 +249,7 @@ Tensor checkpoint(const CheckpointFn& fn, const std::vector<Tensor>& inputs) {
     args.push_back(a);
   }
   WatchDraws watch;
+  WatchWrites watch_writes(storages_of(inputs));
   Tensor y;
   uint64_t segment_id = 0;
   {
@@ -208,6 +266,7 @@ Tensor checkpoint(const CheckpointFn& fn, const std::vector<Tensor>& inputs) {
   }
   if (y.grad_fn()->meta.segment != segment_id) return y;  // a tensor computed before fn, returned as it is
   std::vector<Tensor> leaves = tensors_read(y, args, segment_id);
+  watch_writes.check_reads(leaves);
   Tensor out = y.detach();  // drops fn's graph and everything it saved
   y = Tensor();
   std::vector<Tensor> edges = inputs;

@@ -22,6 +22,13 @@
 /// piece returns is refused (its gradient would stop there): pass it as an
 /// input.
 ///
+/// A checkpointed function must not write its inputs, or any other tensor
+/// it reads that requires grad, in place: the write would be made again
+/// when backward recomputes the function (the input changed twice, the
+/// gradient computed from the changed value). Such a write is refused, an
+/// ember::Error naming the op and the input, before the input is changed;
+/// writes into tensors the function makes itself are fine.
+///
 /// Every input and every leaf read is kept with its version: a parameter
 /// updated in place between forward and backward is an error in backward
 /// (as for any saved tensor), not a gradient of other weights. Works with
@@ -42,5 +49,23 @@ using CheckpointFn = std::function<Tensor(const std::vector<Tensor>& inputs)>;
 
 /// fn(inputs), checkpointed. Outside grad mode it is fn(inputs).
 Tensor checkpoint(const CheckpointFn& fn, const std::vector<Tensor>& inputs);
+
+namespace detail {
+/// Told, on this thread, of each in-place write before it is made (every
+/// in-place method of autograd/tensor_methods.cpp calls before_write). Its
+/// one user is checkpoint, which refuses writes into what a checkpointed
+/// function reads. Null when nothing watches.
+struct WriteWatcher {
+  virtual void writing(const Tensor& t, const char* op) = 0;
+
+ protected:
+  ~WriteWatcher() = default;
+};
+extern thread_local WriteWatcher* write_watcher;
+inline void before_write(const Tensor& t, const char* op) {
+  if (write_watcher) [[unlikely]]
+    write_watcher->writing(t, op);
+}
+}  // namespace detail
 
 }  // namespace ember

@@ -1,6 +1,7 @@
 // The Tensor member functions that belong to autograd: backward, hooks,
 // in-place writes (guarded), printing with grad_fn, and the shortcuts to
 // autograd/ops.h.
+#include "autograd/checkpoint.h"
 #include "autograd/engine.h"
 #include "autograd/forward.h"
 #include "autograd/grad_mode.h"
@@ -53,6 +54,7 @@ void check_inplace(const Tensor& t, const char* op) {
                        << "); ember does not rewrite graphs in place: use the out-of-place op");
   }
   kernel::check_no_internal_overlap(t, op);
+  detail::before_write(t, op);  // a checkpointed function's inputs are refused (autograd/checkpoint.h)
 }
 
 // Forward mode: an in-place write updates the tangent of the memory it

@@ -262,3 +262,61 @@ TEST(ActivationCheckpoint, AHookOnAParameterReadInsideRunsOnce) {
   EXPECT_EQ(calls, 1);
   EXPECT_EQ(values(w.grad()), (std::vector<double>{4.0, 6.0}));
 }
+
+// A piece runs twice, in forward and again in backward: an in-place write
+// into what it reads would be made twice (the caller's input scaled twice,
+// the gradient taken at the changed value). It is refused before the input
+// changes, by op and input; a write into a tensor the piece makes is fine.
+TEST(ActivationCheckpoint, AnInPlaceWriteIntoAnInputIsRefusedBeforeItIsMade) {
+  Tensor w = tensor(std::vector<double>{0.5, -1.5}).requires_grad_();
+  Tensor x = tensor(std::vector<double>{2.0, 3.0});
+  auto scales_its_input = [&w](const std::vector<Tensor>& in) {
+    Tensor x = in[0];
+    x.mul_(2.0);
+    return (x * w).sum();
+  };
+  expect_error([&] { nn::checkpoint(scales_its_input, {x}); }, "checkpoint",
+               {"mul_ writes in place into input 0", "(2)", "clone() it inside"});
+  EXPECT_EQ(values(x), (std::vector<double>{2.0, 3.0})) << "the input is as it was";
+  EXPECT_FALSE(w.grad().defined());
+  // the same through a view of the input, and into the second input
+  Tensor big = tensor(std::vector<double>{1, 2, 3, 4}).reshape({2, 2});
+  auto writes_a_row = [&w](const std::vector<Tensor>& in) {
+    Tensor row = in[1].select(0, 1);
+    row.fill_(0.0);
+    return (in[0] * w).sum();
+  };
+  expect_error([&] { nn::checkpoint(writes_a_row, {x, big}); }, "checkpoint", {"fill_ writes in place into input 1"});
+  EXPECT_EQ(values(big), (std::vector<double>{1, 2, 3, 4}));
+  // a tensor the piece reads through its closure that requires grad,
+  // written outside grad mode inside the piece
+  auto writes_its_weight = [&w](const std::vector<Tensor>& in) {
+    Tensor y = (in[0] * w).sum();
+    NoGradGuard plain;
+    Tensor(w).add_(1.0);
+    return y;
+  };
+  expect_error([&] { nn::checkpoint(writes_its_weight, {x}); }, "checkpoint",
+               {"add_ writes in place into a tensor of shape (2) that requires grad"});
+  EXPECT_EQ(values(w), (std::vector<double>{0.5, -1.5}));
+  // ... and through a view made outside grad mode, seen when the piece returns
+  auto writes_through_a_view = [&w](const std::vector<Tensor>& in) {
+    Tensor y = (in[0] * w).sum();
+    NoGradGuard plain;
+    Tensor first = w.narrow(0, 0, 1);
+    first.add_(1.0);
+    return y;
+  };
+  expect_error([&] { nn::checkpoint(writes_through_a_view, {x}); }, "checkpoint",
+               {"writes in place into a tensor of shape (2) that it reads"});
+  // writes into its own tensors: the plain function's gradients, bit for bit
+  auto writes_its_own = [&w](const std::vector<Tensor>& in) {
+    Tensor h = in[0].clone();
+    h.mul_(2.0);
+    return (h * w).sum();
+  };
+  Tensor v = tensor(std::vector<double>{2.0, 3.0});
+  std::vector<Tensor> got = grad({nn::checkpoint(writes_its_own, {v})}, {w});
+  EXPECT_EQ(values(got[0]), (std::vector<double>{4.0, 6.0}));
+  EXPECT_EQ(values(v), (std::vector<double>{2.0, 3.0}));
+}
