@@ -58,6 +58,9 @@ Tensor gelu(const Tensor& x, GeluApprox approx = GeluApprox::None);  // autograd
 /// softmax(scale * x, -1), and with causal row i of each trailing (Tq, Tk)
 /// block sees keys 0..i only: attention's weights in one op, the same as
 /// softmax(masked_fill(x * scale, triu(ones(Tq, Tk), 1), -inf), -1) (tested).
+/// A row of only -inf (every key masked) is all 0, with gradient 0, as for
+/// softmax: ember's rule, where PyTorch's softmax gives NaN (a row that may
+/// attend to nothing weighs nothing, and no NaN reaches the weights).
 Tensor scaled_softmax(const Tensor& x, double scale, bool causal = false);  // autograd/ops/reduce.cpp
 
 /// softmax(q kᵀ / sqrt(d)) v, and with causal query i sees keys 0..i (as
@@ -66,7 +69,8 @@ Tensor scaled_softmax(const Tensor& x, double scale, bool causal = false);  // a
 /// sqrt(d), causal), v) up to rounding, but it never holds the (…, Tq, Tk)
 /// weights: it saves its output and one log-sum-exp per query row, and its
 /// backward recomputes the weights tile by tile (autograd/ops/attention.cpp,
-/// tensor/attention.cpp).
+/// tensor/attention.cpp). The two agree on the edge rows too: a row whose
+/// scores are all -inf gives 0 (scaled_softmax's rule), a NaN score a NaN row.
 Tensor tiled_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal = false);
 
 // (autograd/ops/index.cpp; ids are int64 and bounds-checked)
@@ -89,7 +93,9 @@ enum class Reduction { Mean, Sum, None };
 /// logits (N, C) or (B, T, C), targets (N) or (B, T) int64 in [0, C).
 /// Targets equal to ignore_index contribute nothing (and are not counted by
 /// Mean). Reduction::None returns the per-target losses (0 where ignored).
-/// Mean over zero counted targets is NaN, as in PyTorch.
+/// Mean over zero counted targets is NaN, as in PyTorch. A row of only -inf
+/// logits has loss +inf (softmax's rule weighs its target 0; PyTorch: NaN),
+/// with gradient -1 at the target.
 Tensor cross_entropy(const Tensor& logits, const Tensor& targets, Reduction reduction = Reduction::Mean,
                      int64_t ignore_index = -100);
 

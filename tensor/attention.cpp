@@ -21,6 +21,11 @@
 //   dQ_i += s dS K_j,  dK_j += s dSᵀ Q_i
 // (dS is the softmax backward: δ equals Σ_k P dP over the row.)
 //
+// A row whose scores are all -inf (every key masked, or q kᵀ overflowing
+// to -inf) weighs no key: its output is 0, its lse -inf, and its gradient 0,
+// the rule of scaled_softmax (an all -inf softmax row is 0, not NaN). A NaN
+// score makes its row NaN, as there.
+//
 // Causal (query i sees keys j <= i, as scaled_softmax's mask): a key tile
 // that starts after a row tile's last query is skipped, which halves the work;
 // inside the diagonal tile the future keys are set to weight 0.
@@ -45,6 +50,7 @@ namespace ember::kernel {
 
 namespace {
 
+constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr int64_t kRows = 128;  // Br
 constexpr int64_t kCols = 128;  // Bc
 
@@ -229,9 +235,13 @@ TiledAttention tiled_attention_forward(const Tensor& q, const Tensor& k, const T
             std::fill(row + valid, row + C, T(0));
             if (valid == 0) continue;
             const double m_new = std::max(m[r], static_cast<double>(row_max(row, valid)));
-            detail::exp_shifted(row, static_cast<T>(m_new), row, valid);
+            // While every score so far is -inf the shift is 0, not -inf (which
+            // would give -inf - -inf = NaN): such a score has weight exp(-inf)
+            // = 0, as in scaled_softmax, and a NaN score stays NaN.
+            detail::exp_shifted(row, m_new == -kInf ? T(0) : static_cast<T>(m_new), row, valid);
             const double sum = row_sum(row, valid);
-            const double corr = std::exp(m[r] - m_new);  // 0 for the first tile (m = -inf)
+            // 0 for the first tile with a finite score (m = -inf), 1 while the max stays
+            const double corr = m_new == m[r] ? 1.0 : std::exp(m[r] - m_new);
             if (corr != 1.0) {
               T* a = acc.data() + r * dv;
               for (int64_t e = 0; e < dv; ++e) a[e] = static_cast<T>(a[e] * corr);
@@ -245,7 +255,7 @@ TiledAttention tiled_attention_forward(const Tensor& q, const Tensor& k, const T
         for (int64_t r = 0; r < R; ++r) {
           T* o = po + mo.base[n] + (r0 + r) * mo.ld;
           const T* a = acc.data() + r * dv;
-          if (l[r] == 0) {  // no key at all (Tk = 0): output 0, like an all-blocked row
+          if (l[r] == 0) {  // no key (Tk = 0), or every score -inf: output 0, as scaled_softmax gives weight 0
             std::fill(o, o + dv, T(0));
             pl[n * Tq + r0 + r] = ninf;
             continue;
@@ -310,7 +320,8 @@ TiledAttentionGrads tiled_attention_backward(const Tensor& q, const Tensor& k, c
             for (int64_t r = 0; r < R; ++r) {
               T* row = P.data() + r * kCols;
               const int64_t valid = visible(causal, r0 + r, c0, c1);
-              detail::exp_shifted(row, L[r0 + r], row, valid);  // P = exp(S - lse)
+              if (L[r0 + r] == -kInf) std::fill(row, row + valid, T(0));  // a row that weighs no key (all -inf)
+              else detail::exp_shifted(row, L[r0 + r], row, valid);       // P = exp(S - lse)
               std::fill(row + valid, row + C, T(0));
             }
             // dV_j += Pᵀ dO_i

@@ -207,13 +207,22 @@ CrossEntropyForward cross_entropy_forward(const Tensor& logits, const Tensor& ta
         const T* row = px + n * C;
         T mx = -std::numeric_limits<T>::infinity();
         for (int64_t c = 0; c < C; ++c) mx = std::max(mx, row[c]);
-        detail::exp_shifted(row, mx, e.data(), C);
+        const T shift = mx == -std::numeric_limits<T>::infinity() ? T(0) : mx;  // all -inf: no inf - inf
+        detail::exp_shifted(row, shift, e.data(), C);
         double s = 0;
         for (int64_t c = 0; c < C; ++c) s += e[c];
         const T log_s = static_cast<T>(std::log(s));
-        pe[n] = mx + log_s;
+        if (s == 0) {
+          // Every logit -inf: softmax's rule (an all -inf row weighs every
+          // class 0, log_softmax -inf) makes the target's probability 0, so
+          // the loss is +inf, as composed::cross_entropy gives; lse = -inf.
+          pe[n] = -std::numeric_limits<T>::infinity();
+          pl[n] = tgt[n] == ignore_index ? T(0) : std::numeric_limits<T>::infinity();
+          continue;
+        }
+        pe[n] = shift + log_s;
         // -log softmax[target] = log Σ exp(x - max) - (x_t - max)
-        pl[n] = tgt[n] == ignore_index ? T(0) : log_s - (row[tgt[n]] - mx);
+        pl[n] = tgt[n] == ignore_index ? T(0) : log_s - (row[tgt[n]] - shift);
       }
     });
   });
@@ -252,7 +261,8 @@ Tensor cross_entropy_backward(const Tensor& logits, const Tensor& targets, const
       for (int64_t n = n0; n < n1; ++n) {
         const T gn = tgt[n] == ignore_index ? T(0) : static_cast<T>(pg[shared ? 0 : n] * scale);
         T* o = out + n * C;
-        detail::exp_shifted(px + n * C, pl[n], o, C);  // softmax
+        if (pl[n] == -std::numeric_limits<T>::infinity()) std::fill(o, o + C, T(0));  // all -inf: weighs 0
+        else detail::exp_shifted(px + n * C, pl[n], o, C);                             // softmax
         for (int64_t c = 0; c < C; ++c) o[c] *= gn;
         if (tgt[n] != ignore_index) o[tgt[n]] -= gn;
       }

@@ -96,7 +96,9 @@ Tensor scaled_softmax(const Tensor& x, double scale, bool causal);
 /// The gradient of softmax (log = false) or log_softmax (log = true) given the
 /// op's output y and grad_out g, fused into one pass over each row.
 /// (scale: of scaled_softmax, whose gradient is the softmax one times it.)
-Tensor softmax_backward(const Tensor& y, const Tensor& g, int64_t d, bool log, double scale = 1.0);
+/// causal > 0 (scaled_softmax's mask, rows of `causal` queries): the keys
+/// a row does not see get gradient 0 and leave its sum alone.
+Tensor softmax_backward(const Tensor& y, const Tensor& g, int64_t d, bool log, double scale = 1.0, int64_t causal = 0);
 /// Sums a broadcast gradient back to `shape` (the inverse of broadcasting).
 Tensor sum_to(const Tensor& x, const Shape& shape);
 

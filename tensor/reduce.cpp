@@ -346,8 +346,9 @@ Tensor scaled_softmax(const Tensor& x, double scale, bool causal) {
 // One pass per row instead of four tensor ops:
 //   softmax:     dx = y (g - Σ g y)
 //   log_softmax: dx = g - exp(y) Σ g
-// times the scale for scaled_softmax (masked keys have y = 0: dx = 0 there).
-Tensor softmax_backward(const Tensor& y, const Tensor& g, int64_t d, bool log, double scale) {
+// times the scale for scaled_softmax; a key the causal mask hides gets 0
+// (it is not in the row: a NaN elsewhere in the row does not reach it).
+Tensor softmax_backward(const Tensor& y, const Tensor& g, int64_t d, bool log, double scale, int64_t causal) {
   const char* op = log ? "log_softmax backward" : "softmax backward";
   EMBER_CHECK(y.shape() == g.shape() && y.dtype() == g.dtype(), op,
               "output " << shape_str(y.shape()) << " and gradient " << shape_str(g.shape()) << " must match");
@@ -364,14 +365,17 @@ Tensor softmax_backward(const Tensor& y, const Tensor& g, int64_t d, bool log, d
       for (int64_t m = m0; m < m1; ++m) {
         const T *yr = py + m * K, *gr = pg + m * K;
         T* o = po + m * K;
+        // the keys this row sees (as the forward); the others are not in its softmax
+        const int64_t seen = causal > 0 ? std::min(K, m % causal + 1) : K;
+        std::fill(o + seen, o + K, T(0));
         double s = 0;
         if (log) {
-          for (int64_t k = 0; k < K; ++k) s += gr[k];
-          detail::exp_shifted(yr, T(0), o, K);
-          for (int64_t k = 0; k < K; ++k) o[k] = sc * (gr[k] - o[k] * static_cast<T>(s));
+          for (int64_t k = 0; k < seen; ++k) s += gr[k];
+          detail::exp_shifted(yr, T(0), o, seen);
+          for (int64_t k = 0; k < seen; ++k) o[k] = sc * (gr[k] - o[k] * static_cast<T>(s));
         } else {
-          for (int64_t k = 0; k < K; ++k) s += static_cast<double>(gr[k]) * yr[k];
-          for (int64_t k = 0; k < K; ++k) o[k] = sc * yr[k] * (gr[k] - static_cast<T>(s));
+          for (int64_t k = 0; k < seen; ++k) s += static_cast<double>(gr[k]) * yr[k];
+          for (int64_t k = 0; k < seen; ++k) o[k] = sc * yr[k] * (gr[k] - static_cast<T>(s));
         }
       }
     });

@@ -223,6 +223,14 @@ Tensor softmax_d(const Tensor& v, const Tensor& y, int64_t dim, double scale) {
   Tensor d = y * (v - sum(v * y, {dim}, true));
   return scale == 1.0 ? d : d * scale;
 }
+// scaled_softmax's with its causal mask: the keys a row does not see are not
+// in its softmax, so they neither enter its sum nor get a derivative (0, not
+// 0 times a NaN of the row), as the kernel's backward gives.
+Tensor masked_softmax_d(const Tensor& v, const Tensor& y, int64_t dim, double scale, bool causal) {
+  if (!causal || y.numel() == 0) return softmax_d(v, y, dim, scale);
+  const Tensor hidden = kernel::triu(ones({y.size(-2), y.size(-1)}, kBool), 1);
+  return masked_fill(softmax_d(masked_fill(v, hidden, 0.0), y, dim, scale), hidden, 0.0);
+}
 // log_softmax's: J = I - 1 pᵀ with p = exp(y), not symmetric, so two:
 //   backward  Jᵀ g = g - p Σ_dim g,     forward  J v = v - Σ_dim p ⊙ v
 Tensor log_softmax_vjp(const Tensor& g, const Tensor& y, int64_t dim) { return g - exp(y) * sum(g, {dim}, true); }
@@ -236,20 +244,23 @@ struct SoftmaxBackward final : Node {
   int64_t dim;
   bool log;
   double scale;  // scaled_softmax: the derivative of scale * x comes out as a factor
-  SoftmaxBackward(const Tensor& o, int64_t d, bool l, double s = 1.0) : out(o), dim(d), log(l), scale(s) {}
+  bool causal;   // scaled_softmax's mask
+  SoftmaxBackward(const Tensor& o, int64_t d, bool l, double s = 1.0, bool c = false)
+      : out(o), dim(d), log(l), scale(s), causal(c) {}
   std::vector<SavedRef> saved() override { return {{"output", &out}}; }
   std::vector<Tensor> apply(const Tensor& g) override {
     const Tensor y = out.get(*this);
-    if (!backward_composes()) return {kernel::softmax_backward(y, g, dim, log, scale)};
-    return {log ? log_softmax_vjp(g, y, dim) : softmax_d(g, y, dim, scale)};
+    if (!backward_composes())
+      return {kernel::softmax_backward(y, g, dim, log, scale, causal && y.numel() > 0 ? y.size(-2) : 0)};
+    return {log ? log_softmax_vjp(g, y, dim) : masked_softmax_d(g, y, dim, scale, causal)};
   }
 };
 Tensor scaled_softmax(const Tensor& x, double scale, bool causal) {
   OpScope scope("scaled_softmax", x);
   Tensor out = kernel::scaled_softmax(x, scale, causal);
   const int64_t last = x.dim() - 1;
-  if (needs_grad({x})) record(out, std::make_shared<SoftmaxBackward>(out, last, false, scale), {x});
-  forward_rule(out, [&] { return softmax_d(dx(x), out, last, scale); }, x);
+  if (needs_grad({x})) record(out, std::make_shared<SoftmaxBackward>(out, last, false, scale, causal), {x});
+  forward_rule(out, [&] { return masked_softmax_d(dx(x), out, last, scale, causal); }, x);
   return out;
 }
 Tensor softmax(const Tensor& x, int64_t d) {
