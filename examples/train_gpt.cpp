@@ -164,8 +164,10 @@ void apply_resume(Flags& f, const CLI::App& app, const train::TrainOptions& run,
   if (!app.count("--out")) f.out = f.resume;
   if (f.more_steps > 0) f.opt.steps = checked_add(checkpoint_step, f.more_steps, "train_gpt", "--more-steps beyond the checkpoint's step");
   // A run killed after its last save but before its loss.csv and loss.png
-  // were written resumes to write them (and trains no step).
-  const bool outputs_written = std::filesystem::exists(f.out + "/loss.csv") && std::filesystem::exists(f.out + "/loss.png");
+  // were written resumes to write them (and trains no step). Finished is
+  // what the resumed run is, whichever --out this one writes.
+  const bool outputs_written =
+      std::filesystem::exists(f.resume + "/loss.csv") && std::filesystem::exists(f.resume + "/loss.png");
   EMBER_CHECK(f.opt.steps > checkpoint_step || !outputs_written, "train_gpt",
               f.resume << " is at step " << checkpoint_step << " of " << run.steps
                        << ": the run is finished; give --more-steps N to train it further");
@@ -492,6 +494,12 @@ struct Loop {
 
 int train_main(Flags& f, const CLI::App& app, const std::string& program_name) {
   const World w = join_world(f, app, program_name);
+  // The resumed run is held while it is read (here and by trainer.resume,
+  // on every rank), so that no other process saves a newer checkpoint in
+  // between; then only --out is held.
+  train::RunLock reading;
+  if (w.main_rank() && !f.resume.empty() && std::filesystem::is_directory(f.resume))
+    reading = train::gpt_run_dir(f.resume).lock();
   settle_options(f, app);
   const Corpus c = read_corpus(f);
   nn::GPT model(f.cfg);
@@ -505,6 +513,7 @@ int train_main(Flags& f, const CLI::App& app, const std::string& program_name) {
   check_flags_take_effect(f, app, w, trainer);
   train::RunLock hold;
   if (w.main_rank()) hold = claim_run_dir(f);
+  reading.release();  // (every rank has read the checkpoint: replicate compared what they read)
   train::Metadata meta = train::gpt_metadata(f.cfg, c.tok);
   meta["ember.data"] = f.data;
   // --bf16: every product of the run (forward, backward, evaluation,

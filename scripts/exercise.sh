@@ -25,6 +25,10 @@ if [ $# -eq 0 ]; then
   exit 0
 fi
 
+if [ $# -gt 1 ]; then
+  echo "exercise.sh: it takes one exercise number, and got $# arguments ($*): 'bash scripts/exercise.sh $1' checks exercise $1" >&2
+  exit 2
+fi
 id=$1
 if ! [[ $id =~ ^[0-9]+\.[0-9]+$ ]]; then
   echo "exercise.sh: '$id' is not an exercise number; they look like 2.1 (run it without arguments for the list)" >&2

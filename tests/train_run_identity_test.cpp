@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -109,6 +110,50 @@ TEST(TrainRunLock, ASecondProcessIsRefusedNamingTheHolderAndAKilledHolderLeavesN
   train::RunLock again = run.lock();  // this process may hold it twice (a save inside a program's hold)
   run.save(1, [](const std::string& d) { write_file_atomically(d + "/a.txt", {"1"}, "test"); });
   EXPECT_EQ(bytes_of(dir.file("a.txt")), "1");
+}
+
+// The lock file is a regular file that ember wrote: a symbolic link (the
+// run would write its pid into the link's target), a second name of another
+// file, a FIFO or a file of other bytes is refused, and left as it was; an
+// empty lock file, or one a dead holder left, is taken.
+TEST(TrainRunLock, ALockFileThatIsNotOneEmberWroteIsRefusedAndLeftAsItIs) {
+  TempDir dir;
+  const std::string victim = dir.file("victim.txt");
+  write_file_atomically(victim, {"precious\n"}, "test");
+  auto run_at = [&](const std::string& name) {
+    fs::create_directories(dir.file(name));
+    return train::RunDir(dir.file(name), {"a.txt"});
+  };
+  const train::RunDir linked = run_at("linked");
+  fs::create_symlink(victim, dir.file("linked/.lock"));
+  expect_error([&] { (void)linked.lock(); }, "lock", {dir.file("linked/.lock"), "is a symbolic link"});
+  expect_error([&] { linked.save(1, [](const std::string& d) { write_file_atomically(d + "/a.txt", {"1"}, "test"); }); },
+               "save", {"is a symbolic link"});
+  EXPECT_FALSE(fs::exists(dir.file("linked/checkpoints/step-00000001")));
+  const train::RunDir dangling = run_at("dangling");
+  fs::create_symlink(dir.file("nowhere"), dir.file("dangling/.lock"));
+  expect_error([&] { (void)dangling.lock(); }, "lock", {"is a symbolic link"});
+  EXPECT_FALSE(fs::exists(dir.file("nowhere"))) << "a dangling link's target is not created";
+  const train::RunDir hard = run_at("hard");
+  fs::create_hard_link(victim, dir.file("hard/.lock"));
+  expect_error([&] { (void)hard.lock(); }, "lock", {"not a lock file ember wrote", "2 names"});
+  const train::RunDir fifo = run_at("fifo");
+  ASSERT_EQ(::mkfifo(dir.file("fifo/.lock").c_str(), 0644), 0);
+  expect_error([&] { (void)fifo.lock(); }, "lock", {"not a lock file ember wrote", "not a regular file"});
+  const train::RunDir foreign = run_at("foreign");
+  write_file_atomically(dir.file("foreign/.lock"), {"my notes\n"}, "test");
+  expect_error([&] { (void)foreign.lock(); }, "lock", {"not a lock file ember wrote", "not a lock record"});
+  EXPECT_EQ(bytes_of(victim), "precious\n");
+  EXPECT_EQ(bytes_of(dir.file("foreign/.lock")), "my notes\n");
+  // what ember leaves behind is taken again
+  const train::RunDir empty = run_at("empty");
+  write_file_atomically(dir.file("empty/.lock"), {""}, "test");
+  EXPECT_TRUE(empty.lock().held());
+  const train::RunDir stale = run_at("stale");
+  write_file_atomically(dir.file("stale/.lock"), {"999999999 train_gpt\n"}, "test");
+  EXPECT_TRUE(stale.lock().held());
+  EXPECT_EQ(bytes_of(dir.file("stale/.lock")).substr(0, std::to_string(::getpid()).size() + 1),
+            std::to_string(::getpid()) + " ");
 }
 
 // ---- one run per directory ----

@@ -3,9 +3,11 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -43,6 +45,67 @@ std::mutex held_mutex;
 std::map<std::string, Held>& held_locks() {
   static std::map<std::string, Held> table;
   return table;
+}
+
+// "PID PROGRAM\n": a positive number, a space, a name without spaces, a newline.
+bool is_lock_record(const std::string& s) {
+  size_t i = 0;
+  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+  if (i == 0 || i > 19 || i >= s.size() || s[i] != ' ') return false;
+  const size_t name = ++i;
+  while (i < s.size() && s[i] != '\n' && !std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+  return i > name && i + 1 == s.size() && s[i] == '\n';
+}
+
+[[noreturn]] void refuse_lock_file(const std::string& file, const std::string& why, const char* op) {
+  EMBER_FAIL(op, file << " is not a lock file ember wrote (" << why << "): it is left as it is; remove it if the "
+                         "directory is a run of yours");
+}
+
+// Opens (creating it if need be) the run's lock file, refusing anything but
+// a regular file of its own, in the way of every file of the run directory:
+// a symbolic link (which would make the run write its pid into the link's
+// target), a hard link to another file, a FIFO, a directory; and, once it is
+// locked, a file whose bytes are not a lock record (check_lock_record).
+int open_lock_file(const std::string& file, const char* op) {
+  const int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    const int err = errno;
+    std::error_code ec;
+    EMBER_CHECK(!(err == ELOOP || fs::is_symlink(fs::symlink_status(file, ec))), op,
+                file << " is a symbolic link: the lock file of a run directory is a regular file ember makes; "
+                        "remove the link");
+    EMBER_FAIL(op, file << ": cannot open the lock file: " << std::strerror(err));
+  }
+  struct stat st {};
+  std::string why;
+  if (::fstat(fd, &st) != 0) why = std::string("cannot stat it: ") + std::strerror(errno);
+  else if (!S_ISREG(st.st_mode)) why = "it is not a regular file";
+  else if (st.st_nlink != 1) why = "it has " + std::to_string(st.st_nlink) + " names (a hard link to another file)";
+  if (!why.empty()) {
+    ::close(fd);
+    refuse_lock_file(file, why, op);
+  }
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  return fd;
+}
+
+// Once the lock is held (no other process writes the file now): what the
+// file holds must be empty or a lock record, before lock() rewrites it.
+void check_lock_record(int fd, const std::string& file, const char* op) {
+  struct stat st {};
+  std::string why;
+  if (::fstat(fd, &st) != 0) why = std::string("cannot stat it: ") + std::strerror(errno);
+  else if (st.st_size > 256) why = "it holds " + std::to_string(st.st_size) + " bytes, not a lock record";
+  if (why.empty() && st.st_size > 0) {
+    std::string bytes(static_cast<size_t>(st.st_size), '\0');
+    const ssize_t got = ::pread(fd, bytes.data(), bytes.size(), 0);
+    if (got != st.st_size || !is_lock_record(bytes)) why = "its bytes are not a lock record (\"PID PROGRAM\")";
+  }
+  if (!why.empty()) {
+    ::close(fd);
+    refuse_lock_file(file, why, op);
+  }
 }
 
 // "process 12345 (train_gpt)", from the lock file the holder wrote.
@@ -88,8 +151,7 @@ RunLock RunDir::lock(const char* op) const {
     return RunLock(key);
   }
   const std::string file = (fs::path(path_) / ".lock").string();
-  const int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  EMBER_CHECK(fd >= 0, op, file << ": cannot open the lock file: " << std::strerror(errno));
+  const int fd = open_lock_file(file, op);
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     const int err = errno;
     ::close(fd);
@@ -98,9 +160,22 @@ RunLock RunDir::lock(const char* op) const {
                       << ": one process at a time writes a run directory; wait for it to end, or use another directory");
     EMBER_FAIL(op, file << ": flock failed: " << std::strerror(err));
   }
+  // The lock is the file's inode: if .lock was removed or replaced while this
+  // process waited for it, another process may hold the new one.
+  struct stat held {}, now {};
+  if (::fstat(fd, &held) != 0 || ::lstat(file.c_str(), &now) != 0 || held.st_ino != now.st_ino ||
+      held.st_dev != now.st_dev) {
+    ::close(fd);
+    EMBER_FAIL(op, file << " was replaced while it was being locked: another process is starting on " << path_
+                        << "; try again");
+  }
+  check_lock_record(fd, file, op);
   // Who holds it, for the message a second process gets (best effort: the
   // lock itself is the flock, not these bytes).
-  const std::string me = std::to_string(::getpid()) + " " + program_invocation_short_name + "\n";
+  std::string program = program_invocation_short_name;
+  std::replace_if(program.begin(), program.end(), [](unsigned char c) { return std::isspace(c) != 0; }, '_');
+  if (program.empty()) program = "ember";
+  const std::string me = std::to_string(::getpid()) + " " + program + "\n";
   if (::ftruncate(fd, 0) == 0 && ::pwrite(fd, me.data(), me.size(), 0) < 0) {
   }
   held_locks()[key] = {fd, 1};

@@ -88,6 +88,28 @@ expect_line "--more-steps beyond the checkpoint's step overflows int64: 3 + 9223
 [[ $(wc -l <"$work/run/loss.csv") -eq 6 && $(ls "$work/run/checkpoints") == step-00000004 ]] &&
   ! cmp -s "$work/run/model.safetensors" "$work/first_model.safetensors" ||
   { echo "FAIL: --overwrite left the first run's files: $(ls -R "$work/run")"; failures=$((failures + 1)); }
+# A finished run resumed into another --out is refused as it is into its own
+# directory (pointing at --more-steps), and writes nothing there.
+expect_line "$work/run is at step 4 of 4: the run is finished; give --more-steps N to train it further" \
+  -- "$train" --resume "$work/run" --out "$work/fork"
+[[ ! -e $work/fork/model.safetensors ]] || { echo "FAIL: a refused resume wrote $work/fork"; failures=$((failures + 1)); }
+# The lock file is a regular file ember wrote, or nothing: a symbolic link, a
+# hard link to another file or a file of other bytes is refused, and the file
+# it would have written through is left as it was.
+printf 'precious\n' >"$work/victim"
+mkdir -p "$work/linked" "$work/hard" "$work/foreign"
+ln -s "$work/victim" "$work/linked/.lock"
+ln "$work/victim" "$work/hard/.lock"
+printf 'notes of mine\n' >"$work/foreign/.lock"
+expect "$work/linked/.lock is a symbolic link" -- "$train" "${small[@]}" --out "$work/linked"
+expect "(it has 2 names (a hard link to another file))" -- "$train" "${small[@]}" --out "$work/hard"
+expect "$work/foreign/.lock is not a lock file ember wrote (its bytes are not a lock record" -- \
+  "$train" "${small[@]}" --out "$work/foreign"
+[[ $(cat "$work/victim") == precious && $(cat "$work/foreign/.lock") == "notes of mine" ]] ||
+  { echo "FAIL: a refused lock file was written: $(cat "$work/victim" "$work/foreign/.lock")"; failures=$((failures + 1)); }
+# The book's exercise script takes one exercise number.
+expect "it takes one exercise number, and got 2 arguments (1.1 extra)" -- \
+  bash "$(dirname "$0")/../../scripts/exercise.sh" 1.1 extra
 # One process at a time: a second train_gpt on the directory is refused at
 # once, naming the first; killed, the first leaves no lock behind.
 "$train" --steps 100000 --dim 16 --heads 2 --layers 1 --context 16 --out "$work/held" >"$work/held.log" 2>&1 &
