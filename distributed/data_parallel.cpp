@@ -72,7 +72,7 @@ DataParallel::DataParallel(std::vector<Tensor> params, DataParallelOptions optio
   world_ = distributed::world_size();
   EMBER_CHECK(options_.bucket_bytes > 0, "DataParallel", "bucket_bytes must be positive, got " << options_.bucket_bytes);
   // Every rank must hold the same model, cut into the same buckets.
-  check_agreement(layout(params_, options_.bucket_bytes, zero_stage));
+  check_agreement("DataParallel", layout(params_, options_.bucket_bytes, zero_stage));
 
   buckets_ = plan_buckets(params_, options_.bucket_bytes);
   place_.resize(params_.size());
@@ -128,8 +128,8 @@ double DataParallel::average(double value) {
   return t.item<double>();
 }
 
-void DataParallel::check_agreement(const train::Settings& settings) {
-  distributed::check_agreement("DataParallel", settings);
+void DataParallel::check_agreement(const char* op, const train::Settings& settings) {
+  distributed::check_agreement(op, settings);
 }
 
 bool DataParallel::any(bool mine) {

@@ -94,7 +94,7 @@ class DataParallel : public train::Replicas {
   bool any(bool mine) override;
   /// distributed::check_agreement: the same error on every rank unless they
   /// all pass the same values.
-  void check_agreement(const train::Settings& settings) override;
+  void check_agreement(const char* op, const train::Settings& settings) override;
 
   const std::vector<Bucket>& buckets() const { return buckets_; }
   const SyncStats& stats() const { return stats_; }

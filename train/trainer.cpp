@@ -78,7 +78,7 @@ Settings Trainer::agreement() const {
 void Trainer::set_replicas(Replicas& r, const Settings& also) {
   Settings all = agreement();
   all.insert(all.end(), also.begin(), also.end());
-  r.check_agreement(all);
+  r.check_agreement("Trainer", all);
   const int n = r.world_size();
   EMBER_CHECK(options_.batch % n == 0, "Trainer",
               "batch " << options_.batch << " does not split into " << n << " equal shards, one per rank; give a multiple of "

@@ -43,8 +43,10 @@ class Replicas {
   virtual bool any(bool mine) = 0;           // true everywhere if true on some rank
   /// Collective: every rank passes its values of the same settings; unless
   /// they are equal on every rank, an ember::Error on every rank alike,
-  /// naming each setting that differs and its value on each rank.
-  virtual void check_agreement(const Settings& settings) = 0;
+  /// naming each setting that differs and its value on each rank, under
+  /// `op`: who asks (the Trainer for its options, DataParallel for its
+  /// parameters' layout).
+  virtual void check_agreement(const char* op, const Settings& settings) = 0;
 
   /// One optimizer step after backward, from this rank's gradients; returns
   /// the global gradient norm before clipping (0 when grad_clip is 0). The

@@ -452,6 +452,20 @@ TEST(DistTraining, TheTrainerRefusesABatchThatDoesNotSplitAndDropout) {
   expect_error([&] { t.set_replicas(ddp2); }, "Trainer", {"dropout 0.1", "same dropout masks"});
 }
 
+// Ranks given different training options are refused by the Trainer, which
+// compares them, under its own name: what differs is an option, not the
+// parameters DataParallel lays out.
+TEST(DistTraining, RanksWithOtherOptionsAreRefusedByTheTrainer) {
+  if (ranks() < 2) GTEST_SKIP() << "needs two ranks";
+  TinyRun run;
+  nn::GPT model(run.config());
+  distributed::DataParallel ddp(model.parameters());
+  train::TrainOptions o = run.options(4 * ranks());
+  if (me() == 1) o.lr *= 2;
+  train::Trainer t(model, run.tokens(), o);
+  expect_error([&] { t.set_replicas(ddp); }, "Trainer", {"the ranks disagree: lr is"});
+}
+
 // ---- sharding: the collectives of ZeRO, and stages 1 and 2 ----
 
 // Rank s's part has s + 1 elements (rank 0 one, the last N), so the parts
