@@ -255,6 +255,31 @@ TEST(NnModule, TiedParameterIsListedAndCountedOnce) {
   EXPECT_FALSE(tied.head->weight.grad().defined());
 }
 
+// A tied weight whose .grad has a graph of its own (backward with
+// create_graph) makes the cycle weight -> .grad -> graph -> weight, through
+// both modules that hold it: it is broken when the modules go, so the memory
+// returns, whichever goes first.
+TEST(NnModule, ATiedWeightsGradWithAGraphIsReleasedWithItsModules) {
+  Tensor ids = tensor(std::vector<int64_t>{1, 2}, {1, 2});
+  for (bool head_first : {false, true}) {
+    SCOPED_TRACE(head_first ? "the head goes first" : "the embedding goes first");
+    std::weak_ptr<TensorImpl> weight, grad_of_weight;
+    {
+      auto embed = std::make_shared<nn::Embedding>(11, 4);
+      auto head = std::make_shared<nn::LMHead>(4, 11);
+      nn::tie_weights(*head, *embed);
+      pow(head->forward(embed->forward(ids)), 2.0).sum().backward(Tensor(), false, /*create_graph=*/true);
+      ASSERT_TRUE(embed->weight.grad().grad_fn());
+      weight = embed->weight.impl_ptr();
+      grad_of_weight = embed->weight.grad().impl_ptr();
+      if (head_first) head.reset();
+      else embed.reset();
+    }
+    EXPECT_TRUE(weight.expired());
+    EXPECT_TRUE(grad_of_weight.expired());
+  }
+}
+
 // ---- nn::init ----
 
 struct Moments {
