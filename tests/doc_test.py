@@ -542,6 +542,58 @@ def check_exercises(source, book_files, problems):
                                                      f"in its chapter docs/book/{chapter}*.md")
 
 
+NUMBER_WORDS = {10: "ten", 11: "eleven", 12: "twelve", 13: "thirteen", 14: "fourteen", 15: "fifteen",
+                16: "sixteen", 17: "seventeen", 18: "eighteen", 19: "nineteen", 20: "twenty"}
+
+
+def check_navigation(source, problems):
+    """The chapters as a reader walks them: each headed "# Chapter N: ...",
+    each ending with a "Next:" line that links the next chapter (the last one
+    the glossary), every list of the chapters complete and in order, their
+    count in words right, and every program of the README's table listed
+    for each chapter that runs it."""
+    chapters = sorted((source / BOOK).glob("[0-9][0-9]_*.md"))
+    names = [p.name for p in chapters]
+    for i, p in enumerate(chapters):
+        where = str(p.relative_to(source))
+        lines = [l for l in p.read_text().splitlines() if l.strip()]
+        n = int(p.name[:2])
+        if n != i + 1:
+            problems.add(where, f"chapter files must be numbered 01, 02, ... in order; this is the {i + 1}th")
+        if not lines or not lines[0].startswith(f"# Chapter {n}: "):
+            problems.add(where, f"the first line must be '# Chapter {n}: TITLE', not '{lines[0] if lines else ''}'")
+        following = names[i + 1] if i + 1 < len(names) else "glossary.md"
+        if not lines or not lines[-1].startswith("Next: ") or f"({following})" not in lines[-1]:
+            problems.add(where, f"the last line must be 'Next: ...' linking ({following})")
+    for doc, prefix in ((f"{BOOK}/README.md", ""), ("README.md", f"{BOOK}/")):
+        listed = re.findall(r"^\d+\. \[[^\]]*\]\(" + re.escape(prefix) + r"(\d\d_[^)]+\.md)\)",
+                            (source / doc).read_text(), re.M)
+        if listed != names:
+            problems.add(doc, f"the chapter list must name every chapter in order: missing "
+                              f"{sorted(set(names) - set(listed))}")
+    word = NUMBER_WORDS.get(len(names), str(len(names)))
+    for doc in ("README.md", f"{BOOK}/README.md"):
+        text = (source / doc).read_text()
+        for m in re.finditer(r"\b(\w+) chapters\b", text):
+            if m.group(1) in NUMBER_WORDS.values() and m.group(1) != word:
+                problems.add(doc, f"'{m.group(0)}': the book has {word} chapters")
+    # the README's programs table: | `a`, `b` | what | 7, 10 |
+    runs = {}
+    for p in chapters:
+        for prog in set(re.findall(r"\./build/examples/(\w+)", p.read_text())):
+            runs.setdefault(prog, set()).add(int(p.name[:2]))
+    for line in (source / "README.md").read_text().splitlines():
+        m = re.match(r"\| (`[^|]+`) \| [^|]+ \| ([\d, ]+) \|$", line)
+        if not m:
+            continue
+        listed_in = {int(x) for x in m.group(2).split(",") if x.strip()}
+        for prog in re.findall(r"`(\w+)`", m.group(1)):
+            missing = sorted(runs.get(prog, set()) - listed_in)
+            if missing:
+                problems.add("README.md", f"the programs table lists {prog} for chapters {sorted(listed_in)}, but "
+                                          f"chapters {missing} run it too")
+
+
 def refresh(source, block_checks, inline_checks):
     """Rewrites what the docs quote from docs/book/measured/ with the files'
     current numbers (the words must still match)."""
@@ -616,6 +668,7 @@ def main():
         check_paths(source, md, text, blocks, problems)
     if not args.only and not args.files:
         check_exercises(source, book, problems)
+        check_navigation(source, problems)
         readme = (source / "README.md").read_text().splitlines()
         if len(readme) > README_MAX_LINES:
             problems.add("README.md", f"{len(readme)} lines; the front door has at most {README_MAX_LINES}")
