@@ -1,27 +1,28 @@
-// The backward engine, in three phases; each is one function of BackwardPass
-// below, in the order they run:
+// The backward engine, in the four steps of chapter 2, in the order they
+// run (BackwardPass::run below; 1, 3 and 4 are one function each):
 //
 //   1. count_dependencies — for every node reachable from the roots, how
 //      many edges point at it. A node may run only when every consumer of
 //      its output has sent it a share: then its gradient is the whole sum.
 //      (An explicit stack, no recursion: a 100 000-node chain is fine.)
-//   2. run_ready_nodes — the roots' nodes start with their seeds. Take a
-//      node whose count has reached zero, call its rule (apply), sum each
-//      input's gradient back to the input's shape (broadcasting is undone
-//      here and only here), add it to that input's node — or, for a leaf,
-//      to the leaf's running total — and count the node down.
-//   3. deliver_to_leaves — each leaf's total, through the leaf's hooks, into
+//   2. the roots' nodes start with their seeds (1 for a one-element loss).
+//   3. run_ready_nodes — take a node whose count has reached zero, call its
+//      rule (apply), sum each input's gradient back to the input's shape
+//      (broadcasting is undone here and only here), add it to that input's
+//      node — or, for a leaf, to the leaf's running total — and count the
+//      node down.
+//   4. deliver_to_leaves — each leaf's total, through the leaf's hooks, into
 //      its .grad (backward) or into the result (grad).
 //
-// grad() runs one more step between 1 and 2, prune_to_inputs: only the nodes
-// on a path to one of its inputs need their rules run.
+// grad() (chapter 9) runs one more step between 1 and 3, prune_to_inputs:
+// only the nodes on a path to one of its inputs need their rules run.
 //
 // Unless retain_graph, each node frees what it saved once the pass is past
 // it: the activations of a training step go as backward walks by them.
-// Nothing is written to a .grad before phase 3, so an error in phase 2
+// Nothing is written to a .grad before step 4, so an error in step 3
 // leaves every .grad as it was.
 //
-// create_graph: the same walk with grad mode on, so the ops inside every rule
+// create_graph (chapter 9; skip it on a first reading): the same walk with grad mode on, so the ops inside every rule
 // record nodes of their own and the gradients can be differentiated again.
 // The sums (broadcast undone, several consumers, .grad) then use the
 // differentiable ops instead of the kernels. A rule that cannot be
@@ -143,7 +144,7 @@ class BackwardPass {
   }
 
  private:
-  // ---- phase 1 ----
+  // ---- step 1 ----
   void count_dependencies(const std::vector<Tensor>& roots) {
     std::vector<Node*> stack;
     for (const Tensor& r : roots)
@@ -165,7 +166,7 @@ class BackwardPass {
   // A node leads to an input when one of its edges goes to an input, or to a
   // node that leads to one. Each answer needs the answers of the nodes it
   // sends to, so they are decided in reverse topological order (Kahn's
-  // algorithm on a copy of the counts of phase 1).
+  // algorithm on a copy of the counts of step 1).
   void prune_to_inputs() {
     std::unordered_map<Node*, int> left = deps_;
     std::vector<Node*> order, ready;
@@ -197,7 +198,7 @@ class BackwardPass {
   // to an input (an input's own node only records the gradient it received).
   bool rule_needed(const Node* n) const { return targets_.into_grad || leads_to_input_.count(n) > 0; }
 
-  // ---- phase 2 ----
+  // ---- step 3 (step 2, the seeds, is in run) ----
   void start_at_roots(const std::vector<Tensor>& roots, const std::vector<Tensor>& seeds) {
     for (size_t i = 0; i < roots.size(); ++i) {
       if (Node* n = roots[i].grad_fn().get()) add_to_node(n, seeds[i]);
@@ -301,7 +302,7 @@ class BackwardPass {
     return composes_ ? add(a, b) : kernel::binary(kernel::Binary::Add, a, b);
   }
 
-  // ---- phase 3 ----
+  // ---- step 4 ----
   // A leaf's hooks run once, on its total, when that total is used: written
   // to .grad (backward) or returned (grad, for its inputs). Leaves that are
   // not inputs of grad() are left alone, hooks included.
@@ -329,7 +330,7 @@ class BackwardPass {
   // travel through the pass (forward-over-reverse inside a DualLevel).
   const bool composes_ = create_graph_ || detail::tangents_propagate();
   AutogradObserver* const watcher_;             // null unless an instrument watches
-  std::unordered_map<Node*, int> deps_;         // phase 1: edges not yet run into each node
+  std::unordered_map<Node*, int> deps_;         // step 1: edges not yet run into each node
   std::unordered_set<const Node*> leads_to_input_;  // grad() only
   std::unordered_map<Node*, Tensor> buffer_;    // the gradient summed so far for each node's output
   std::vector<Node*> ready_;                    // nodes whose every consumer has run (a stack)

@@ -14,7 +14,12 @@
 ///
 /// apply(grad_out) returns one gradient per input (undefined = zero / none).
 ///
-/// Second derivatives (backward with create_graph): the engine then runs
+/// On a first reading (chapter 2) the struct Node and record() are the whole
+/// story; what follows here, NodeMeta and GradientGraphScope belong to later
+/// chapters (create_graph: 9; checkpoint segments: 15; labels: 8) and can be
+/// skipped.
+///
+/// Second derivatives (backward with create_graph, chapter 9): the engine then runs
 /// apply() with grad mode on, so the ember ops inside a rule record nodes of
 /// their own. A rule written with ember ops (g * b.get(*this)) is
 /// differentiable as it stands. A rule that is faster than its ember ops (a
@@ -40,7 +45,8 @@ struct Edge {
   bool defined() const { return node || leaf; }
 };
 
-/// Where a node was recorded, noted by record() from the state of its thread.
+/// Where a node was recorded, noted by record() from the state of its thread
+/// (later chapters: 8, 9 and 15).
 struct NodeMeta {
   /// Recorded while a backward ran with create_graph (GradientGraphScope): a
   /// node of the gradient graph (graph export and the backward trace draw

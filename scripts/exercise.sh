@@ -14,12 +14,16 @@ build=${EMBER_BUILD_DIR:-build}
 title_of() { sed -n '1s|^// Exercise [0-9.]*: *||; 1s| (chapter [0-9]*, \(.*\))$|   (\1)|p' "$1"; }
 
 if [ $# -eq 0 ]; then
-  echo "The exercises (bash scripts/exercise.sh ID checks one; 'started' = you have a copy in exercises/mine/):"
+  echo "The exercises (bash scripts/exercise.sh ID checks one; 'started' = you have a copy in exercises/mine/,"
+  echo "'passes' = its checker passed the last time it ran, on your file as it is now):"
   for f in $(printf '%s\n' exercises/start/*.cpp | sort -V); do
     name=$(basename "$f")
     id=${name%%_*}
     mark=""
     [ -f "exercises/mine/$name" ] && mark="  (started)"
+    if [ -f "exercises/mine/.${id}.passed" ] && sha256sum --status -c "exercises/mine/.${id}.passed" 2>/dev/null; then
+      mark="  (passes)"
+    fi
     printf '  %-5s %s%s\n' "$id" "$(title_of "$f")" "$mark"
   done
   exit 0
@@ -108,5 +112,11 @@ if [ "$status" -gt 1 ]; then
     echo "The checker stopped with status $status in the step printed last above."
   fi
   exit 1
+fi
+# The list shows which exercises pass: the checker's verdict on your file as it was then.
+if [ "$status" -eq 0 ]; then
+  sha256sum "$mine" > "exercises/mine/.${id}.passed"
+else
+  rm -f "exercises/mine/.${id}.passed"
 fi
 exit "$status"

@@ -47,7 +47,8 @@ class Storage {
   uint64_t version_ = 0;
 };
 
-/// Called with each storage being freed, while set (null: nothing to call).
+/// (Chapter 14; skip it on a first reading.) Called with each storage being
+/// freed, while set (null: nothing to call).
 /// Forward mode's tangent table (tensor/tangents.h) sets it while it holds a
 /// tangent, so that a freed storage leaves the table (its address may be
 /// reused).
