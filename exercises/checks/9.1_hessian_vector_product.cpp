@@ -29,8 +29,11 @@ check::Exercise check::exercise() {
        Tensor x = tensor({1.0, 2.0, -1.0}, kFloat64).requires_grad_();
        Tensor hv = ex9_1::hvp(cubic, x, tensor({1.0, 0.0, 0.0}, kFloat64));
        expect_close(hv, tensor({6.0, 1.0, 0.0}, kFloat64), "H e_0", 1e-12,
-                    "the first grad needs .create_graph = true, or its result has no graph to differentiate");
-     }},
+                    "H e_0 is the Hessian's first column, (6 x0, 1, 0) here: the scalar whose gradient is H v is "
+                    "the sum of the first gradient times v, element by element");
+     },
+     {{"does not require grad", "the first gradient has no graph of its own, so it cannot be differentiated: ask "
+                                "the first grad for {.create_graph = true}"}}},
     {"H v for a general v", [] {
        Tensor x = tensor({1.0, 2.0, -1.0}, kFloat64).requires_grad_();
        Tensor v = tensor({0.5, -1.0, 2.0}, kFloat64);

@@ -163,6 +163,11 @@ int main(int argc, char** argv) {
     } catch (const ember::Error& e) {
       problem = std::string("ember refused something your code asked for:\n") + e.what();
       hint = "the message names the op and the shapes it was given";
+      for (const auto& [part, meaning] : step.refusals)
+        if (std::string(e.what()).find(part) != std::string::npos) {
+          hint = meaning;
+          break;
+        }
     } catch (const std::exception& e) {
       problem = std::string("your code threw an exception: ") + e.what();
     }

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ember.h"
@@ -65,6 +66,10 @@ std::vector<std::string> graph_nodes(const Tensor& t);
 struct Step {
   std::string name;            // "square(x) computes x * x"
   std::function<void()> body;  // fails, or returns
+  /// When ember refuses something the learner's code asked for (an
+  /// ember::Error) and its message holds `first`, the hint is `second`: the
+  /// mistake such a refusal means in this step. Otherwise a general hint.
+  std::vector<std::pair<std::string, std::string>> refusals = {};
 };
 
 struct Exercise {

@@ -24,7 +24,8 @@ Tensor jacobian(const TensorFn& f, const Tensor& x, int64_t m) {
   (void)f;
   (void)m;
   (void)n;
-  TODO("n <= m: stack the n tangents jvp(f, {x}, {e_j}).tangent as columns (dim 1); else the m rows pullback(e_i)[0] (dim 0)");
+  TODO("which takes fewer passes here, one jvp per input element or one pullback per output element, "
+       "and is each pass a column or a row?");
 }
 
 }  // namespace ex14_2

@@ -35,12 +35,12 @@ void fold(Running& r, const std::vector<double>& scores, const std::vector<std::
   (void)r;
   (void)scores;
   (void)values;
-  TODO("m' = max(m, max(scores)); scale l and acc by exp(m - m'); add exp(s - m') and exp(s - m') v; m = m'");
+  TODO("when a tile raises the running max, what must happen to l and acc before its own terms are added?");
 }
 
 std::vector<double> finish(const Running& r) {
   (void)r;
-  TODO("acc / l");
+  TODO("once every tile is folded in, what is the weighted sum of the values?");
 }
 
 }  // namespace ex15_2

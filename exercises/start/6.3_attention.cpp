@@ -25,7 +25,8 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal)
   (void)k;
   (void)v;
   (void)causal;
-  TODO("scores, the mask when causal, softmax over the keys, then the weighted sum of the values");
+  TODO("how does each query score each key, which keys may a causal query not see, "
+       "and how do the weights combine the values?");
 }
 
 }  // namespace ex6_3

@@ -21,7 +21,8 @@ Tensor hvp(const std::function<Tensor(const Tensor&)>& f, const Tensor& x, const
   (void)f;
   (void)x;
   (void)v;
-  TODO("g = grad({f(x)}, {x}, {}, {.create_graph = true})[0]; then the gradient of sum(g * v)");
+  TODO("what makes the first gradient a function of x you can differentiate again, "
+       "and which scalar has H v as its gradient?");
 }
 
 }  // namespace ex9_1
