@@ -36,7 +36,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cassert>
 #include <cmath>
 #include <cstdio>
 #include <optional>
@@ -247,7 +246,11 @@ class BackwardPass {
         if (const char* why = n->not_differentiable())
           EMBER_FAIL("backward", "create_graph: " << n->name() << " cannot be differentiated a second time: " << why);
       std::vector<Tensor> grads = n->apply(g);
-      assert(grads.size() == n->next.size());
+      // A rule written by hand (an exercise's, a user's) may miscount.
+      EMBER_CHECK(grads.size() == n->next.size(), "backward",
+                  n->name() << " returned " << grads.size() << " gradient(s) for its " << n->next.size()
+                            << " input(s): one per input, in the order record() was given them (an undefined "
+                               "Tensor() for an input that gets none)");
       for (size_t i = 0; i < n->next.size(); ++i) send(*n, i, std::move(grads[i]));
     } catch (const std::exception& e) {
       if (watcher_) watcher_->node_failed(*n, e.what());

@@ -96,6 +96,26 @@ TEST(AutogradEngine, SecondBackwardWithoutRetainGraphThrows) {
   expect_error([&] { y.backward(); }, {"second time", "DivBackward", "retain_graph"});
 }
 
+// A rule written by hand that returns one gradient for its two inputs: an
+// error naming the node and both counts, and no gradient reaches a leaf.
+struct OneGradForTwo final : Node {
+  EMBER_NODE_NAME(OneGradForTwo)
+  std::vector<Tensor> apply(const Tensor& g) override { return {g}; }
+};
+
+TEST(AutogradEngine, RuleReturningTheWrongNumberOfGradientsIsRefused) {
+  Tensor a = param({1, 2}), b = param({3, 4});
+  Tensor out;
+  {
+    NoGradGuard no_grad;
+    out = a + b;
+  }
+  record(out, std::make_shared<OneGradForTwo>(), {a, b});
+  expect_error([&] { out.sum().backward(); }, {"backward", "OneGradForTwo returned 1 gradient(s) for its 2 input(s)"});
+  EXPECT_FALSE(a.grad().defined());
+  EXPECT_FALSE(b.grad().defined());
+}
+
 TEST(AutogradEngine, RetainGraphAllowsASecondBackward) {
   Tensor a = param({1, 2}), b = param({3, 4});
   Tensor y = (a * b).sum();
