@@ -1,8 +1,8 @@
 // Binary elementwise ops with broadcasting. Each node states the op's
 // derivative once, one map per operand: d_a(v, a, b, y) is what a small
 // change v of a does to the output y (d_b the same for b). Backward applies
-// them to grad_out, the forward rule to the tangents and adds the two
-// (autograd/elementwise_rule.h). Gradients come in the *broadcast* shape;
+// them to grad_out (autograd/elementwise_rule.h); forward mode (chapter 14:
+// skip it on a first reading) applies the same maps to the tangents. Gradients come in the *broadcast* shape;
 // the engine sums them back to each input's shape (kernel::sum_to), so no
 // rule here has to think about broadcasting.
 #include "autograd/elementwise_rule.h"

@@ -1,12 +1,14 @@
 // matmul. For C = A B:  dA = dC Bᵀ,  dB = Aᵀ dC (written with ember ops:
 // with create_graph they record, for a second derivative). Batch dims that were
 // broadcast are summed back by the engine; 1-D operands are re-inserted as
-// the row/column they stood for, then removed again.
+// the row/column they stood for, then removed again. Chapter 3 derives it.
 //
-// Under autocast (autograd/autocast.h) a float32 product runs in bfloat16
-// with float32 sums (kernel::matmul_bf16), and its node runs the two
-// backward products the same way: the precision is the forward's, recorded
-// in the node, not whatever scope is open when backward runs.
+// Three things here belong to later chapters and can be skipped on a first
+// reading: the precision (chapter 13: under autocast, autograd/autocast.h, a
+// float32 product runs in bfloat16 with float32 sums, kernel::matmul_bf16,
+// and its node runs the two backward products the same way: the precision
+// is the forward's, recorded in the node), a copy for BLAS (chapter 11), and
+// the forward rule (chapter 14).
 #include "autograd/autocast.h"
 #include "autograd/forward.h"
 #include "autograd/node.h"
@@ -17,28 +19,36 @@
 
 namespace ember {
 
+namespace {
+
+// (chapter 11) A gradient BLAS cannot take as it is (e.g. sum's backward: one
+// value expanded, strides 0) would be copied by each of the two products:
+// copy it once. ember's own GEMM (autocast's products, EMBER_GEMM=ember)
+// packs any strides as they are: no copy for it.
+Tensor once_for_blas(const Tensor& G, bool bf16, bool two_products) {
+  const int64_t gd = G.dim();
+  const bool to_blas = !bf16 && !(G.dtype() == kFloat32 && gemm::f32_matmul_uses_ember());
+  if (to_blas && two_products && gd >= 2 && G.stride()[gd - 1] != 1 && G.stride()[gd - 2] != 1) return G.contiguous();
+  return G;
+}
+
+}  // namespace
+
 struct MatmulBackward final : Node {
   EMBER_NODE_NAME(MatmulBackward)
   SavedTensor a, b;  // a is needed only for dB, b only for dA
   int64_t a_dim, b_dim;
-  bool bf16;         // the forward ran under autocast: so do the two products here
+  bool bf16;         // (chapter 13) the forward ran under autocast: so do the two products here
   MatmulBackward(const Tensor& a_, const Tensor& b_, int64_t ad, int64_t bd, bool bf)
       : a(a_), b(b_), a_dim(ad), b_dim(bd), bf16(bf) {}
   std::vector<SavedRef> saved() override { return {{"a", &a}, {"b", &b}}; }
   std::vector<Tensor> apply(const Tensor& g) override {
-    AutocastGuard precision(bf16);
+    AutocastGuard precision(bf16);  // (chapter 13)
     // Work with matrices: (…, M, K) @ (…, K, N) -> (…, M, N).
     Tensor G = g;
     if (a_dim == 1) G = unsqueeze(G, G.dim() - (b_dim == 1 ? 0 : 1));
     if (b_dim == 1) G = unsqueeze(G, G.dim());
-    // A gradient BLAS cannot take as it is (e.g. sum's backward: one value
-    // expanded, strides 0) would be copied by each of the two products: once.
-    // ember's own GEMM (autocast's products, EMBER_GEMM=ember) packs any
-    // strides as they are: no copy for it.
-    const int64_t gd = G.dim();
-    const bool to_blas = !bf16 && !(G.dtype() == kFloat32 && gemm::f32_matmul_uses_ember());
-    if (to_blas && a.defined() && b.defined() && gd >= 2 && G.stride()[gd - 1] != 1 && G.stride()[gd - 2] != 1)
-      G = G.contiguous();
+    G = once_for_blas(G, bf16, a.defined() && b.defined());  // (chapter 11)
     Tensor grad_a, grad_b;
     if (b.defined()) {
       Tensor B = b_dim == 1 ? unsqueeze(b.get(*this), 1) : b.get(*this);
@@ -68,7 +78,8 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
                                                  a.dim(), b.dim(), bf16);
     record(out, node, {a, b});
   }
-  forward_rule(out, [&] { return plus(term(a, [&](const Tensor& da) { return matmul(da, b); }),  // d(A B) = dA B + A dB
+  // (chapter 14) forward mode: d(A B) = dA B + A dB, on the tangents
+  forward_rule(out, [&] { return plus(term(a, [&](const Tensor& da) { return matmul(da, b); }),
                                       term(b, [&](const Tensor& db) { return matmul(a, db); })); }, a, b);
   return out;
 }

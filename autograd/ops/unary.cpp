@@ -1,7 +1,8 @@
 // Unary elementwise ops. Each node states the op's derivative once, as d:
 // what a small change v of the input does to the output, given x (the input)
-// and y (the output). Backward is d applied to grad_out, the forward rule d
-// applied to the tangent (autograd/elementwise_rule.h). A d written with
+// and y (the output). Backward is d applied to grad_out
+// (autograd/elementwise_rule.h); forward mode (chapter 14: skip it on a first
+// reading) applies the same d to the tangent. A d written with
 // `auto` runs on plain numbers too, and its backward is then one fused loop.
 #include <algorithm>
 #include <cmath>
