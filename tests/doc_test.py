@@ -20,9 +20,27 @@ and understands a few HTML comments (invisible on GitHub and in Doxygen):
                                    N-th number (1-based; -1 is the last) of the
                                    first output line that contains "A" (after
                                    "A", the first line containing "B")
-  <!-- measured: NAME -->          before a fenced block: as output, against
+  <!-- measured: NAME today=KEY [timed="C|P #"] [tol=T] [bits] [slow] -->
+  <!-- measured: NAME timings|reference -->
+                                   before a fenced block: as output, against
                                    docs/book/measured/NAME.txt, which
-                                   scripts/measure_book.sh wrote (timings)
+                                   scripts/measure_book.sh wrote; and every
+                                   line again, in any order, against KEY's
+                                   output (today's program) but for its timings: a number
+                                   with a unit of time or rate, an m:ss, a
+                                   number in a column headed C (an earlier
+                                   line of the block) or where # stands in a
+                                   phrase P (each item of timed=). tol= is
+                                   how far today's numbers may be from the
+                                   record's on another machine (on the
+                                   record's machine: to the last digit); with
+                                   bits the block depends on the arithmetic's
+                                   last bits and is compared only there;
+                                   a slow one only with --slow.
+                                   "timings": every number of the block is a
+                                   time, a rate, a ratio of times, a resident
+                                   size or an input the command gave;
+                                   "reference": another framework's output
   37.2<!-- = @NAME "A" N -->       a number from that file
   <!-- measured-on: NAME -->       after a sentence: it must name the machine
                                    and the commit the file records
@@ -51,9 +69,12 @@ Paths: every `dir/file.ext`, `dir/`, `file.cpp:function` and
 path in a sh block must exist (build/ and out/ are made by programs and not
 checked); for `file:name`, the name must be defined or declared in the file.
 Exercises: every `scripts/exercise.sh ID` names an exercise, and every
-exercise is named in its chapter.
+exercise is named in its chapter. Pictures: the line under each picture of
+the book names the command and the commit that drew it, as
+docs/images/drawn_by.txt records them.
 
   doc_test.py --source DIR --build DIR [--jobs N] [--keep DIR [--reuse]] [--only FILE | --files F...]
+              [--slow | --slow-only | --no-measured-runs]
 """
 
 import argparse
@@ -325,6 +346,112 @@ def same_words(doc_line, out_line):
     return dw == ow and len(dn) == len(on)
 
 
+# ---- a measured block against today's program ----
+
+TIMED_UNIT = re.compile(r"^\s?(?:ms|µs|us|ns|s|min|tok/s|tokens/s|GFLOP/s|GB/s)\b")
+CLOCK = re.compile(r"(?<![\w.:])\d+(?::\d\d)+(?![\w:])")
+
+
+def header_columns(line):
+    """A table's header as (name, start, end) columns: names apart by two spaces or more."""
+    return [(m.group(0), m.start(), m.end()) for m in re.finditer(r"\S+(?: \S+)*", line)]
+
+
+def timed_numbers(line, earlier, items):
+    """Which numbers of a measured block's line (their indices among
+    OUT_NUMBER's matches) are timings: the ones today's run may change."""
+    spans = [m.span() for m in OUT_NUMBER.finditer(line)]
+    timed = set()
+    clocks = [m.span() for m in CLOCK.finditer(line)]
+    for i, (a, b) in enumerate(spans):
+        if TIMED_UNIT.match(line[b:]) or any(ca <= a and b <= cb for ca, cb in clocks):
+            timed.add(i)
+    columns = [x for x in items if "#" not in x]
+    for item in items:
+        if "#" in item:  # a phrase: the number where # stands
+            before, after = (re.escape(x.strip()) for x in item.split("#", 1))
+            pattern = (before + r"\s*" if before else "") + f"({OUT_NUMBER.pattern})" + (r"\s*" + after if after else "")
+            for m in re.finditer(pattern, line):
+                timed |= {i for i, (a, b) in enumerate(spans) if (a, b) == m.span(1)}
+    # A table: the last earlier line with a timed column heads it; each number
+    # belongs to the column whose end is nearest its own (a "16.3%" ends at
+    # its "%"), and a wide value that pushes a row out of line only ever
+    # leaves a number unchecked, never checks a timing.
+    header = next((h for h in reversed(earlier) if any(n in columns for n, _, _ in header_columns(h))), None)
+    if header is not None:
+        cols = header_columns(header)
+        for i, (a, b) in enumerate(spans):
+            end = b + len(re.match(r"\S*", line[b:]).group(0))
+            name = min(cols, key=lambda c: (abs(c[2] - end), -c[2]))[0]
+            if name in columns:
+                timed.add(i)
+    return timed
+
+
+def today_matcher(block_lines, tol):
+    """same(doc_line, out_line) for match_block: the words equal, every number
+    but the timings within tol."""
+    def same(doc_line, out_line):
+        dw, dn = tokens(doc_line)
+        ow, on = tokens(out_line)
+        if dw != ow or len(dn) != len(on):
+            return False
+        skip = timed_numbers(doc_line, same.earlier.get(doc_line, []), same.items)
+        for i, (d, o) in enumerate(zip(dn, on)):
+            if i in skip:
+                continue
+            dv, ov = parse_number(d), float(o)
+            if abs(dv - ov) > allowed_error(d, ov, tol):
+                return False
+        return True
+    return same
+
+
+def compare_today(block_lines, out_text, opts, tol):
+    """None when every line of a measured block appears in today's output
+    (its timings aside), else (the first line that does not, the nearest)."""
+    same = today_matcher(block_lines, tol)
+    same.items = [x for x in str(opts.get("timed", "")).split("|") if x.strip()] if opts.get("timed") else []
+    same.earlier = {}
+    seen = []
+    for line in block_lines:
+        same.earlier.setdefault(line.rstrip(), list(seen))
+        seen.append(line.rstrip())
+    # In any order: a profile's rows are sorted by time, and close ones swap.
+    out = [l.rstrip() for l in out_text.splitlines()]
+    for line in (l.rstrip() for l in block_lines):
+        if not line.strip() or line.strip() in ("...", "…") or line.startswith("## "):
+            continue  # (a "## " line is the record's own heading of a part)
+        if not any(same(line, o) for o in out):
+            near = next((o for o in out if tokens(o)[0] == tokens(line)[0]), None)
+            return line, near or "(no line with these words)"
+    return None
+
+
+def machine_of(text):
+    """A record's machine without who chose its kernels: what the bits depend on."""
+    return re.sub(r"\s*\((?:OPENBLAS_CORETYPE=[^)]*|chosen by [^)]*)\)", "", header_field(text, "machine")).strip()
+
+
+def this_machine(build):
+    """This machine as scripts/measure_book.sh's header writes it."""
+    cpu = ""
+    for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            cpu = line.split(":", 1)[1].strip()
+            break
+    try:
+        out = subprocess.run([str(build / "examples/tensor_tour")], stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, text=True, timeout=120).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    m = re.search(r"^machine: [^;]*; (.*)$", out, re.M)
+    if not m or os.environ.get("EMBER_SIMD"):
+        return None  # a SIMD width set by hand: not the record's arithmetic
+    text = f"# machine: {cpu} with {os.cpu_count()} cores ({m.group(1).strip()})\n"
+    return machine_of(text)
+
+
 def find_number(text, parts, index):
     lines = text.splitlines()
     pos = 0
@@ -422,8 +549,22 @@ def check_blocks(md, blocks, runner, source, problems, block_checks):
             runner.status[words[0]] = options(words[1:]).get("status", "0")
             if "needs" in options(words[1:]):
                 runner.needs[words[0]] = options(words[1:])["needs"]
-        elif kind in ("output", "measured"):
-            block_checks.append((kind, where, words[0], options(words[1:]).get("tol"), b.lines, (md, b.line)))
+        elif kind == "output":
+            block_checks.append((kind, where, words[0], options(words[1:]).get("tol"), b.lines, (md, b.line), {}))
+        elif kind == "measured":
+            try:
+                words = shlex.split(spec)
+            except ValueError as e:
+                problems.add(where, f"<!-- measured: {spec} -->: {e}")
+                continue
+            opts = options(words[1:])
+            opts.update({w: True for w in words[1:] if "=" not in w})
+            if sum(1 for k in ("today", "timings", "reference") if opts.get(k)) != 1:
+                problems.add(where, "a measured block names today=KEY, the command whose output its deterministic "
+                                    "lines must match today, or says 'timings' (every number in it a time, a rate, "
+                                    "a ratio of times, a resident size or an input of the command) or 'reference' "
+                                    "(another framework's output, recorded where it is installed): one of the three")
+            block_checks.append((kind, where, words[0], None, b.lines, (md, b.line), opts))
         elif kind == "packages":
             check_packages(source, where, words[0], b.lines, problems)
         elif kind.strip() == "prose":
@@ -546,6 +687,45 @@ NUMBER_WORDS = {10: "ten", 11: "eleven", 12: "twelve", 13: "thirteen", 14: "four
                 16: "sixteen", 17: "seventeen", 18: "eighteen", 19: "nineteen", 20: "twenty"}
 
 
+DRAWN_BY = "docs/images/drawn_by.txt"
+
+
+def check_pictures(source, book, problems):
+    """Every picture of the book says, in the line under it, which command
+    drew it and at which commit: "*Drawn by `COMMAND` at commit C (...)*",
+    as docs/images/drawn_by.txt (written by scripts/measure_book.sh) has them."""
+    drawn = {}
+    path = source / DRAWN_BY
+    for line in (path.read_text().splitlines() if path.exists() else []):
+        parts = line.split("\t")
+        if len(parts) == 4:
+            drawn[parts[0]] = parts
+    for md in book:
+        lines = (source / md).read_text().split("\n")
+        i = 0
+        while i < len(lines):
+            m = re.search(r"!\[[^\]]*(?:\n[^\]]*)*$", lines[i]) if "![" in lines[i] else None
+            if not m:
+                i += 1
+                continue
+            start = i
+            while i < len(lines) and not re.search(r"\]\((?:\.\./images/)?([\w.-]+\.png)\)", lines[i]):
+                i += 1
+            target = re.search(r"\]\((?:\.\./images/)?([\w.-]+\.png)\)", lines[i]) if i < len(lines) else None
+            i += 1
+            if not target:
+                continue
+            name, where = target.group(1), f"{md}:{start + 1}"
+            caption = next((l for l in lines[i:i + 3] if l.strip()), "")
+            if name not in drawn:
+                problems.add(where, f"{name} is not in {DRAWN_BY}: scripts/measure_book.sh records each picture it draws")
+                continue
+            _, commit, step, command = drawn[name]
+            if not caption.startswith("*Drawn by ") or f"`{command}`" not in caption or commit not in caption:
+                problems.add(where, f"the line under {name} should say who drew it: *Drawn by `{command}` at commit "
+                                    f"{commit} (`bash scripts/measure_book.sh {step}`).*")
+
+
 def check_navigation(source, problems):
     """The chapters as a reader walks them: each headed "# Chapter N: ...",
     each ending with a "Next:" line that links the next chapter (the last one
@@ -603,7 +783,7 @@ def refresh(source, block_checks, inline_checks):
     def lines_of(md):
         return edits.setdefault(md, (source / md).read_text().split("\n"))
 
-    for kind, where, key, tol, block, (md, start) in block_checks:
+    for kind, where, key, tol, block, (md, start), _ in block_checks:
         text = measured_file(source, key) if kind == "measured" else None
         if text is None:
             continue
@@ -648,6 +828,12 @@ def main():
     ap.add_argument("--refresh", action="store_true",
                     help="after scripts/measure_book.sh: rewrite the quoted measurements (measured blocks and "
                          "@NAME numbers) from docs/book/measured/, and say what changed")
+    ap.add_argument("--slow", action="store_true",
+                    help="also run the measured blocks' slow programs (marked slow: minutes each)")
+    ap.add_argument("--slow-only", action="store_true",
+                    help="check only the measured blocks marked slow, against today's programs and their records")
+    ap.add_argument("--no-measured-runs", action="store_true",
+                    help="check measured blocks against their records only, not against today's programs")
     ap.add_argument("--files", nargs="+", help="check these markdown files (relative to --source) and nothing "
                                                "else of the tree (the doc-test's own test)")
     args = ap.parse_args()
@@ -669,6 +855,7 @@ def main():
     if not args.only and not args.files:
         check_exercises(source, book, problems)
         check_navigation(source, problems)
+        check_pictures(source, book, problems)
         readme = (source / "README.md").read_text().splitlines()
         if len(readme) > README_MAX_LINES:
             problems.add("README.md", f"{len(readme)} lines; the front door has at most {README_MAX_LINES}")
@@ -676,10 +863,32 @@ def main():
         if "bash scripts/test.sh" not in "\n".join(readme) or "bash scripts/test.sh" not in ci:
             problems.add("README.md", "the README's test command (bash scripts/test.sh) must be what .ci/run calls")
 
-    # Which programs must run.
-    for kind, where, key, tol, lines, _ in block_checks:
+    if args.slow_only:
+        args.slow = True
+        block_checks = [b for b in block_checks if b[0] == "measured" and b[6].get("slow")]
+        inline_checks = []
+    # Which programs must run: the output blocks', and today's run of each
+    # measured block (one that depends on the last bits only on the record's machine).
+    here = None
+    today_skipped = []
+    for kind, where, key, tol, lines, _, opts in block_checks:
         if kind == "output":
             runner.wanted.add(key)
+        elif opts.get("today") and not args.no_measured_runs:
+            if opts.get("slow") and not args.slow:
+                opts["skip"] = True
+                today_skipped.append(f"{where} ({key}: a slow run, compared with --slow)")
+                continue
+            # On the record's machine today's numbers must be the record's to
+            # the last digit; elsewhere within the block's tol, or not at all (bits).
+            record = measured_file(source, key)
+            here = here if here is not None else (this_machine(build) or "")
+            opts["exact"] = record is not None and machine_of(record) == here
+            if opts.get("bits") and not opts["exact"]:
+                opts["skip"] = True
+                today_skipped.append(f"{where} ({key}: recorded on {machine_of(record or '') or '?'})")
+                continue
+            runner.wanted.add(opts["today"])
     for kind, where, spec, number in inline_checks:
         if kind == "num" and not spec.startswith("@"):
             runner.wanted.add(spec.split()[0])
@@ -689,7 +898,7 @@ def main():
     if args.refresh:
         return refresh(source, block_checks, inline_checks)
 
-    for kind, where, key, tol, lines, _ in block_checks:
+    for kind, where, key, tol, lines, _, opts in block_checks:
         if kind == "output":
             if key not in runner.outputs or runner.outputs[key][0] != 0:
                 continue
@@ -705,6 +914,17 @@ def main():
         bad = compare_block(lines, text, tol)
         if bad:
             problems.add(where, f"this block's line\n    {bad[0].strip()}\n  is not in {what}; nearest:\n    {bad[1].strip()}")
+        today = opts.get("today")
+        if kind != "measured" or not today or opts.get("skip") or args.no_measured_runs:
+            continue
+        if today not in runner.outputs or runner.outputs[today][0] != 0:
+            continue  # its run failed, was skipped or is undefined: said above
+        tol = opts.get("tol") or runner.commands[today][1]
+        bad = compare_today(lines, runner.text(today), opts, None if opts["exact"] else tol)
+        if bad:
+            problems.add(where, f"this measured block's line\n    {bad[0].strip()}\n  is not what today's "
+                                f"'{runner.commands[today][0]}' prints (its timings aside); nearest:\n    {bad[1].strip()}"
+                                "\n  (scripts/measure_book.sh records it again)")
 
     for kind, where, spec, number in inline_checks:
         if kind == "on":
@@ -745,6 +965,8 @@ def main():
             print("  " + p.replace("\n", "\n  "))
         return 1
     skipped = f"; skipped (a program is missing): {', '.join(runner.skipped)}" if runner.skipped else ""
+    if today_skipped:
+        skipped += f"; measured blocks not compared with today's programs here: {', '.join(today_skipped)}"
     print(f"doc-test: {len(files)} files, {checked} checks against {len(runner.outputs)} program runs, "
           f"every path and function found: ok{skipped}")
     return 0

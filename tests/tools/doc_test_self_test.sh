@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The doc-test on pages made to pass and to fail (tests/fixtures/doc_test/):
-# it must accept the good page and refuse the bad one for each of its five
+# it must accept the good page and refuse the bad one for each of its seven
 # faults, naming them.
 #   doc_test_self_test.sh PYTHON
 set -u
@@ -13,8 +13,9 @@ out=$(run good.md) || { echo "the doc-test refused the good page:"; echo "$out";
 out=$(run bad.md) && { echo "the doc-test accepted the bad page:"; echo "$out"; exit 1; }
 failures=0
 for want in "the docs say 41.5, but" "the number 3.14 looks like a program's figure" \
-            "there is no lib/missing.h" "lib/thing.h defines no nothing" "answer 42.5 after 1300 steps"; do
+            "there is no lib/missing.h" "lib/thing.h defines no nothing" "answer 42.5 after 1300 steps" \
+            "is not what today's 'echo" "a measured block names today=KEY"; do
   grep -qF "$want" <<<"$out" || { echo "the doc-test's report lacks: $want"; failures=$((failures + 1)); }
 done
 ((failures == 0)) || { echo "$out"; exit 1; }
-echo "good page accepted; bad page refused for its five faults"
+echo "good page accepted; bad page refused for its seven faults"
