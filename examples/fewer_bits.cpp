@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "common/program.h"
+#include "common/report.h"
 #include "common/tiny_gpt.h"
 #include "ember.h"
 #include "inspect/hub.h"
@@ -177,7 +178,7 @@ void draw_curves(const Run& f32, const Run& bf16, const std::string& path) {
   };
   add(f32, "float32", {150, 170, 220}, {20, 60, 200});
   add(bf16, "bfloat16", {240, 170, 140}, {210, 60, 20});
-  plot::write_png(fig, path);
+  examples::check_picture(plot::layout_problems(plot::write_png(fig, path)), "fewer_bits", path);
 }
 
 int lesson(Flags& f) {

@@ -218,7 +218,7 @@ void crossover(const std::string& out, bool quick) {
   fig.width = 1000;
   fig.height = 600;
   const std::string path = out + "/crossover.png";
-  plot::write_png(fig, path);
+  examples::check_picture(plot::layout_problems(plot::write_png(fig, path)), "forward_vs_reverse", path);
   std::printf("  wrote %s\n", path.c_str());
 }
 

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "common/program.h"
+#include "common/report.h"
 #include "ember.h"
 #include "plot/plot.h"
 #include "tensor/gemm/gemm.h"
@@ -266,7 +267,7 @@ void draw_roofline(const std::vector<Kernel>& ks, const Ceilings& c, int64_t n, 
     s.color = plot::palette(i);
     fig.series.push_back(s);
   }
-  plot::write_png(fig, path);
+  examples::check_picture(plot::layout_problems(plot::write_png(fig, path)), "gemm_lesson", path);
 }
 
 int lesson(const Flags& f) {

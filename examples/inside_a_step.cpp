@@ -18,6 +18,7 @@
 #include <iostream>
 
 #include "common/program.h"
+#include "common/report.h"
 #include "ember.h"
 #include "inspect/inspect.h"
 #include "train/step_memory.h"
@@ -87,7 +88,7 @@ int program(const Options& o) {
     f << profile.report();  // by op, then by module, the machine's peaks once
   }
   profile.write_chrome_trace(json);
-  memory.write_png(png, "Live tensor memory during one training step");
+  examples::check_picture(memory.write_png(png, "Live tensor memory during one training step"), "inside_a_step", png);
   std::printf("loss %.4f (ln V = %.4f)\n\n", loss_value, std::log(static_cast<double>(V)));
   std::printf("%s\n", profile.table(inspect::Profiler::By::Op, 12).c_str());
   std::printf("%s\n", memory.summary().c_str());

@@ -29,6 +29,7 @@
 #include <sstream>
 
 #include "common/program.h"
+#include "common/report.h"
 #include "common/tiny_gpt.h"
 #include "ember.h"
 #include "inspect/memory.h"
@@ -404,9 +405,12 @@ int program(const Options& o) {
     gpt_step(o.timeline_T, kB, kVariants[2], 0, &ckpt_mem);
     const double top = std::max(plain_mem->peak().bytes, ckpt_mem->peak().bytes) / 1e6 * 1.1;
     const std::string at = "tiny GPT, B = 4, T = " + std::to_string(o.timeline_T);
-    plain_mem->write_png(o.png + "/long_context_timeline_plain.png", "One AdamW step, " + at + ", tiled attention", top);
-    ckpt_mem->write_png(o.png + "/long_context_timeline_checkpointed.png",
-                        "The same step with every block checkpointed", top);
+    const std::string plain_png = o.png + "/long_context_timeline_plain.png";
+    const std::string ckpt_png = o.png + "/long_context_timeline_checkpointed.png";
+    examples::check_picture(plain_mem->write_png(plain_png, "One AdamW step, " + at + ", tiled attention", top),
+                            "long_context", plain_png);
+    examples::check_picture(ckpt_mem->write_png(ckpt_png, "The same step with every block checkpointed", top),
+                            "long_context", ckpt_png);
     std::printf("\nwrote %s/long_context_{memory,time,timeline_plain,timeline_checkpointed}.png\n", o.png.c_str());
   }
   if (!all_equal) {

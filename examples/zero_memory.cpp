@@ -25,6 +25,7 @@
 #include <sstream>
 
 #include "common/program.h"
+#include "common/report.h"
 #include "common/tiny_gpt.h"
 #include "distributed/zero.h"
 #include "ember.h"
@@ -201,7 +202,7 @@ int draw(const Options& o) {
   plot::BarChart c;
   c.title = "What rank 0 keeps between steps, by number of ranks: whole copies (DDP) or ZeRO's shards";
   c.y.label = "MiB on rank 0";
-  c.width = 1300;
+  c.width = 1600;
   plot::Series p{"parameters"}, g{"gradients"}, s{"optimizer state"};
   int ranks = 0, stage = 0;
   int64_t a = 0, b = 0, d = 0;
@@ -216,7 +217,7 @@ int draw(const Options& o) {
   }
   EMBER_CHECK(!c.names.empty(), "zero_memory", o.plot_from << " holds no rows");
   c.stacks = {p, g, s};
-  plot::write_png(c, o.png);
+  examples::check_picture(plot::layout_problems(plot::write_png(c, o.png)), "zero_memory", o.png);
   std::printf("wrote %s (%zu bars)\n", o.png.c_str(), c.names.size());
   return 0;
 }

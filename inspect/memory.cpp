@@ -102,7 +102,8 @@ std::string MemoryTimeline::summary() const {
   return os.str();
 }
 
-void MemoryTimeline::write_png(const std::string& path, const std::string& title, double y_max_mb) const {
+std::vector<std::string> MemoryTimeline::write_png(const std::string& path, const std::string& title,
+                                                   double y_max_mb) const {
   plot::StackedArea fig;
   fig.title = title;
   fig.x.label = "time (ms)";
@@ -117,9 +118,9 @@ void MemoryTimeline::write_png(const std::string& path, const std::string& title
     fig.layers.push_back(layer);
   }
   const Peak p = peak();
-  // The legend holds the peak's op, cut to fit: summary() has it whole.
+  // The legend holds the peak's op whole: its node on a line of its own.
   std::string at = p.label.empty() ? "between ops" : p.label;
-  if (at.size() > 30) at = at.substr(0, 28) + "..";
+  if (const size_t node = at.find(" ("); node != std::string::npos) at[node] = '\n';
   int64_t kept = 0;  // what the instruments keep: drawn as the top layer, left out of the peak
   for (const Sample& s : samples_) kept = std::max(kept, s.live[index(MemoryKind::Instruments)]);
   char label[300];
@@ -134,7 +135,7 @@ void MemoryTimeline::write_png(const std::string& path, const std::string& title
   }
   fig.legend = plot::Corner::Outside;
   fig.width = 1100;
-  plot::write_png(fig, path);
+  return plot::layout_problems(plot::write_png(fig, path));
 }
 
 }  // namespace ember::inspect

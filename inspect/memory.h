@@ -68,8 +68,9 @@ class MemoryTimeline : public Instrument {
   std::string summary() const;
   /// A stacked area of the live bytes by kind over time, with the peak marked.
   /// y_max_mb > 0 fixes the top of the y axis (two timelines side by side on
-  /// one scale); 0 fits the data.
-  void write_png(const std::string& path, const std::string& title, double y_max_mb = 0) const;
+  /// one scale); 0 fits the data. Returns what is wrong with the picture's
+  /// layout (plot::layout_problems; empty when nothing is).
+  std::vector<std::string> write_png(const std::string& path, const std::string& title, double y_max_mb = 0) const;
 
   // ---- the events it records ----
   void allocated(const void* data, size_t nbytes) override;

@@ -173,7 +173,8 @@ void log_grid(const AxisSpec& a, bool horizontal) {
 }
 
 // An axis's numbers, each at its tick, left out where it would touch the
-// last one drawn.
+// last one drawn (a name that is left out goes into the Report: a bar or a
+// cell without its name is a fault of the picture, layout_problems says).
 void numbers(Canvas& c, const Frame& f, const AxisSpec& a, bool horizontal) {
   const double space = kNumberSpace * c.char_height();
   Box last{};
@@ -185,7 +186,10 @@ void numbers(Canvas& c, const Frame& f, const AxisSpec& a, bool horizontal) {
     const double y = horizontal ? f.x_numbers_y : f.area.y1 - at * (f.area.y1 - f.area.y0);
     const double just = horizontal ? 0.5 : 1.0;
     const Box b = c.box_of(t.text, x, y, just, false);
-    if ((any && overlaps(grown(last, space), b)) || b.x0 < 0 || b.x1 > c.width()) continue;
+    if ((any && overlaps(grown(last, space), b)) || b.x0 < 0 || b.x1 > c.width()) {
+      if (a.names) c.report().names_left_out.push_back(t.text);
+      continue;
+    }
     c.text(TextBox::Kind::TickLabel, t.text, x, y, just);
     last = b;
     any = true;

@@ -51,7 +51,8 @@ struct AxisSpec {
   Range range;
   std::vector<Tick> ticks;
   bool log = false;
-  double step = 0;  // linear: PLplot's tick marks and grid at multiples of it; 0: none
+  double step = 0;     // linear: PLplot's tick marks and grid at multiples of it; 0: none
+  bool names = false;  // the ticks name bars or cells: none may be left out (the Report says which were)
 };
 
 /// Where everything of a frame goes, in pixels.

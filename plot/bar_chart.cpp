@@ -37,6 +37,7 @@ Report stacked_bars(const BarChart& p, const std::string& path) {
   const Range ry = axis_range(p.y, ys, true, p.title);
   AxisSpec x{"", {0, static_cast<double>(bars)}, {}, false, 0};
   x.ticks = cell_ticks(p.names, x.range, nullptr);
+  x.names = !p.names.empty();
   const AxisSpec y = axis_spec(p.y, ry, {});
   Looks looks;  // the legend lists the top layer first, as the stack reads
   for (size_t k = p.stacks.size(); k-- > 0;) looks.add({p.stacks[k].color.value_or(palette(k)), false, false, true}, p.stacks[k].label);
@@ -79,6 +80,7 @@ Report write_png(const BarChart& p, const std::string& path) {
   const double n = static_cast<double>(p.values.size());
   AxisSpec x{"", {0, n}, {}, false, 0};
   x.ticks = cell_ticks(p.names, x.range, nullptr);
+  x.names = !p.names.empty();
   const AxisSpec y = axis_spec(p.y, ry, {});
   const Frame f = layout_frame(c, p.title, x, y, 0);
   draw_frame(c, f, p.title, x, y, true);

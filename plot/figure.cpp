@@ -10,9 +10,13 @@
 namespace ember::plot {
 
 Color palette(size_t i) {
-  static const Color colors[] = {{31, 119, 180}, {255, 127, 14}, {44, 160, 44},  {214, 39, 40},  {148, 103, 189},
-                                 {140, 86, 75},  {227, 119, 194}, {127, 127, 127}, {188, 189, 34}, {23, 190, 207}};
-  return colors[i % 10];
+  // The first ten are matplotlib's tab10; then six darker ones, so that up
+  // to sixteen series (the roofline's twelve kernels) each get a colour.
+  static const Color colors[] = {{31, 119, 180}, {255, 127, 14}, {44, 160, 44},  {214, 39, 40},   {148, 103, 189},
+                                 {140, 86, 75},  {227, 119, 194}, {127, 127, 127}, {188, 189, 34},  {23, 190, 207},
+                                 {0, 0, 128},    {128, 0, 0},     {0, 100, 0},     {184, 134, 11},  {0, 128, 128},
+                                 {85, 26, 139}};
+  return colors[i % (sizeof colors / sizeof colors[0])];
 }
 
 namespace detail {
@@ -71,11 +75,18 @@ std::vector<std::string> layout_problems(const Report& r) {
     for (size_t j = 0; j < i; ++j)
       if (overlaps(t.box, r.texts[j].box)) problems.push_back(name(r.texts[j]) + " and " + name(t) + " overlap");
   }
+  for (const std::string& n : r.names_left_out)
+    problems.push_back("tick label \"" + n + "\" was left out: it would touch its neighbour (a wider picture or a "
+                       "shorter name)");
+  for (const TextBox& t : r.texts)
+    if (t.text.size() >= 2 && (t.text.ends_with("..") || t.text.ends_with("\u2026")))
+      problems.push_back(name(t) + " is cut short");
   for (size_t i = 0; i < r.legend.size(); ++i)
     for (size_t j = 0; j < i; ++j) {
       const LegendKey &a = r.legend[j], &b = r.legend[i];
       const Look la{a.color, a.line, a.points, a.filled, a.dash, a.marker}, lb{b.color, b.line, b.points, b.filled, b.dash, b.marker};
-      if (alike(la, lb)) problems.push_back("legend entries \"" + a.text + "\" and \"" + b.text + "\" look alike");
+      const std::string both = "legend entries \"" + a.text + "\" and \"" + b.text + "\"";
+      if (alike(la, lb)) problems.push_back(both + " look alike");
     }
   return problems;
 }

@@ -121,6 +121,8 @@ Report write_png(const Heatmap& p, const std::string& path) {
   AxisSpec y{p.y_label, {static_cast<double>(p.rows), 0}, {}, false, 0};
   x.ticks = cell_ticks(p.col_names, x.range, p.col_names.empty() ? &x.step : nullptr);
   y.ticks = cell_ticks(p.row_names, y.range, p.row_names.empty() ? &y.step : nullptr);
+  x.names = !p.col_names.empty();
+  y.names = !p.row_names.empty();
   const ColourBar bar = colour_bar(c, p);
   const Frame f = layout_frame(c, p.title, x, y, bar.room(c));
   c.viewport(f.area, x.range.lo, x.range.hi, y.range.lo, y.range.hi);

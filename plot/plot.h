@@ -46,7 +46,7 @@ struct Color {
   uint8_t r, g, b;
   friend bool operator==(const Color&, const Color&) = default;
 };
-/// A palette of ten colours that stay distinguishable side by side.
+/// A palette of sixteen colours that stay distinguishable side by side.
 Color palette(size_t i);
 
 /// A line's pattern.
@@ -167,6 +167,7 @@ struct Report {
   Box legend_box{};                 // the legend's frame (all zero without a legend)
   std::vector<TextBox> texts{};     // every text drawn, in drawing order
   std::vector<LegendKey> legend{};  // the legend's entries, top to bottom
+  std::vector<std::string> names_left_out{};  // names of bars or cells left out (they would touch a neighbour)
   // The data window: what plot_area shows, in axis units (log10 of the
   // value on a log axis).
   double x_lo = 0, x_hi = 1, y_lo = 0, y_hi = 1;

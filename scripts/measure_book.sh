@@ -21,6 +21,8 @@
 #   memory       long_context: a block and the tiny GPT at T = 128..4096, stored / tiled /
 #                checkpointed, its four pictures; train_gpt at a 1024-token context;
 #                bench/compare.sh on the long-context block (chapter 15)
+#   timelines    only chapter 15's two memory timelines (long_context at T = 128, one step each)
+#   zeropicture  only chapter 10's picture of the model state (zero_memory at 1, 2 and 4 ranks)
 #   zero         zero_memory at 1, 2 and 4 ranks and its picture; bench_distributed --zero
 #                at 2 ranks: DataParallel against ZeRO stages 1 and 2, and PyTorch's DDP
 #                against its ZeroRedundancyOptimizer (bench/torch_zero.py) (chapter 10)
@@ -83,6 +85,19 @@ record() {
   echo "    wrote $out/$name.txt"
 }
 
+# picture SRC NAME STEP "COMMAND": copies a picture a step drew into
+# docs/images/NAME and records who drew it, at which commit, in
+# docs/images/drawn_by.txt (one line per picture: name, commit, step,
+# command); each picture's caption in the book names the two, and the
+# doc-test holds the captions to this file.
+picture() {
+  local src=$1 name=$2 step=$3 what=$4 list=$images/drawn_by.txt
+  cp "$src" "$images/$name"
+  touch "$list"
+  { grep -v "^$name	" "$list" || true; printf '%s\t%s\t%s\t%s\n' "$name" "$(commit)" "$step" "$what"; } | sort > "$list.new"
+  mv "$list.new" "$list"
+}
+
 step_pictures() {
   need examples/embeddings_demo
   need examples/lesson_c_race
@@ -93,12 +108,12 @@ step_pictures() {
     "$(bin examples/autograd_basics)" --out pics > /dev/null
     "$(bin examples/lesson_c_race)" --quick --out pics/lesson_c > /dev/null
   )
-  cp "$scratch/pics/sinusoidal_table_D64.png" "$images/embeddings_sinusoidal_D64.png"
-  cp "$scratch/pics/sinusoidal_table_D32.png" "$images/embeddings_sinusoidal_D32.png"
-  cp "$scratch/pics/adjacent_cosine_D64.png" "$images/embeddings_adjacent_cosine_D64.png"
-  cp "$scratch/pics/autograd_basics.png" "$images/autograd_basics_graph.png"
+  picture "$scratch/pics/sinusoidal_table_D64.png" embeddings_sinusoidal_D64.png pictures "./build/examples/embeddings_demo"
+  picture "$scratch/pics/sinusoidal_table_D32.png" embeddings_sinusoidal_D32.png pictures "./build/examples/embeddings_demo --dim 32"
+  picture "$scratch/pics/adjacent_cosine_D64.png" embeddings_adjacent_cosine_D64.png pictures "./build/examples/embeddings_demo"
+  picture "$scratch/pics/autograd_basics.png" autograd_basics_graph.png pictures "./build/examples/autograd_basics"
   for p in recall_accuracy recall_reach gradient_init gradient_trained attention step_ops; do
-    cp "$scratch/pics/lesson_c/$p.png" "$images/lesson_c_$p.png"
+    picture "$scratch/pics/lesson_c/$p.png" "lesson_c_$p.png" pictures "./build/examples/lesson_c_race --quick"
   done
   echo "--- pictures: wrote $images/embeddings_*.png, autograd_basics_graph.png, lesson_c_*.png"
 }
@@ -113,18 +128,21 @@ gpt() { "$(bin examples/train_gpt)" --out gpt; }
 step_gpt() {
   need examples/train_gpt
   record train_gpt "./build/examples/train_gpt" gpt
-  cp "$scratch/gpt/loss.png" "$images/gpt_loss.png"
+  picture "$scratch/gpt/loss.png" gpt_loss.png gpt "./build/examples/train_gpt"
 }
 
 inside() { "$(bin examples/inside_a_step)" --out inside; }
 step_inside() {
   need examples/inside_a_step
   record inside_a_step "./build/examples/inside_a_step" inside
-  cp "$scratch/inside/memory.png" "$images/memory_step.png"
+  picture "$scratch/inside/memory.png" memory_step.png inside "./build/examples/inside_a_step"
   if command -v chromium > /dev/null; then  # the step-through page at step 60, as a browser shows it
     timeout 120 chromium --headless --no-sandbox --disable-gpu --no-first-run --user-data-dir="$scratch/chromium" \
-      --window-size=1400,900 --screenshot="$root/$images/backward_page.png" \
-      "file://$scratch/inside/backward.html?step=60" > /dev/null 2>&1 || echo "    (no screenshot: chromium failed)"
+      --window-size=1400,900 --screenshot="$scratch/backward_page.png" \
+      "file://$scratch/inside/backward.html?step=60" > /dev/null 2>&1 &&
+      picture "$scratch/backward_page.png" backward_page.png inside \
+        "./build/examples/inside_a_step, out/inside_a_step/backward.html?step=60 in chromium" ||
+      echo "    (no screenshot: chromium failed)"
   fi
 }
 
@@ -184,7 +202,7 @@ step_zero() {
   need examples/zero_memory
   need bench/bench_distributed
   record zero "mpirun -np 1|2|4 --bind-to none ./build/examples/zero_memory; mpirun -np 2 --bind-to none ./build/bench/bench_distributed --zero; mpirun -np 2 python3 bench/torch_zero.py" zero
-  cp "$scratch/zero_memory.png" "$images/zero_memory.png"
+  picture "$scratch/zero_memory.png" zero_memory.png zero "./build/examples/zero_memory --plot (after mpirun -np 1, 2 and 4 of it)"
 }
 
 bench() { "$(bin bench/bench_ember)"; }
@@ -239,7 +257,7 @@ step_gemm() {
   need examples/gemm_lesson
   need tests/blas_cores
   record gemm_lesson "./build/examples/gemm_lesson" gemm_lesson
-  cp "$scratch/gemm/roofline.png" "$images/gemm_roofline.png"
+  picture "$scratch/gemm/roofline.png" gemm_roofline.png gemm "./build/examples/gemm_lesson"
   # Once more against OpenBLAS's best kernels for this CPU (the first core
   # tests/blas_cores lists: ember's own choice when the environment names
   # none), when the environment holds OpenBLAS to other ones.
@@ -254,7 +272,7 @@ fewer_bits() { "$(bin examples/fewer_bits)" --out bits; }
 step_bits() {
   need examples/fewer_bits
   record fewer_bits "./build/examples/fewer_bits" fewer_bits
-  cp "$scratch/bits/loss_curves.png" "$images/bf16_loss_curves.png"
+  picture "$scratch/bits/loss_curves.png" bf16_loss_curves.png bits "./build/examples/fewer_bits"
 }
 
 bf16_workloads=(matmul_1024 matmul_fwd_bwd_1024 attention_block_fwd_bwd gpt_small_train_step)
@@ -289,7 +307,7 @@ forward_compare() { bash "$root/bench/compare.sh" --build "$root/$build" "${forw
 step_forward() {
   need examples/forward_vs_reverse
   record forward_vs_reverse "./build/examples/forward_vs_reverse" fvr
-  cp "$scratch/fvr/crossover.png" "$images/forward_vs_reverse_crossover.png"
+  picture "$scratch/fvr/crossover.png" forward_vs_reverse_crossover.png forward "./build/examples/forward_vs_reverse"
   if /usr/bin/python3 -c 'import torch' 2> /dev/null; then
     need bench/bench_ember
     record forward_compare "bash bench/compare.sh ${forward_workloads[*]}" forward_compare
@@ -311,7 +329,9 @@ step_memory() {
   need examples/long_context
   need examples/train_gpt
   record long_context "./build/examples/long_context" long_context
-  for p in memory time timeline_plain timeline_checkpointed; do cp "$scratch/lc/long_context_$p.png" "$images/"; done
+  for p in memory time timeline_plain timeline_checkpointed; do
+    picture "$scratch/lc/long_context_$p.png" "long_context_$p.png" memory "./build/examples/long_context"
+  done
   record train_gpt_long "train_gpt --context 1024 [--checkpoint-activations | --attention stored]" train_long
   if /usr/bin/python3 -c 'import torch' 2> /dev/null; then
     need bench/bench_ember
@@ -321,11 +341,36 @@ step_memory() {
   fi
 }
 
+# Only the two memory timelines of chapter 15 (the step of one tiny GPT at
+# T = 1024, without and with checkpointing), without the minutes of the
+# memory step's measurements at every context length.
+step_timelines() {
+  need examples/long_context
+  (cd "$scratch" && "$(bin examples/long_context)" --T 128 --reps 1 --png lc > /dev/null)
+  for p in timeline_plain timeline_checkpointed; do
+    picture "$scratch/lc/long_context_$p.png" "long_context_$p.png" timelines \
+      "./build/examples/long_context --T 128 --reps 1 --png DIR"
+  done
+}
+
+# Only chapter 10's picture of the model state, from the rows of 1, 2 and 4 ranks.
+step_zeropicture() {
+  need examples/zero_memory
+  (
+    cd "$scratch"
+    rm -f zero_rows.tsv
+    for n in 1 2 4; do mpin "$n" "$(bin examples/zero_memory)" --rows zero_rows.tsv > /dev/null; done
+    "$(bin examples/zero_memory)" --plot zero_rows.tsv --png zero_memory.png > /dev/null
+  )
+  picture "$scratch/zero_memory.png" zero_memory.png zeropicture \
+    "./build/examples/zero_memory --plot (after mpirun -np 1, 2 and 4 of it)"
+}
+
 steps=("$@")
 ((${#steps[@]})) || steps=(pictures race gpt inside watch distributed bench blas threads gemm bits bf16bench forward memory zero)
 for s in "${steps[@]}"; do
   if ! declare -F "step_$s" > /dev/null; then
-    echo "measure_book.sh: no step '$s' (pictures race gpt inside watch distributed bench blas threads gemm bits bf16bench forward memory zero)" >&2
+    echo "measure_book.sh: no step '$s' (pictures race gpt inside watch distributed bench blas threads gemm bits bf16bench forward memory zero timelines zeropicture)" >&2
     exit 2
   fi
   "step_$s"

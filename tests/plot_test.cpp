@@ -426,6 +426,35 @@ TEST(Plot, LayoutProblemsNamesWhatIsWrong) {
   EXPECT_EQ(plot::layout_problems(r).size(), 4u);
 }
 
+// A bar whose name would touch its neighbour's is drawn without it; the
+// Report keeps the name and the check says so. A wider picture has room for
+// every name. A text cut short ("..") is a fault too.
+TEST(Plot, LayoutProblemsNameABarWithoutItsNameAndACutText) {
+  TempDir dir;
+  plot::BarChart bars;
+  bars.title = "what rank 0 keeps";
+  bars.y.label = "MiB";
+  for (const char* n : {"1: DDP", "1: ZeRO-1", "1: ZeRO-2", "2: DDP", "2: ZeRO-1", "2: ZeRO-2"}) bars.names.push_back(n);
+  bars.values = {9, 9, 9, 9, 7, 6};
+  bars.width = 300;
+  const plot::Report narrow = plot::write_png(bars, dir.file("narrow.png"));
+  ASSERT_FALSE(narrow.names_left_out.empty());
+  EXPECT_NE(problems_of(narrow).find("tick label \"" + narrow.names_left_out[0] + "\" was left out"), std::string::npos)
+      << problems_of(narrow);
+  bars.width = 1300;
+  const plot::Report wide = plot::write_png(bars, dir.file("wide.png"));
+  EXPECT_TRUE(wide.names_left_out.empty());
+  EXPECT_EQ(problems_of(wide), "");
+
+  plot::Report r;
+  r.width = 200;
+  r.height = 100;
+  r.legend_box = {100, 10, 190, 40};
+  r.texts = {{plot::TextBox::Kind::LegendText, "during blocks.2.fc2.matmul (MatmulB..", {105, 12, 185, 20}}};
+  EXPECT_EQ(plot::layout_problems(r),
+            std::vector<std::string>{"legend text \"during blocks.2.fc2.matmul (MatmulB..\" is cut short"});
+}
+
 // The boxes of the Report are where the text is drawn: every dark pixel
 // outside the plot area (its frame) and the legend lies in a text's box, and
 // every box has ink in it.

@@ -1,14 +1,25 @@
 // What the examples that check themselves share (higher_order,
 // forward_vs_reverse): one line per check with its error and tolerance, and
-// a count of the checks that failed, for the exit status.
+// a count of the checks that failed, for the exit status; and the layout
+// check of every picture the book shows.
 #pragma once
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <string>
 #include <vector>
 
+#include "base/error.h"
+
 namespace ember::examples {
+
+/// A picture with a fault of its layout (plot::layout_problems: texts that
+/// overlap, a bar without its name, a cut legend text, two legend entries
+/// alike) is an error of the program that drew it, naming the picture.
+inline void check_picture(const std::vector<std::string>& problems, const char* program, const std::string& path) {
+  EMBER_CHECK(problems.empty(), program, path << ": " << (problems.empty() ? "" : problems.front()));
+}
 
 /// How many report() lines said FAILED.
 inline int& failed_checks() {
