@@ -21,7 +21,8 @@
 #   memory       long_context: a block and the tiny GPT at T = 128..4096, stored / tiled /
 #                checkpointed, its four pictures; train_gpt at a 1024-token context;
 #                bench/compare.sh on the long-context block (chapter 15)
-#   timelines    only chapter 15's two memory timelines (long_context at T = 128, one step each)
+#   timelines    only chapter 15's two memory timelines (the tiny GPT at T = 1024; long_context
+#                measures only T = 128 besides, one step each)
 #   zeropicture  only chapter 10's picture of the model state (zero_memory at 1, 2 and 4 ranks)
 #   zero         zero_memory at 1, 2 and 4 ranks and its picture; bench_distributed --zero
 #                at 2 ranks: DataParallel against ZeRO stages 1 and 2, and PyTorch's DDP
@@ -92,9 +93,11 @@ record() {
 # doc-test holds the captions to this file.
 picture() {
   local src=$1 name=$2 step=$3 what=$4 list=$images/drawn_by.txt
-  cp "$src" "$images/$name"
+  [[ -s $src ]] || { echo "measure_book.sh: $src was not drawn" >&2; return 1; }
+  cp "$src" "$images/$name" || return 1
   touch "$list"
-  { grep -v "^$name	" "$list" || true; printf '%s\t%s\t%s\t%s\n' "$name" "$(commit)" "$step" "$what"; } | sort > "$list.new"
+  { grep -v "^$name	" "$list" || true; printf '%s\t%s\t%s\t%s\n' "$name" "$(commit)" "$step" "$what"; } |
+    LC_ALL=C sort > "$list.new"
   mv "$list.new" "$list"
 }
 
@@ -139,10 +142,13 @@ step_inside() {
   if command -v chromium > /dev/null; then  # the step-through page at step 60, as a browser shows it
     timeout 120 chromium --headless --no-sandbox --disable-gpu --no-first-run --user-data-dir="$scratch/chromium" \
       --window-size=1400,900 --screenshot="$scratch/backward_page.png" \
-      "file://$scratch/inside/backward.html?step=60" > /dev/null 2>&1 &&
+      "file://$scratch/inside/backward.html?step=60" > /dev/null 2>&1 || true
+    if [[ -s $scratch/backward_page.png ]]; then
       picture "$scratch/backward_page.png" backward_page.png inside \
-        "./build/examples/inside_a_step, out/inside_a_step/backward.html?step=60 in chromium" ||
+        "./build/examples/inside_a_step, out/inside_a_step/backward.html?step=60 in chromium"
+    else
       echo "    (no screenshot: chromium failed)"
+    fi
   fi
 }
 
@@ -356,6 +362,7 @@ step_timelines() {
 # Only chapter 10's picture of the model state, from the rows of 1, 2 and 4 ranks.
 step_zeropicture() {
   need examples/zero_memory
+  command -v mpirun > /dev/null || { echo "measure_book.sh: zeropicture needs mpirun (bash scripts/deps.sh)" >&2; exit 2; }
   (
     cd "$scratch"
     rm -f zero_rows.tsv

@@ -373,16 +373,25 @@ def timed_numbers(line, earlier, items):
             pattern = (before + r"\s*" if before else "") + f"({OUT_NUMBER.pattern})" + (r"\s*" + after if after else "")
             for m in re.finditer(pattern, line):
                 timed |= {i for i, (a, b) in enumerate(spans) if (a, b) == m.span(1)}
-    # A table: the last earlier line with a timed column heads it; each number
-    # belongs to the column whose end is nearest its own (a "16.3%" ends at
-    # its "%"), and a wide value that pushes a row out of line only ever
-    # leaves a number unchecked, never checks a timing.
-    header = next((h for h in reversed(earlier) if any(n in columns for n, _, _ in header_columns(h))), None)
-    if header is not None:
+    # A table: the last earlier line with a timed column heads the rows
+    # after it, up to a blank line, a "## " heading or a line much wider than
+    # the header (prose, not a row). A number belongs to the column whose
+    # stretch of the header (after the column before it, up to its own end)
+    # holds the number's end — a "16.3%" ends at its "%" — and a number past
+    # the last column (a wide value pushed the row right) to the last column.
+    header = None
+    for h in reversed(earlier):
+        if not h.strip() or h.startswith("## "):
+            break
+        if any(n in columns for n, _, _ in header_columns(h)):
+            header = h
+            break
+    if header is not None and len(line.rstrip()) <= len(header.rstrip()) + 12:
         cols = header_columns(header)
         for i, (a, b) in enumerate(spans):
             end = b + len(re.match(r"\S*", line[b:]).group(0))
-            name = min(cols, key=lambda c: (abs(c[2] - end), -c[2]))[0]
+            name = next((c[0] for k, c in enumerate(cols) if (cols[k - 1][2] if k else -1) < end <= c[2] + 1),
+                        cols[-1][0] if end > cols[-1][2] else None)
             if name in columns:
                 timed.add(i)
     return timed
@@ -448,7 +457,7 @@ def this_machine(build):
     m = re.search(r"^machine: [^;]*; (.*)$", out, re.M)
     if not m or os.environ.get("EMBER_SIMD"):
         return None  # a SIMD width set by hand: not the record's arithmetic
-    text = f"# machine: {cpu} with {os.cpu_count()} cores ({m.group(1).strip()})\n"
+    text = f"# machine: {cpu} with {len(os.sched_getaffinity(0))} cores ({m.group(1).strip()})\n"
     return machine_of(text)
 
 
@@ -701,22 +710,13 @@ def check_pictures(source, book, problems):
         if len(parts) == 4:
             drawn[parts[0]] = parts
     for md in book:
-        lines = (source / md).read_text().split("\n")
-        i = 0
-        while i < len(lines):
-            m = re.search(r"!\[[^\]]*(?:\n[^\]]*)*$", lines[i]) if "![" in lines[i] else None
-            if not m:
-                i += 1
-                continue
-            start = i
-            while i < len(lines) and not re.search(r"\]\((?:\.\./images/)?([\w.-]+\.png)\)", lines[i]):
-                i += 1
-            target = re.search(r"\]\((?:\.\./images/)?([\w.-]+\.png)\)", lines[i]) if i < len(lines) else None
-            i += 1
-            if not target:
-                continue
-            name, where = target.group(1), f"{md}:{start + 1}"
-            caption = next((l for l in lines[i:i + 3] if l.strip()), "")
+        text = (source / md).read_text()
+        lines = text.split("\n")
+        for m in re.finditer(r"!\[[^\]]*\]\((?:\.\./images/)?([\w.-]+\.png)\)", text):
+            name = m.group(1)
+            lineno = text.count("\n", 0, m.end())  # the picture's last line, 0-based
+            where = f"{md}:{text.count(chr(10), 0, m.start()) + 1}"
+            caption = next((l for l in lines[lineno + 1:lineno + 4] if l.strip()), "")
             if name not in drawn:
                 problems.add(where, f"{name} is not in {DRAWN_BY}: scripts/measure_book.sh records each picture it draws")
                 continue
