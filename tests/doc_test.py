@@ -26,8 +26,9 @@ and understands a few HTML comments (invisible on GitHub and in Doxygen):
                                    docs/book/measured/NAME.txt, which
                                    scripts/measure_book.sh wrote; and every
                                    line again, in any order, against KEY's
-                                   output (today's program) but for its timings: a number
-                                   with a unit of time or rate, an m:ss, a
+                                   output (today's program) but for its
+                                   timings: a number with a unit of time or
+                                   rate, an m:ss, a
                                    number in a column headed C (an earlier
                                    line of the block) or where # stands in a
                                    phrase P (each item of timed=). tol= is
@@ -397,41 +398,27 @@ def timed_numbers(line, earlier, items):
     return timed
 
 
-def today_matcher(block_lines, tol):
-    """same(doc_line, out_line) for match_block: the words equal, every number
-    but the timings within tol."""
-    def same(doc_line, out_line):
-        dw, dn = tokens(doc_line)
-        ow, on = tokens(out_line)
+def compare_today(block_lines, out_text, opts, tol):
+    """None when every line of a measured block appears in today's output,
+    in any order (a profile's rows are sorted by time, and close ones swap),
+    with the same words and every number but its timings within tol; else
+    (the first line that does not, the nearest output line)."""
+    items = [x for x in str(opts.get("timed") or "").split("|") if x.strip()]
+    lines = [l.rstrip() for l in block_lines]
+    out = [l.rstrip() for l in out_text.splitlines()]
+
+    def same(k, out_line):
+        (dw, dn), (ow, on) = tokens(lines[k]), tokens(out_line)
         if dw != ow or len(dn) != len(on):
             return False
-        skip = timed_numbers(doc_line, same.earlier.get(doc_line, []), same.items)
-        for i, (d, o) in enumerate(zip(dn, on)):
-            if i in skip:
-                continue
-            dv, ov = parse_number(d), float(o)
-            if abs(dv - ov) > allowed_error(d, ov, tol):
-                return False
-        return True
-    return same
+        skip = timed_numbers(lines[k], lines[:k], items)
+        return all(i in skip or abs(parse_number(d) - float(o)) <= allowed_error(d, float(o), tol)
+                   for i, (d, o) in enumerate(zip(dn, on)))
 
-
-def compare_today(block_lines, out_text, opts, tol):
-    """None when every line of a measured block appears in today's output
-    (its timings aside), else (the first line that does not, the nearest)."""
-    same = today_matcher(block_lines, tol)
-    same.items = [x for x in str(opts.get("timed", "")).split("|") if x.strip()] if opts.get("timed") else []
-    same.earlier = {}
-    seen = []
-    for line in block_lines:
-        same.earlier.setdefault(line.rstrip(), list(seen))
-        seen.append(line.rstrip())
-    # In any order: a profile's rows are sorted by time, and close ones swap.
-    out = [l.rstrip() for l in out_text.splitlines()]
-    for line in (l.rstrip() for l in block_lines):
+    for k, line in enumerate(lines):
         if not line.strip() or line.strip() in ("...", "…") or line.startswith("## "):
             continue  # (a "## " line is the record's own heading of a part)
-        if not any(same(line, o) for o in out):
+        if not any(same(k, o) for o in out):
             near = next((o for o in out if tokens(o)[0] == tokens(line)[0]), None)
             return line, near or "(no line with these words)"
     return None

@@ -19,18 +19,14 @@ Tensor grad_of(F f, const Tensor& x0, const Tensor& w) {
   return x.grad();
 }
 
-bool same(const Tensor& a, const Tensor& b) {
-  return a.defined() && a.shape() == b.shape() && check::max_diff(a, b, "") < 1e-9;
-}
-
 std::string which_mistake(const Tensor& got, const Tensor& x, const Tensor& g) {
   Tensor y = softmax(x, -1);
-  if (same(got, g * y * (1.0 - y)))
+  if (check::matches(got, g * y * (1.0 - y)))
     return "g y (1 - y) is only the diagonal, dy_i/dx_i: y_i also depends on every other x_j of its row, "
            "dy_i/dx_j = -y_i y_j, and those terms add up too";
-  if (same(got, g * y)) return "g y leaves out what every y_i's denominator gives: dy_i/dx_j = y_i (delta_ij - y_j)";
-  if (same(got, y * (g - sum(g * y)))) return "the sum of g y runs over one row (the softmax's dim), not the whole tensor";
-  if (same(got, y * (g - sum(g * y, {0}, true)))) return "the sum of g y runs along the last dim, the one softmax normalises";
+  if (check::matches(got, g * y)) return "g y leaves out what every y_i's denominator gives: dy_i/dx_j = y_i (delta_ij - y_j)";
+  if (check::matches(got, y * (g - sum(g * y)))) return "the sum of g y runs over one row (the softmax's dim), not the whole tensor";
+  if (check::matches(got, y * (g - sum(g * y, {0}, true)))) return "the sum of g y runs along the last dim, the one softmax normalises";
   return "dy_i/dx_j = y_i (delta_ij - y_j); sum g_i times it over i";
 }
 

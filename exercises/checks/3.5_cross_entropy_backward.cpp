@@ -18,17 +18,13 @@ Tensor grad_of(F f, const Tensor& z0, const Tensor& y, double scale) {
   return z.grad();
 }
 
-bool same(const Tensor& a, const Tensor& b) {
-  return a.defined() && a.shape() == b.shape() && check::max_diff(a, b, "") < 1e-9;
-}
-
 std::string which_mistake(const Tensor& got, const Tensor& z, const Tensor& y, double scale) {
   const double n = static_cast<double>(z.shape()[0]);
   Tensor p = softmax(z, -1), hot = one_hot(y, z.shape()[1]).to(kFloat64);
-  if (same(got, (p - hot) * scale)) return "these are N times too large: the loss is the mean over the N rows, so divide by N";
-  if (same(got, (hot - p) * (scale / n))) return "the sign is the other way: the loss falls when the right class's score rises";
-  if (same(got, (p - hot) / n)) return "multiply by g, the gradient that arrives (here the loss was scaled by 3 after the op)";
-  if (same(got, p * (scale / n))) return "-z_y contributes too: subtract the one-hot row, p - onehot(y)";
+  if (check::matches(got, (p - hot) * scale)) return "these are N times too large: the loss is the mean over the N rows, so divide by N";
+  if (check::matches(got, (hot - p) * (scale / n))) return "the sign is the other way: the loss falls when the right class's score rises";
+  if (check::matches(got, (p - hot) / n)) return "multiply by g, the gradient that arrives (here the loss was scaled by 3 after the op)";
+  if (check::matches(got, p * (scale / n))) return "-z_y contributes too: subtract the one-hot row, p - onehot(y)";
   return "d(-z_y + log sum_j exp z_j)/dz_i = p_i - [i = y], then the mean's 1/N and g";
 }
 

@@ -26,20 +26,16 @@ Tensor grad_of(F f, const Tensor& x0, const Tensor& w) {
   return x.grad();
 }
 
-bool same(const Tensor& a, const Tensor& b) {
-  return a.defined() && a.shape() == b.shape() && check::max_diff(a, b, "") < 1e-9;
-}
-
 std::string which_mistake(const Tensor& got, const Tensor& x, const Tensor& g) {
   Tensor centred = x - mean(x, {-1}, true);
   Tensor r = rsqrt(mean(centred * centred, {-1}, true) + kEps), xhat = centred * r;
-  if (same(got, g * r)) return "g rstd is only the direct path: mu and var depend on x_j too (dmu/dx_j = 1/D)";
-  if (same(got, r * (g - mean(g, {-1}, true))))
+  if (check::matches(got, g * r)) return "g rstd is only the direct path: mu and var depend on x_j too (dmu/dx_j = 1/D)";
+  if (check::matches(got, r * (g - mean(g, {-1}, true))))
     return "the path through mu is there; the one through var is missing: d(rstd)/dx_j = -rstd^3 (x_j - mu) / D, "
            "which gives the term - xhat mean(g xhat)";
-  if (same(got, r * (g - xhat * mean(g * xhat, {-1}, true))))
+  if (check::matches(got, r * (g - xhat * mean(g * xhat, {-1}, true))))
     return "the path through var is there; the one through mu is missing: it gives the term - mean(g)";
-  if (same(got, r * (g - mean(g) - xhat * mean(g * xhat))))
+  if (check::matches(got, r * (g - mean(g) - xhat * mean(g * xhat))))
     return "the means run over each row (mean(t, {-1}, true)), not over the whole tensor";
   return "x_j reaches y_i directly, through mu and through rstd: add the three, each a mean over the row";
 }

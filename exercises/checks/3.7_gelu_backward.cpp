@@ -17,19 +17,15 @@ Tensor grad_of(const std::function<Tensor(const Tensor&)>& f, const Tensor& x0, 
   return x.grad();
 }
 
-bool near(const Tensor& a, const Tensor& b, double tol) {
-  return a.defined() && a.shape() == b.shape() && check::max_diff(a, b, "") < tol;
-}
-
 std::string which_mistake(const Tensor& got, const Tensor& x, const Tensor& g) {
   const double pi = 3.14159265358979323846;
   Tensor Phi = (1.0 + erf(x / std::sqrt(2.0))) * 0.5, phi = exp(x * x * -0.5) / std::sqrt(2.0 * pi);
-  if (near(got, g * Phi, 1e-9)) return "x appears twice in x Phi(x): the product rule adds x Phi'(x) = x phi(x)";
-  if (near(got, g * (Phi + x * exp(x * x * -0.5)), 1e-9))
+  if (check::matches(got, g * Phi, 1e-9)) return "x appears twice in x Phi(x): the product rule adds x Phi'(x) = x phi(x)";
+  if (check::matches(got, g * (Phi + x * exp(x * x * -0.5)), 1e-9))
     return "phi(x) = exp(-x^2/2) / sqrt(2 pi): the normal density has its 1/sqrt(2 pi)";
-  if (near(got, g * (Phi + phi), 1e-9)) return "the second term of the product rule is x phi(x), not phi(x)";
+  if (check::matches(got, g * (Phi + phi), 1e-9)) return "the second term of the product rule is x phi(x), not phi(x)";
   Tensor approx_grad = grad_of([](const Tensor& t) { return gelu(t, GeluApprox::Tanh); }, x, g);
-  if (near(got, approx_grad, 1e-9))
+  if (check::matches(got, approx_grad, 1e-9))
     return "that is the derivative of the tanh approximation; this gelu is the exact one, x Phi(x) with erf";
   return "d(x Phi(x))/dx = Phi(x) + x Phi'(x), and Phi' is the normal density phi";
 }

@@ -56,6 +56,10 @@ std::string show(const Tensor& t) {
   return out + ")";
 }
 
+bool matches(const Tensor& got, const Tensor& want, double tol) {
+  return got.defined() && want.defined() && got.shape() == want.shape() && max_diff(got, want, "") <= tol;
+}
+
 double max_diff(const Tensor& got, const Tensor& want, const std::string& what) {
   expect(got.defined(), what + " is an undefined tensor (nothing was returned)");
   expect(got.shape() == want.shape(), what + " has shape " + show(got.shape()) + ", but should have shape " +

@@ -42,6 +42,9 @@ std::string num(double v);         // 6 significant digits
 /// The largest |got - want| (got and want are converted to float64; their
 /// shapes must match, else fail() saying so).
 double max_diff(const Tensor& got, const Tensor& want, const std::string& what);
+/// Whether got is defined, has want's shape and every value within tol of
+/// want's: no failure, for telling which mistake a wrong answer is.
+bool matches(const Tensor& got, const Tensor& want, double tol = 1e-9);
 /// Fails unless got has want's shape and every value is within tol of want's.
 void expect_close(const Tensor& got, const Tensor& want, const std::string& what, double tol = 1e-6,
                   const std::string& hint = "");

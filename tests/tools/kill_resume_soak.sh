@@ -136,6 +136,15 @@ while :; do
   mapfile -t ranks < <(pgrep -P "$job" -x train_gpt || true)
   killed=0
   ((${#ranks[@]} == 0)) || { kill -KILL "${ranks[$((RANDOM % ${#ranks[@]}))]}" 2>/dev/null && killed=1; } || true
+  # After a rank is killed, Open MPI's mpirun can hang in its own teardown
+  # ("PMIX ERROR: UNREACHABLE", the other rank gone): a job still there a
+  # minute later (a whole run takes about a second) is ended here, as killed.
+  for _ in $(seq 600); do kill -0 "$job" 2>/dev/null || break; sleep 0.1; done
+  if kill -0 "$job" 2>/dev/null; then
+    echo "(mpirun still there a minute after the kill: ended)"
+    pkill -KILL -P "$job" 2>/dev/null || true
+    kill -KILL "$job" 2>/dev/null || true
+  fi
   status=0
   wait "$job" 2>/dev/null || status=$?
   cat "$out/attempt.log" >>"$out/mpi_soak.log"
