@@ -15,11 +15,6 @@ and understands a few HTML comments (invisible on GitHub and in Doxygen):
                                    block appears in KEY's output, in order
                                    (a line "..." skips any lines); the words
                                    must be equal, the numbers within tolerance
-  158<!-- = KEY "A" [> "B"] N [tol=T] -->
-                                   the number just before the comment is the
-                                   N-th number (1-based; -1 is the last) of the
-                                   first output line that contains "A" (after
-                                   "A", the first line containing "B")
   <!-- measured: NAME today=KEY [timed="C|P #"] [tol=T] [bits] [slow] -->
   <!-- measured: NAME timings|reference -->
                                    before a fenced block: as output, against
@@ -42,12 +37,39 @@ and understands a few HTML comments (invisible on GitHub and in Doxygen):
                                    time, a rate, a ratio of times, a resident
                                    size or an input the command gave;
                                    "reference": another framework's output
-  37.2<!-- = @NAME "A" N -->       a number from that file
-  <!-- measured-on: NAME -->       after a sentence: it must name the machine
-                                   and the commit the file records
-  1994<!-- prose -->               a number that is not a program's figure (a
-                                   year, a lesson's hand-worked input); above
-                                   a fenced block: the whole block
+  <!-- prose -->                   above a fenced block: none of its numbers
+                                   is a program's figure (a lesson's
+                                   hand-worked input)
+
+A paragraph's numbers are checked by one comment right under it (no blank
+line between), never by a marker inside a sentence, where a reader of the
+source would trip over it:
+
+  The untrained model's loss is 4.19, next to the uniform guess 4.17,
+  measured on an AMD EPYC with 2 cores at commit b896232 in 1994.
+  <!-- numbers:
+  4.19 = gpt200 "validation loss at step 0" 1
+  4.17 = gpt200 "validation loss at step 0" > "ln 65 =" 1 tol=0.01
+  on train_gpt
+  1994 prose
+  -->
+
+One entry a line, in the order their numbers stand in the paragraph (its
+lines up to a blank line, a heading or a fence: a list or a table too):
+
+  VALUE = KEY "A" [> "B"] N [tol=T]
+                                   the paragraph's next VALUE (after the entry
+                                   before) is the N-th number (1-based; -1 is
+                                   the last) of the first line of KEY's output
+                                   that contains "A" (after "A", the first
+                                   line containing "B"); a unit or a closing
+                                   backtick may follow it
+  VALUE = @NAME "A" N [tol=T]      ... of docs/book/measured/NAME.txt
+  VALUE prose                      the next VALUE is not a program's figure
+                                   (a year, a lesson's hand-worked input)
+  on NAME                          the next "commit HASH" is that of
+                                   docs/book/measured/NAME.txt, and the
+                                   paragraph names the machine it records
 
 A tolerance T is absolute (tol=0.01) or relative (tol=2%). Without one, a
 number may differ by half a unit of its last written digit (the doc rounds
@@ -55,7 +77,7 @@ the program's value). The run's tol applies to every check of that KEY.
 
 Every other number in prose or tables that looks like a program's figure (a
 decimal fraction, an integer of 100 or more, a number with a unit of time,
-size or rate) must carry one of these comments. Numbers in inline code and in
+size or rate) must have an entry. Numbers in inline code and in
 sh/cpp/cmake/formula/diagram blocks are inputs, not figures; other fenced
 blocks with such numbers must be checked (or marked prose). Headings and the
 numbers of chapters, lessons, exercises and versions are not figures.
@@ -96,10 +118,14 @@ README_MAX_LINES = 250
 
 SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
 # A number as the docs write it: 1.5, -0.25, 1e-18, 1.3·10⁻¹⁸, 313344.
-DOC_NUMBER = re.compile(r"(?<![\w.])[-−]?\d+(?:\.\d+)?(?:(?:e[-+]?\d+)|(?:·10[⁻]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+))?(?![\w])")
+NUMBER_BODY = r"(?<![\w.])[-−]?\d+(?:\.\d+)?(?:(?:e[-+]?\d+)|(?:·10[⁻]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+))?"
+DOC_NUMBER = re.compile(NUMBER_BODY + r"(?![\w])")
 # A number as programs print them.
 OUT_NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 UNIT = r"(?:%|×|x\b|\s?ms\b|\s?µs\b|\s?ns\b|\s?s\b|\s?MB\b|\s?KiB\b|\s?MiB\b|\s?GB/s\b|\s?GFLOP/s\b|\s?bytes\b)"
+# A number as an entry names it and as prose is scanned for figures: a unit
+# may follow it without a space (3.12x, 5ms).
+ENTRY_NUMBER = re.compile(NUMBER_BODY + rf"(?=(?:{UNIT})|(?![\w]))")
 COMMENT = re.compile(r"<!--(.*?)-->", re.S)
 FENCE = re.compile(r"^(\s*)```(\w*)")
 CODE_LANGS = {"sh", "bash", "cpp", "c++", "cmake", "diagram", "formula"}
@@ -198,6 +224,189 @@ def quoted(spec):
         if re.fullmatch(r"-?\d+", w):
             index = int(w)
     return parts, index, options(rest)
+
+
+# ---- the numbers blocks: a paragraph's checks, under it ----
+#
+# A reader of the Markdown source should not trip over a marker in the middle
+# of a sentence, so a paragraph's checks stand in one comment under it:
+#
+#     Two ranks end at a validation loss of 2.92127, one process at 2.92127.
+#     <!-- numbers:
+#     2.92127 = ddp2 "final validation loss" 1
+#     2.92127 = ddp1 "final validation loss" 1
+#     -->
+#
+# Before anything else reads a file, expand_numbers puts each entry back as
+# the comment it stands for, right after its number (2.92127<!-- = ddp2 ... -->),
+# and blanks the block: the lines keep their numbers, so every later check
+# and its message point at the line the number is on.
+
+NUMBERS_START = re.compile(r"^\s*<!--\s*numbers:\s*$")
+COMMIT = re.compile(r"\bcommit\s+([0-9a-f]{7,40})\b")
+ENTRY_FORMS = 'VALUE = KEY "A" N, VALUE = @NAME "A" N, VALUE prose or on NAME'
+
+
+class Entry:
+    """One line of a numbers block: 'VALUE = SPEC' (kind "="), 'VALUE prose'
+    or 'on NAME' (kind "on", VALUE the commit it finds). Once placed, `at`
+    is (line, start, end) of its number (or commit) in the paragraph."""
+
+    def __init__(self, line, kind, value, spec):
+        self.line, self.kind, self.value, self.spec = line, kind, value, spec
+        self.at = None
+
+    def marker(self):
+        """The comment check_prose reads after the number."""
+        return {"=": f"<!-- = {self.spec} -->", "prose": "<!-- prose -->",
+                "on": f"<!-- measured-on: {self.spec} -->"}[self.kind]
+
+
+def parse_entry(index, text):
+    """An Entry of the block's line `index`, or None if the line is no entry."""
+    m = re.fullmatch(r"(\S+)\s*=\s*(\S.*)", text.strip())
+    if m and DOC_NUMBER.fullmatch(m.group(1)):
+        return Entry(index, "=", m.group(1), m.group(2).strip())
+    m = re.fullmatch(r"(\S+)\s+prose", text.strip())
+    if m and DOC_NUMBER.fullmatch(m.group(1)):
+        return Entry(index, "prose", m.group(1), "")
+    m = re.fullmatch(r"on\s+([\w.-]+)", text.strip())
+    if m:
+        return Entry(index, "on", None, m.group(1))
+    return None
+
+
+def outside_fences(lines):
+    """The indices of the lines that are not in a fenced block (nor its fences)."""
+    fenced = False
+    for i, line in enumerate(lines):
+        if FENCE.match(line):
+            fenced = not fenced
+        elif not fenced:
+            yield i
+
+
+def numbers_blocks(lines):
+    """(first, last) line index of each numbers block; last is None when no
+    line "-->" closes it."""
+    after = -1
+    for i in outside_fences(lines):
+        if i <= after or not NUMBERS_START.match(lines[i]):
+            continue
+        after = next((j for j in range(i + 1, len(lines)) if lines[j].strip() == "-->"), None)
+        yield i, after
+        if after is None:
+            return
+
+
+def is_paragraph_line(line):
+    """Part of a paragraph, a list or a table: not blank, a heading, a fence
+    or a comment of its own (an annotation, the end of another block)."""
+    s = line.strip()
+    return bool(s) and not s.startswith(("#", "<!--", "-->", "```", "~~~"))
+
+
+def paragraph_above(lines, block):
+    """The index of the first line of the paragraph right above line
+    `block`, or None when there is none (a blank line comes first)."""
+    first = block
+    while first > 0 and is_paragraph_line(lines[first - 1]):
+        first -= 1
+    return first if first < block else None
+
+
+def searchable(text):
+    """A paragraph as the entries' numbers are looked up in it: comments,
+    link targets and addresses blanked (a number there is no figure), inline
+    code kept (a figure may be written in code)."""
+    for pattern in (r"<!--.*?-->", r"\]\([^)]*\)", r"https?://\S+"):
+        text = mask(text, pattern)
+    return text
+
+
+def place_entries(md, lines, first, block, entries, problems):
+    """Finds each entry's number in the paragraph lines[first:block], each
+    after the one before, and sets its `at`."""
+    text = searchable("\n".join(lines[first:block]))
+    starts = [0]
+    for line in lines[first:block]:
+        starts.append(starts[-1] + len(line) + 1)
+
+    def line_col(offset):
+        k = max(i for i, s in enumerate(starts) if s <= offset)
+        return first + k, offset - starts[k]
+
+    pos, before = 0, "its start"
+    for e in entries:
+        if e.kind == "on":
+            m = COMMIT.search(text, pos)
+            if m is None:
+                problems.add(f"{md}:{e.line + 1}", f"on {e.spec}: the paragraph above names no commit "
+                                                   f"('at commit 1a2b3c4') after {before}")
+                continue
+            span, e.value = m.span(1), m.group(1)
+        else:
+            m = next((n for n in ENTRY_NUMBER.finditer(text, pos) if n.group(0) == e.value), None)
+            if m is None:
+                problems.add(f"{md}:{e.line + 1}", f"the paragraph above has no {e.value} after {before} "
+                                                   "(the entries go in the order their numbers stand)")
+                continue
+            span = m.span()
+        line, col = line_col(span[0])
+        e.at = (line, col, col + span[1] - span[0])
+        pos, before = span[1], e.value
+
+
+def refuse_inline_markers(md, lines, blocked, problems):
+    """A check written into a sentence: the form the numbers blocks replace."""
+    for i in outside_fences(lines):
+        if i in blocked or lines[i].strip() == "<!-- prose -->":  # a whole block's mark stays
+            continue
+        code_masked = mask(lines[i], r"`[^`]*`")
+        for m in COMMENT.finditer(code_masked):
+            body = m.group(1).strip()
+            if body.startswith(("=", "measured-on:")) or body == "prose":
+                problems.add(f"{md}:{i + 1}", f"a doc-test marker inside a sentence (<!-- {body} -->): list it "
+                                              "in a <!-- numbers: --> block after the paragraph")
+
+
+def insert_markers(lines, entries):
+    """Each entry's comment right after its number, as check_prose reads it."""
+    for e in sorted(entries, key=lambda e: e.at, reverse=True):  # from the right: the columns hold
+        i, _, end = e.at
+        lines[i] = lines[i][:end] + e.marker() + lines[i][end:]
+
+
+def expand_numbers(md, text, problems):
+    """The file as the checks read it: every numbers block's entries put back
+    as comments after their numbers and the block blanked. Returns that text
+    and the entries that were placed (--refresh rewrites their numbers)."""
+    lines = text.split("\n")
+    placed, blocked = [], set()
+    for start, end in numbers_blocks(lines):
+        if end is None:
+            problems.add(f"{md}:{start + 1}", "this <!-- numbers: block has no line '-->' to end it")
+            break
+        blocked.update(range(start, end + 1))
+        entries = []
+        for k in range(start + 1, end):
+            e = parse_entry(k, lines[k])
+            if e:
+                entries.append(e)
+            elif lines[k].strip():
+                problems.add(f"{md}:{k + 1}", f"'{lines[k].strip()}' is not an entry: {ENTRY_FORMS}")
+        first = paragraph_above(lines, start)
+        if first is None:
+            problems.add(f"{md}:{start + 1}", "a <!-- numbers: --> block goes right under its paragraph, "
+                                              "with no blank line between")
+            continue
+        place_entries(md, lines, first, start, entries, problems)
+        placed += [e for e in entries if e.at]
+    refuse_inline_markers(md, lines, blocked, problems)
+    for i in blocked:
+        lines[i] = ""
+    insert_markers(lines, placed)
+    return "\n".join(lines), placed
 
 
 # ---- running the programs ----
@@ -493,8 +702,17 @@ def check_prose(md, prose, runner, source, problems, inline_checks):
     # Inline code may run over a line break (never over a blank line).
     masked = mask("\n".join(lines), r"`[^`\n]*(?:\n[^`\n]+)*`").split("\n")
     paragraph = ""
+    on_checks = []  # this paragraph's measured-on checks: the machine and commit may stand anywhere in it
+
+    def end_paragraph():
+        for k in on_checks:
+            inline_checks[k] = inline_checks[k][:3] + (" ".join(paragraph.split()),)
+        on_checks.clear()
+
     for lineno, line, plain in zip(numbers, lines, masked):
         where = f"{md}:{lineno}"
+        if not line.strip():
+            end_paragraph()
         paragraph = "" if not line.strip() else paragraph + " "
         if line.lstrip().startswith("#") or line.strip() == "<!-- prose -->":  # headings; a block's mark
             continue
@@ -503,8 +721,9 @@ def check_prose(md, prose, runner, source, problems, inline_checks):
         for m in COMMENT.finditer(line):
             body = m.group(1).strip()
             before = line[:m.start()]
-            if body.startswith("measured-on:"):  # the sentence may start on an earlier line
-                inline_checks.append(("on", where, body.split(":", 1)[1].strip(), " ".join((paragraph + before).split())))
+            if body.startswith("measured-on:"):
+                on_checks.append(len(inline_checks))
+                inline_checks.append(("on", where, body.split(":", 1)[1].strip(), ""))
                 # the commit just before it is a hash, not a figure (303e203 reads like a number)
                 commit = re.search(r"\b[0-9a-f]{7,40}$", before)
                 if commit:
@@ -523,11 +742,13 @@ def check_prose(md, prose, runner, source, problems, inline_checks):
         text = mask(plain, r"<!--.*?-->")
         text = mask(text, r"\]\([^)]*\)")  # link targets
         text = mask(text, r"https?://\S+")
-        for m in DOC_NUMBER.finditer(text):
+        for m in ENTRY_NUMBER.finditer(text):  # 1.75x too, which an entry may name
             if m.start() in covered or not figure_like(m.group(0), text[:m.start()], text[m.end():]):
                 continue
-            problems.add(where, f"the number {m.group(0)} looks like a program's figure but has no check "
-                                f"(<!-- = KEY \"line\" N -->) and is not marked <!-- prose -->")
+            problems.add(where, f"the number {m.group(0)} looks like a program's figure but has no entry in "
+                                f"a <!-- numbers: --> block under its paragraph ({m.group(0)} = KEY \"line\" N, "
+                                f"or {m.group(0)} prose)")
+    end_paragraph()
 
 
 def check_blocks(md, blocks, runner, source, problems, block_checks):
@@ -761,9 +982,10 @@ def check_navigation(source, problems):
                                           f"chapters {missing} run it too")
 
 
-def refresh(source, block_checks, inline_checks):
+def refresh(source, block_checks, entries):
     """Rewrites what the docs quote from docs/book/measured/ with the files'
-    current numbers (the words must still match)."""
+    current numbers (the words must still match): the lines of measured
+    blocks, and each @NAME number both in its paragraph and in its entry."""
     edits = {}  # md -> its lines
     changed = 0
 
@@ -783,21 +1005,22 @@ def refresh(source, block_checks, inline_checks):
             if new is not None and lines[start + k].rstrip() != new:
                 lines[start + k] = new
                 changed += 1
-    for kind, where, spec, number in inline_checks:
-        if kind != "num" or not spec.startswith("@"):
+    # From the right, so that a number's columns hold when one after it on its line changes length.
+    for md, e in sorted(entries, key=lambda me: (me[0], me[1].at), reverse=True):
+        if e.kind != "=" or not e.spec.startswith("@"):
             continue
-        key = spec.split()[0]
-        parts, index, _ = quoted(spec[len(key):])
+        key = e.spec.split()[0]
+        parts, index, _ = quoted(e.spec[len(key):])
         text = measured_file(source, key[1:])
         found = find_number(text, parts, index)[0] if text else None
-        if found is None or found == number:
+        if found is None or found == e.value:
             continue
-        md, lineno = where.rsplit(":", 1)
         lines = lines_of(md)
-        i = int(lineno) - 1
-        lines[i] = re.sub(rf"(?<![\w.]){re.escape(number)}(?={UNIT}?`?<!--\s*=\s*{re.escape(key)})", found, lines[i], 1)
+        i, start, end = e.at
+        lines[i] = lines[i][:start] + found + lines[i][end:]
+        lines[e.line] = lines[e.line].replace(e.value, found, 1)
         changed += 1
-        print(f"{where}: {number} -> {found}")
+        print(f"{md}:{i + 1}: {e.value} -> {found}")
     for md, lines in edits.items():
         (source / md).write_text("\n".join(lines))
     print(f"refresh: {changed} quoted measurement(s) rewritten; read the prose around them again")
@@ -813,8 +1036,9 @@ def main():
     ap.add_argument("--reuse", action="store_true", help="with --keep: reuse what an earlier run printed")
     ap.add_argument("--only", help="check only this markdown file (its paths and numbers)")
     ap.add_argument("--refresh", action="store_true",
-                    help="after scripts/measure_book.sh: rewrite the quoted measurements (measured blocks and "
-                         "@NAME numbers) from docs/book/measured/, and say what changed")
+                    help="after scripts/measure_book.sh: rewrite the quoted measurements (measured blocks, and "
+                         "@NAME numbers in their paragraphs and numbers blocks) from docs/book/measured/, and say "
+                         "what changed")
     ap.add_argument("--slow", action="store_true",
                     help="also run the measured blocks' slow programs (marked slow: minutes each)")
     ap.add_argument("--slow-only", action="store_true",
@@ -832,9 +1056,10 @@ def main():
     if args.only:
         files = [f for f in files if f == args.only or f.endswith("/" + args.only)]
     runner = Runner(source, build, args.jobs, args.keep, args.reuse)
-    inline_checks, block_checks = [], []
+    inline_checks, block_checks, entries = [], [], []
     for md in files:
-        text = (source / md).read_text()
+        text, placed = expand_numbers(md, (source / md).read_text(), problems)
+        entries += [(md, e) for e in placed]
         prose, blocks = split_markdown(text)
         check_blocks(md, blocks, runner, source, problems, block_checks)
         check_prose(md, prose, runner, source, problems, inline_checks)
@@ -883,7 +1108,7 @@ def main():
         runner.run_wanted(problems)
 
     if args.refresh:
-        return refresh(source, block_checks, inline_checks)
+        return refresh(source, block_checks, entries)
 
     for kind, where, key, tol, lines, _, opts in block_checks:
         if kind == "output":
@@ -922,7 +1147,7 @@ def main():
             for field in ("machine", "commit"):
                 value = header_field(text, field)
                 if not value or value.split(" (")[0] not in number:
-                    problems.add(where, f"the sentence should name the {field} of {MEASURED}/{spec}.txt: {value}")
+                    problems.add(where, f"the paragraph should name the {field} of {MEASURED}/{spec}.txt: {value}")
             continue
         key = spec.split()[0]
         parts, index, opts = quoted(spec[len(key):])
