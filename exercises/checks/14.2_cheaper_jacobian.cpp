@@ -1,6 +1,8 @@
-// Checks exercise 14.2: the Jacobian of a linear map is its matrix, of a
-// nonlinear map it is what jacfwd and jacrev give, and the code takes the
-// cheaper mode: f runs n times when n <= m (forward), once when n > m (reverse).
+// Checks exercise 14.2: the Jacobian of a linear map is its matrix (a
+// transposed one is named), of a nonlinear map it is what jacfwd gives, and
+// the code takes the cheaper mode: f runs n times when n <= m (forward), once
+// when n > m (reverse); a wrong count of runs is named (the other mode, one
+// vjp per row, an extra run).
 #include <string>
 
 #include "exercises/checks/check.h"
@@ -30,6 +32,30 @@ struct Counted {
   }
 };
 
+std::string runs(int calls) { return calls == 1 ? "once" : std::to_string(calls) + " times"; }
+
+// What a wrong number of runs of f means, for n inputs and m outputs.
+std::string runs_mistake(int calls, int64_t n, int64_t m) {
+  const std::string ns = std::to_string(n), ms = std::to_string(m);
+  if (n <= m && calls == 1)
+    return "f ran once: that is reverse mode, one vjp and then " + ms + " pullbacks, one per output; with n = " + ns +
+           " inputs and m = " + ms + " outputs, " + ns + " jvps, one per input, do less work";
+  if (n > m && calls == n)
+    return "f ran once per input: that is forward mode, one jvp per column; with n = " + ns + " inputs and m = " + ms +
+           " outputs, one vjp and " + ms + " pullbacks do less work";
+  if (n > m && calls == m)
+    return "f ran once per row: a vjp runs f once, and its pullback can be called for every row";
+  if (calls == (n <= m ? n : 1) + 1) return "f ran once more than the mode needs: what else calls f? (m is given)";
+  return n <= m ? "one jvp per input element, and nothing else that calls f"
+                : "one vjp, then its pullback once per output element";
+}
+
+const std::vector<std::pair<std::string, std::string>> kRefusals = {
+    {"but primal 0 has shape", "a jvp's direction t has x's shape: n numbers, one of them 1 for the column it picks"},
+    {"but the output has shape", "a pullback takes a u of the output's shape: m numbers, one of them 1 for the row "
+                                 "it picks"},
+};
+
 }  // namespace
 
 check::Exercise check::exercise() {
@@ -40,10 +66,14 @@ check::Exercise check::exercise() {
          Tensor A = randn({rows, cols}, g, kFloat64);
          TensorFn f = [A](const std::vector<Tensor>& in) { return matmul(A, in[0]); };
          Tensor J = ex14_2::jacobian(f, randn({cols}, g, kFloat64), rows);
-         check::expect_close(J, A, "the Jacobian of A x for A " + shape_str(A.shape()), 1e-14,
-                             "columns go along dim 1 (stack(..., 1)), rows along dim 0");
+         const std::string what = "the Jacobian of A x for A " + shape_str(A.shape());
+         if (J.defined() && check::matches(J, A.t(), 1e-14))
+           fail(what + " is A's transpose, " + shape_str(J.shape()),
+                rows >= cols ? "the columns were stacked one under another: in J they stand side by side"
+                             : "the rows were stacked side by side: in J they stand one under another");
+         check::expect_close(J, A, what, 1e-14);
        }
-     }},
+     }, kRefusals},
     {"a nonlinear map: the same as jacfwd", [] {
        for (auto [n, m] : {std::pair<int64_t, int64_t>{3, 5}, {5, 3}}) {
          Counted c(n, m, 9);
@@ -51,18 +81,18 @@ check::Exercise check::exercise() {
          check::expect_close(ex14_2::jacobian(c.fn(), x, m), jacfwd(c.fn())({x}),
                              "the Jacobian for n = " + std::to_string(n) + ", m = " + std::to_string(m), 1e-13);
        }
-     }},
+     }, kRefusals},
     {"n = 2 inputs, m = 6 outputs: forward mode, f runs 2 times", [] {
        Counted c(2, 6, 5);
        (void)ex14_2::jacobian(c.fn(), tensor({0.5, -1.0}, kFloat64), 6);
-       check::expect(c.calls == 2, "f ran " + std::to_string(c.calls) + " times, but forward mode needs 2 (one jvp per input)",
-                     "with n <= m take columns: one jvp per input element, and nothing else that calls f");
-     }},
+       check::expect(c.calls == 2, "f ran " + runs(c.calls) + ", but forward mode needs 2 (one jvp per input)",
+                     runs_mistake(c.calls, 2, 6));
+     }, kRefusals},
     {"n = 6 inputs, m = 2 outputs: reverse mode, f runs once", [] {
        Counted c(6, 2, 5);
        (void)ex14_2::jacobian(c.fn(), tensor({0.1, 0.2, 0.3, 0.4, 0.5, 0.6}, kFloat64), 2);
-       check::expect(c.calls == 1, "f ran " + std::to_string(c.calls) + " times, but reverse mode needs 1 (one vjp, then its pullback)",
-                     "call vjp once and its pullback once per output element");
-     }},
+       check::expect(c.calls == 1, "f ran " + runs(c.calls) + ", but reverse mode needs 1 (one vjp, then its pullback)",
+                     runs_mistake(c.calls, 6, 2));
+     }, kRefusals},
   }};
 }

@@ -1,5 +1,6 @@
 // Checks exercise 3.2: the learner's input makes gradcheck fail on an op
-// whose forward ignores strides; the report is shown for reading.
+// whose forward ignores strides; the report is shown for reading. An input
+// that is not a leaf, or on which the bug hides, is named as such.
 #include "exercises/checks/check.h"
 
 namespace ex3_2 {
@@ -47,8 +48,12 @@ check::Exercise check::exercise() {
        Tensor x = ex3_2::input_that_exposes_the_bug();
        expect(x.defined() && x.dtype() == kFloat64, "your input is not a float64 tensor",
               "gradcheck works in float64: central differences in float32 keep too few digits");
-       expect(x.requires_grad() && x.is_leaf(), "your input must be a leaf that requires grad",
-              "make the view first, then call .requires_grad_() on the view");
+       expect(x.requires_grad(), "your input does not require grad", "gradcheck differentiates with respect to "
+              "its inputs: each one must require grad");
+       expect(x.is_leaf(), "your input requires grad but is not a leaf: it is the output of an op (" +
+                               std::string(x.grad_fn() ? x.grad_fn()->name() : "?") + ")",
+              "a view of a tensor that requires grad is an op's output, with a grad_fn of its own; a view of a "
+              "tensor that does not, made to require grad afterwards, is a leaf");
        expect(x.numel() >= 2, "your input needs at least two elements for the order of its elements to matter");
      }},
     {"gradcheck fails on your input", [] {
@@ -56,7 +61,11 @@ check::Exercise check::exercise() {
        GradcheckResult r = check_op(x);
        expect(!r.ok, "gradcheck passes on your input (shape " + show(x.shape()) + ", strides " + show(x.stride()) +
                          "): the bug still hides",
-              "the forward is right whenever x is contiguous; what kind of view is not?");
+              x.is_contiguous() ? "your input is contiguous: its memory holds its elements in row-major order, "
+                                  "which is all the forward assumes (a copy made contiguous is again such a "
+                                  "tensor); which views are not?"
+                                : "your input is not contiguous, but its memory order still gives the forward the "
+                                  "right numbers here; which view puts its elements out of row-major order?");
        note("gradcheck's report on your input (shape " + show(x.shape()) + ", strides " + show(x.stride()) +
             "):\n  " + r.report + "\nThe analytic number is what the rule says; the numeric one is what the forward "
             "really does.");

@@ -52,8 +52,8 @@ std::string which_mistake_b(const Tensor& got, const Tensor& g, const Tensor& a)
 }
 
 const std::vector<std::pair<std::string, std::string>> kShapeRefusals = {
-    {"matmul", "the inner sizes must agree: g is (m, n), A (m, k), B (k, n); dL/dA (m, k) is g times B transposed, "
-               "dL/dB (k, n) is A transposed times g"},
+    {"matmul", "the inner sizes must agree: g is (m, n), A (m, k), B (k, n); which product of g with B, or with "
+               "B transposed, has A's shape (m, k)? and which of A (or A transposed) with g has B's shape?"},
     {"sum_to", "each gradient must have its input's shape: dL/dA is (m, k) like A, dL/dB is (k, n) like B"},
     {"returned", "the rule returns two gradients, dL/dA first, then dL/dB"},
 };

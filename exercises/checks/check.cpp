@@ -1,8 +1,10 @@
 // Runs one exercise's steps against the learner's file (see check.h) and
 // reports in words: each step on its own line, the first failure with what
-// was expected, what came out, and a hint.
+// was expected, what came out, and a hint. (check::run runs several in
+// order: the build-your-own track's stages, exercises/yours/.)
 #include "exercises/checks/check.h"
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <set>
@@ -112,6 +114,17 @@ std::string expect_error(const std::function<void()>& f, const std::vector<std::
   return msg;
 }
 
+std::string expect_error(const std::function<void()>& f, const std::vector<std::string>& parts, const std::string& what,
+                         const std::string& unrefused, const std::string& unnamed) {
+  try {
+    return expect_error(f, parts, what);
+  } catch (Failure& failure) {
+    if (failure.message == what + ": nothing was thrown") failure.hint = unrefused;
+    else if (!unnamed.empty() && failure.message.find("should mention") != std::string::npos) failure.hint = unnamed;
+    throw;
+  }
+}
+
 std::vector<std::string> graph_nodes(const Tensor& t) {
   std::vector<std::string> names;
   std::vector<ember::Node*> stack;
@@ -140,11 +153,10 @@ void say(const char* prefix, const std::string& text) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  const check::Exercise ex = check::exercise();
-  const std::string file = argc > 1 ? argv[1] : "";
-  std::printf("Exercise %s: %s\n", ex.id.c_str(), ex.title.c_str());
-  if (!file.empty()) std::printf("  your file: %s   (chapter: %s)\n", file.c_str(), ex.chapter.c_str());
+namespace {
+
+// One exercise's steps in order, until one fails: how many passed.
+size_t run_steps(const check::Exercise& ex) {
   size_t passed = 0;
   for (const check::Step& step : ex.steps) {
     std::printf("  - %s ... ", step.name.c_str());
@@ -181,11 +193,40 @@ int main(int argc, char** argv) {
     break;
   }
   std::fflush(stdout);
-  if (passed == ex.steps.size()) {
-    std::printf("PASS: exercise %s is done (%zu of %zu checks).\n", ex.id.c_str(), passed, ex.steps.size());
-    return 0;
-  }
-  std::printf("NOT YET: %zu of %zu checks passed. Change your file and run the command again.\n", passed,
-              ex.steps.size());
-  return 1;
+  return passed;
 }
+
+}  // namespace
+
+int check::run(const std::vector<Exercise>& exercises, const std::string& kind, const std::string& file) {
+  const bool several = exercises.size() > 1;
+  std::string lower = kind;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (size_t i = 0; i < exercises.size(); ++i) {
+    const Exercise& ex = exercises[i];
+    std::printf("%s %s: %s\n", kind.c_str(), ex.id.c_str(), ex.title.c_str());
+    if (!file.empty())
+      std::printf("  your %s: %s   (chapter: %s)\n", file.back() == '/' ? "files" : "file", file.c_str(),
+                  ex.chapter.c_str());
+    const size_t passed = run_steps(ex);
+    if (passed == ex.steps.size()) continue;
+    // Stage N stops at the first earlier stage that no longer passes.
+    const std::string which = several ? lower + " " + ex.id + ", " : "";
+    const std::string after = i + 1 < exercises.size() ? " (" + lower + " " + exercises.back().id + " builds on it)" : "";
+    std::printf("NOT YET: %s%zu of %zu checks passed%s. Change your file%s and run the command again.\n", which.c_str(),
+                passed, ex.steps.size(), after.c_str(), several || (!file.empty() && file.back() == '/') ? "s" : "");
+    return 1;
+  }
+  const Exercise& last = exercises.back();
+  std::string earlier;
+  if (several)
+    earlier = "; " + lower + (exercises.size() > 2 ? "s " + exercises.front().id + " to " + exercises[exercises.size() - 2].id + " still pass"
+                                                   : " " + exercises.front().id + " still passes");
+  std::printf("PASS: %s %s is done (%zu of %zu checks%s).\n", lower.c_str(), last.id.c_str(), last.steps.size(),
+              last.steps.size(), earlier.c_str());
+  return 0;
+}
+
+#ifndef CHECK_SEVERAL_EXERCISES
+int main(int argc, char** argv) { return check::run({check::exercise()}, "Exercise", argc > 1 ? argv[1] : ""); }
+#endif

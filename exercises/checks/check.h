@@ -58,6 +58,11 @@ void expect_bytes(int64_t predicted, int64_t measured, const std::string& what);
 /// Runs f, which must throw ember::Error with every one of `parts` in its
 /// message; returns the message. `what` says what should have been refused.
 std::string expect_error(const std::function<void()>& f, const std::vector<std::string>& parts, const std::string& what);
+/// The same, with the hint for the mistake each failure means: `unrefused`
+/// when nothing was thrown (the check is missing, or lets this case through),
+/// `unnamed` (when given) when the message leaves out one of `parts`.
+std::string expect_error(const std::function<void()>& f, const std::vector<std::string>& parts, const std::string& what,
+                         const std::string& unrefused, const std::string& unnamed = "");
 
 /// A note the learner reads under the step once it passed (a report, a
 /// number worth seeing).
@@ -84,5 +89,14 @@ struct Exercise {
 
 /// Defined once per exercise, in its checker file.
 Exercise exercise();
+
+/// Runs exercises in order, each one's steps until one fails, and prints
+/// PASS or NOT YET: the exit status (0 or 1). `kind` heads each ("Exercise",
+/// "Stage"); `file` is the learner's file (a folder: "dir/"), or "". A book
+/// exercise's program runs one (check.cpp's main); the build-your-own track
+/// (exercises/yours/) runs stages 1 ... N in one program, so that a later
+/// stage re-checks the earlier ones, with a main of its own (check.cpp is
+/// then compiled with CHECK_SEVERAL_EXERCISES, which leaves its main out).
+int run(const std::vector<Exercise>& exercises, const std::string& kind, const std::string& file);
 
 }  // namespace check

@@ -3,13 +3,20 @@
 // Write normalize_rows_(x): divide every row of the float32 matrix x, in
 // place, by its L2 norm, so that each row has length 1. A row of zeros has
 // no direction: that is an ember::Error naming the row ("normalize_rows_:
-// row 2 of a (4, 3) matrix is all zeros").
+// row 2 of a (4, 3) matrix is all zeros"). Refuse a tensor that is not 2-D
+// as well.
 //
-// The rule of chapter 12: a refused op leaves everything as it was. So
-// check every row before you write any: compute all the norms first (norm(x,
-// 2.0, {1}) gives one per row), refuse if one is 0, and only then divide.
-// Refuse a tensor that is not 2-D as well. x.mul_ and x.copy_ write in place;
-// x.div_ does not exist, but x.copy_(x / norms.unsqueeze(1)) does it.
+// The rule of chapter 12: a refused op leaves everything as it was.
+//
+// Think about:
+//   * if row 3 is the zero one, what have you already done to rows 0..2
+//     when you find out? what order of work keeps "all or nothing"?
+//   * norm(x, 2.0, dims) gives the norms along the dims you name: which dim
+//     runs along a row?
+//   * a (R) tensor of norms and an (R, C) matrix: how does broadcasting line
+//     them up, and how must the norms be shaped to divide row r by norm r?
+//   * in place means x's own storage gets the new numbers: x.copy_(...)
+//     and x.mul_(...) write into it, x = ... makes x another tensor.
 //
 // Check it:  bash scripts/exercise.sh 12.2
 #include "exercises/exercise.h"
@@ -19,7 +26,7 @@ using namespace ember;
 namespace ex12_2 {
 
 Tensor& normalize_rows_(Tensor& x) {
-  TODO("check x is 2-D, compute every row's norm, refuse a zero row, then write");
+  TODO("refuse what is not a matrix or has a zero row, before writing anything; then divide each row by its norm");
   return x;
 }
 

@@ -6,12 +6,19 @@
 // half off would round toward zero; round to nearest instead, and when x is
 // exactly half-way between two bfloat16 values, to the one whose last kept
 // bit is 0 (ties to even). Values past the largest bfloat16 become
-// infinity, as the rule says. A NaN must stay a NaN: if its payload sits
-// only in the low half, cutting it off would leave infinity, so set a kept
-// mantissa bit (0x0040, the "quiet" bit).
+// infinity, as the rule says. A NaN must stay a NaN (of the same sign).
 //
-// Read the bits with std::memcpy (uint32_t u; std::memcpy(&u, &x, 4)).
-// Look in tensor/bfloat16.h only after you have tried.
+// Think about:
+//   * the low half decides the rounding: which values of it are below,
+//     exactly at and above half a step?
+//   * rounding up is adding 1 to the high half: what happens when the
+//     mantissa bits are all 1? (for the largest finite values, and for a NaN)
+//   * a NaN is an exponent of all 1s with a mantissa that is not 0: what is
+//     left of a NaN whose mantissa bits all sit in the low half, once it is
+//     cut off? what can you set so that it stays a NaN?
+//   * the bits of a float: std::memcpy them into a uint32_t (<cstring>).
+//
+// Compare with, after you try: tensor/bfloat16.h.
 //
 // Check it:  bash scripts/exercise.sh 13.1
 #include <cstdint>
@@ -23,7 +30,7 @@ namespace ex13_1 {
 
 uint16_t to_bf16(float x) {
   (void)x;
-  TODO("the high half of x's bits, rounded to nearest with ties to even; a NaN stays a NaN");
+  TODO("the high half of x's bits, rounded to nearest with ties to even; and what does a NaN need?");
 }
 
 }  // namespace ex13_1

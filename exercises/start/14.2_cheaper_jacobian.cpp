@@ -2,15 +2,22 @@
 //
 // f maps a vector x of n numbers to a vector of m numbers. Its Jacobian J
 // (m, n) can be built two ways:
-//   * column by column, forward mode: column j is J e_j, the tangent that
-//     jvp(f, {x}, {e_j}) returns (e_j: zeros with a 1 at j) — n passes;
-//   * row by row, reverse mode: vjp(f, {x}) runs f once and returns a
-//     pullback; row i is pullback(e_i)[0] (e_i of the output's size) — m
-//     pullbacks.
-// Write jacobian(f, x, m) that takes the cheaper way: columns when n <= m,
-// rows otherwise, with ember::jvp and ember::vjp (autograd/functional.h) and
-// stack(...) to put the pieces together. x is a float64 vector.
+//   * forward mode: jvp(f, {x}, {t}) runs f once and returns J t, the
+//     change of the output along a direction t of x's shape;
+//   * reverse mode: vjp(f, {x}) runs f once and returns a pullback, which
+//     maps a u of the output's shape to uᵀ J (pullback(u)[0]), as often as
+//     you call it, without running f again.
+// Write jacobian(f, x, m) that takes the cheaper way for the n and m it is
+// given (when n == m, take forward mode), with ember::jvp and ember::vjp and
+// stack(pieces, dim) to put the pieces together. x is a float64 vector.
 // The checker counts how often your code calls f.
+//
+// Think about:
+//   * which t makes J t one column of J? which u makes uᵀ J one row?
+//   * how many runs of f does each way take, for n inputs and m outputs?
+//   * do columns stand side by side or one under another in J, and rows?
+//
+// Compare with, after you try: jacfwd and jacrev in autograd/functional.cpp.
 //
 // Check it:  bash scripts/exercise.sh 14.2
 #include "exercises/exercise.h"
@@ -24,8 +31,8 @@ Tensor jacobian(const TensorFn& f, const Tensor& x, int64_t m) {
   (void)f;
   (void)m;
   (void)n;
-  TODO("which takes fewer passes here, one jvp per input element or one pullback per output element, "
-       "and is each pass a column or a row?");
+  TODO("which takes fewer runs of f here, one jvp per input element or one vjp and a pullback per output "
+       "element, and is each piece a column or a row?");
 }
 
 }  // namespace ex14_2

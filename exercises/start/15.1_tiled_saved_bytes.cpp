@@ -1,20 +1,30 @@
 // Exercise 15.1: What tiled attention and checkpointing keep (chapter 15, docs/book/15_memory.md)
 //
 // Exercise 8.1 counted what one float32 nn::TransformerBlock keeps for
-// backward with the stored-weights attention: 16 BTD + 4 BT floats, plus
-// h B T² of attention weights. The block's default is now tiled attention
-// (nn/attention.h, AttentionKernel::Tiled; autograd/ops/attention.cpp),
-// which keeps no weights. Count again, for the block (dropout 0, causal) on
-// x of shape (B, T, D) with h heads, x included:
+// backward with the stored-weights attention: start from your count there.
+// The block's default is now tiled attention (nn/attention.h,
+// AttentionKernel::Tiled), which keeps no attention weights. Count again, for
+// the block (dropout 0, causal) on x of shape (B, T, D) with h heads, x
+// included:
 //
 //   tiled_saved_bytes        what the block saves, with tiled attention;
 //   checkpointed_saved_bytes what it saves when it runs as
-//                            nn::checkpoint(block, x) (nn/checkpoint.h),
-//                            at the end of that forward.
+//                            nn::checkpoint(block, x), at the end of that
+//                            forward.
 //
-// Read autograd/ops/attention.cpp:tiled_attention: what does its node save,
-// and which of those tensors is the very memory that w_o saves as its input
-// (a view counts once)? The checker measures both with the memory timeline.
+// Think about:
+//   * read autograd/ops/attention.cpp:tiled_attention: what does its node
+//     save instead of the weights, and how many numbers is that per query
+//     row and head?
+//   * which of those tensors is the very memory that w_o saves as its input?
+//     (a view counts once)
+//   * inside nn::checkpoint, does the block's forward record nodes at all?
+//     what must the checkpoint's own node keep to run it again in backward?
+//     (the parameters it reads count as parameters)
+// The checker measures both with the memory timeline, and tells you which
+// sizes of tensor your count has too many or too few of.
+//
+// Compare with, after you try: nn/checkpoint.h and autograd/checkpoint.h.
 //
 // Check it:  bash scripts/exercise.sh 15.1
 #include "exercises/exercise.h"
@@ -28,7 +38,8 @@ int64_t tiled_saved_bytes(int64_t B, int64_t T, int64_t D, int64_t h) {
   (void)T;
   (void)D;
   (void)h;
-  TODO("8.1's sum, with the h*B*T*T weights replaced by what tiled attention keeps per query row and head");
+  TODO("what changes from 8.1's count when the attention keeps no weights: what does it keep instead, and is "
+       "any of that memory already counted?");
 }
 
 int64_t checkpointed_saved_bytes(int64_t B, int64_t T, int64_t D, int64_t h) {
@@ -36,7 +47,7 @@ int64_t checkpointed_saved_bytes(int64_t B, int64_t T, int64_t D, int64_t h) {
   (void)T;
   (void)D;
   (void)h;
-  TODO("what CheckpointBackward keeps besides the parameters (which count as parameters)");
+  TODO("at the end of a checkpointed forward, which nodes exist, and what do they keep?");
 }
 
 }  // namespace ex15_1

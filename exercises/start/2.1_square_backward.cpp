@@ -1,14 +1,15 @@
 // Exercise 2.1: SquareBackward (chapter 2, docs/book/02_the_autograd_engine.md)
 //
 // Write the op square(x) = x * x the way every op in autograd/ops/ is
-// written (open autograd/ops/matmul.cpp: MatmulBackward and matmul are a
-// model; the elementwise ops of unary.cpp get the same Node written for them
-// by UnaryBackward, autograd/elementwise_rule.h):
-//   1. the first line of the op is an OpScope naming it, so that the
-//      profiler and the backward trace see it (autograd/op_scope.h);
-//   2. the forward is a kernel call, which records nothing;
-//   3. when needs_grad({x}), record() makes a SquareBackward the output's
-//      grad_fn; the node keeps x, since d(x^2)/dx = 2x.
+// written (autograd/ops/matmul.cpp, MatmulBackward and matmul, shows the
+// pattern on another op). An op has three parts; think each one through:
+//   1. the instruments (the profiler, the backward trace) see an op only if
+//      it announces itself first, by name (autograd/op_scope.h): which name?
+//   2. the forward: the ember op x * x would record a node of its own; what
+//      computes the product without recording anything (tensor/kernels.h)?
+//   3. the node: when must square record one (not for every x), and what
+//      must SquareBackward keep to turn g, the gradient of the output, into
+//      the gradient of x? What is d(x^2)/dx?
 //
 // Check it:  bash scripts/exercise.sh 2.1
 #include "exercises/exercise.h"
@@ -25,12 +26,13 @@ struct SquareBackward final : Node {
   // g is the gradient of the output; return the gradient of the input.
   std::vector<Tensor> apply(const Tensor& g) override {
     (void)g;
-    TODO("return {g * 2x}, reading x with x.get(*this)");
+    TODO("the chain rule: what does g get multiplied by? (x.get(*this) reads the saved x)");
   }
 };
 
 Tensor square(const Tensor& x) {
-  TODO("an OpScope named \"square\", the forward with kernel::binary(kernel::Binary::Mul, x, x), then record()");
+  (void)x;
+  TODO("the three parts above: the op's name, a forward that records nothing, and the node when it is needed");
 }
 
 }  // namespace ex2_1

@@ -3,8 +3,12 @@
 // descend() minimizes f(w) = (w - 3)^2 by gradient descent: three steps with
 // learning rate 0.1 from w = 0. By hand: the gradient is 2 (w - 3), so w goes
 // 0 -> 0.6 -> 1.08 -> 1.464. The loop below ends somewhere else. Run the
-// checker, then find what the loop forgets (autograd_basics shows it too,
-// section 3) and add it where the TODO comment stands.
+// checker and read where it ends. Then think: backward() puts the gradient
+// into w.grad, but what does it do when w.grad already holds one, from the
+// step before? Which gradient does step 2's update then use, and what must
+// happen to w.grad before the next backward? Add it where the TODO stands.
+//
+// Compare with, after you try: section 3 of examples/autograd_basics.cpp.
 //
 // Check it:  bash scripts/exercise.sh 2.4
 #include "exercises/exercise.h"
@@ -22,7 +26,7 @@ double descend() {
       NoGradGuard no_grad;  // the update is not part of any graph
       w.add_(w.grad(), -0.1);
     }
-    // TODO: something is missing here
+    // TODO: what must happen to w.grad before the next step's backward?
   }
   return w.item<double>();
 }

@@ -4,9 +4,15 @@
 // f at x without autograd, one element at a time:
 //   grad[j] = (f(x + eps e_j) - f(x - eps e_j)) / (2 eps)
 // where e_j is 1 at element j and 0 elsewhere. Return a float64 tensor of
-// x's shape. x may be a non-contiguous view: work on a contiguous copy
-// (x.contiguous().clone(), or x.clone()) and leave x itself as it was.
-// f returns a 0-d float64 tensor; read it with .item<double>().
+// x's shape. f returns a 0-d float64 tensor; .item<double>() reads it.
+//
+// Think it through:
+//   * why both x + eps e_j and x - eps e_j, and not x itself and x + eps e_j?
+//     (chapter 3: how does the error of each shrink with eps?)
+//   * x may be a non-contiguous view (a transpose): when you move "element
+//     j" through a pointer, is it the element j of the result, in row-major
+//     order? On which tensor are the two the same?
+//   * the caller's x must be as it was afterwards: what do you perturb?
 //
 // Check it:  bash scripts/exercise.sh 3.1
 #include <functional>
@@ -21,7 +27,8 @@ Tensor numeric_gradient(const std::function<Tensor(const Tensor&)>& f, const Ten
   (void)f;
   (void)x;
   (void)eps;
-  TODO("copy x, and for every element j: f at x + eps e_j, f at x - eps e_j, their difference over 2 eps");
+  TODO("what do you perturb, and for each element j: how much does f change when only element j moves by eps "
+       "either way?");
 }
 
 }  // namespace ex3_1

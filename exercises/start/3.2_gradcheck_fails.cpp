@@ -7,8 +7,11 @@
 // is the same thing, and gradcheck passes.
 //
 // Write the input on which gradcheck catches the bug: a float64 tensor that
-// requires grad (a leaf, as gradcheck wants: make the view first, then call
-// requires_grad_() on it). Then read the report the checker prints.
+// requires grad, and a leaf, as gradcheck wants. Think first: on which
+// tensors is "the j-th number in memory" not "element j in row-major
+// order"? And is a view of a tensor that requires grad still a leaf, or is
+// it the output of an op? Then read the report the checker prints: which
+// Jacobian entries disagree, and why those?
 //
 // Check it:  bash scripts/exercise.sh 3.2
 #include "exercises/exercise.h"
@@ -19,7 +22,7 @@ namespace ex3_2 {
 
 Tensor input_that_exposes_the_bug() {
   Generator gen(0);
-  return randn({3, 4}, gen, kFloat64).requires_grad_();  // TODO: gradcheck passes on this one
+  return randn({3, 4}, gen, kFloat64).requires_grad_();  // TODO: gradcheck passes on this one: why?
 }
 
 }  // namespace ex3_2

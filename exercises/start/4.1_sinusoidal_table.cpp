@@ -5,9 +5,15 @@
 //   angle(p, i)    = p / 10000^(2 * (i / 2) / D)     (i / 2 rounded down)
 //   table[p, 2k]   = sin(angle)
 //   table[p, 2k+1] = cos(angle)
-// With an odd D the last column is a sin. Fill a tensor from empty({L, D},
-// kFloat64) through data_ptr<double>() (row-major: element (p, i) is at
-// p * D + i), or build it from ember ops: both are fine.
+// Think it through: which two features share one angle, and which of them
+// is the sin? With an odd D, what is the last column? The exponent 2 (i / 2)
+// / D is a fraction between 0 and 1: in which type must it be computed?
+//
+// Fill a tensor from empty({L, D}, kFloat64) through data_ptr<double>()
+// (row-major: element (p, i) is at p * D + i), or build it from ember ops:
+// both are fine.
+//
+// Compare with, after you try: nn::SinusoidalPositionalEmbedding (nn/embedding.h).
 //
 // Check it:  bash scripts/exercise.sh 4.1
 #include "exercises/exercise.h"
@@ -19,7 +25,7 @@ namespace ex4_1 {
 Tensor sinusoidal_table(int64_t L, int64_t D) {
   (void)L;
   (void)D;
-  TODO("fill an (L, D) float64 tensor with the formula");
+  TODO("which angle does element (p, i) take, and is it its sin or its cos?");
 }
 
 }  // namespace ex4_1

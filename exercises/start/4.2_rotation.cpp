@@ -4,9 +4,13 @@
 // are (sin(p w), cos(p w)) with w = 1 / 10000^(2k / D). Write rotation(offset,
 // k, D): the 2x2 float64 matrix M with
 //   (table[p + offset, 2k], table[p + offset, 2k+1]) = M (table[p, 2k], table[p, 2k+1])
-// for EVERY position p: it depends on offset, k and D only. The addition
-// formulas sin(a + b) = sin a cos b + cos a sin b and
-// cos(a + b) = cos a cos b - sin a sin b give its four entries.
+// for EVERY position p: it depends on offset, k and D only. Think it
+// through: by how much does pair k's angle grow over offset positions? With
+// a the angle at p and b that growth, the addition formulas
+//   sin(a + b) = sin a cos b + cos a sin b
+//   cos(a + b) = cos a cos b - sin a sin b
+// write the new pair from the old one: which entry of M multiplies which,
+// given that the vector is (sin, cos), in that order?
 //
 // Return tensor({m00, m01, m10, m11}, {2, 2}, kFloat64).
 //
@@ -21,7 +25,7 @@ Tensor rotation(int64_t offset, int64_t k, int64_t D) {
   (void)offset;
   (void)k;
   (void)D;
-  TODO("b = offset * w; M from the addition formulas, with (sin, cos) as the vector");
+  TODO("how far does the angle move in offset positions, and which row of M gives the new sin, which the new cos?");
 }
 
 }  // namespace ex4_2

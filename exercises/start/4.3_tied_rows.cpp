@@ -12,6 +12,10 @@
 // "module.op") and the rows it touched. Return the label of a part that
 // touches a row whose id is not in ids, or "" when no part does.
 //
+// Before you run it, guess: the lookup reads only the rows of the ids in the
+// batch; which other op reads the table, and which of its rows? What
+// changes when the model is not tied?
+//
 // Check it:  bash scripts/exercise.sh 4.3
 #include "exercises/exercise.h"
 #include "exercises/tiny_lm.h"
@@ -24,7 +28,7 @@ namespace ex4_3 {
 std::string sender_of_unused_rows(exercise::TinyLM& model, const Tensor& ids) {
   (void)model;
   (void)ids;
-  TODO("trace one backward, then look through trace.provenance(model.embed->weight)");
+  TODO("trace one forward and backward; which part of the table's gradient touches a row that ids never names?");
 }
 
 }  // namespace ex4_3

@@ -9,8 +9,12 @@
 // ember::Error naming the word and its position ("encode: \"bird\" at
 // position 1 is not in the vocabulary"). So is a sentence without words.
 //
-// ember::tensor(std::vector<int64_t>{...}, {1, T}) makes the tensor
-// (tensor/factory.h); std::istringstream splits at spaces.
+// Think it through: where does a word's id come from, and from which number
+// do ids and positions count? Why (1, T) and not (T): what is the 1? What
+// does a sentence of spaces only split into?
+//
+// tensor/factory.h makes a tensor from a std::vector<int64_t> and a shape;
+// std::istringstream splits at spaces.
 //
 // Check it:  bash scripts/exercise.sh 5.1
 #include <sstream>
@@ -27,7 +31,7 @@ const std::vector<std::string> kVocabulary = {"sleeps", "dog", "The", "runs", "c
 
 Tensor encode(const std::string& sentence) {
   (void)sentence;
-  TODO("split the sentence into words and look each one up in kVocabulary");
+  TODO("which id does each word have, what do you do with a word that has none, and which shape holds the ids?");
 }
 
 }  // namespace ex5_1

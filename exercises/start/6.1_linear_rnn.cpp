@@ -6,6 +6,11 @@
 // The lesson works it by hand: w = 0.5, x = (2, 0, 1) gives h = 2, 1, 1.5,
 // and dh_3/dx = (0.25, 0.5, 1). The checker also goes ten steps back.
 //
+// Think it through: which of h_{t-1} and x_t does w multiply, and in which
+// order do the inputs come? Which shape has h before the first step, so
+// that h_T comes out 0-d? And for backward() to reach x, what must every
+// step be computed with: numbers read out of x, or ops on x?
+//
 // Check it:  bash scripts/exercise.sh 6.1
 #include "exercises/exercise.h"
 
@@ -16,7 +21,7 @@ namespace ex6_1 {
 Tensor linear_rnn(const Tensor& x, double w) {
   (void)x;
   (void)w;
-  TODO("start from h = zeros({}, kFloat64) and loop over the T inputs");
+  TODO("what is h before the first input, and what does each of the T steps do to it?");
 }
 
 }  // namespace ex6_1

@@ -11,6 +11,11 @@
 // cell.u_z->forward(h) is U_z h (no bias), and so on for r and h.
 // x is (B, I), h is (B, H); return (B, H).
 //
+// Think it through: z near 1 means "take the new state": which of h and h~
+// does z weight, and which 1 - z? (PyTorch's nn.GRU has it the other way
+// round.) Where does r act: on h before U_h, or on U_h h after? With z = 1
+// and h = 0, what must the step give?
+//
 // Check it:  bash scripts/exercise.sh 6.2
 #include "exercises/exercise.h"
 
@@ -22,7 +27,7 @@ Tensor gru_step(nn::GRUCell& cell, const Tensor& x, const Tensor& h) {
   (void)cell;
   (void)x;
   (void)h;
-  TODO("z, r, the candidate h~, then (1 - z) * h + z * h~");
+  TODO("the two gates, the candidate h~, and the mix of h and h~: which one does z weight?");
 }
 
 }  // namespace ex6_2

@@ -1,12 +1,19 @@
 // Exercise 7.1: A LeakyReLU module (chapter 7, docs/book/07_training_a_gpt.md)
 //
-// LeakyReLU(x) = x where x > 0, slope * x elsewhere (at 0 too). Write its
-// forward like the activations of nn/layers.h (ReLU, GELU): the first line is
-// a ModuleScope (so that the instruments of chapter 8 label the ops inside it
-// with the module), then ember ops, which autograd differentiates with no
-// rule of your own: where(cond, a, b) picks a where cond holds, gt(x, 0.0)
-// is the bool condition. extra_repr() is what to_string() shows inside the
-// parentheses: "negative_slope=0.1", as PyTorch prints it.
+// LeakyReLU(x) = x where x > 0, slope * x elsewhere (at 0 too). Write it as a
+// module of ember ops: autograd differentiates them with no rule of your own.
+// where(cond, a, b) picks a where cond holds and b elsewhere; gt, ge, lt ...
+// compare a tensor with a number and give the bool condition.
+//
+// Think about:
+//   * which side does x = 0 belong to? (its gradient there is the slope)
+//   * the instruments of chapter 8 label every op with the module it ran in:
+//     how does a module tell them "my forward starts now" and "it ended",
+//     however forward is left? (chapter 8 names what does it)
+//   * to_string() shows the type name with extra_repr() inside its
+//     parentheses; PyTorch prints this one as LeakyReLU(negative_slope=0.1).
+//
+// Compare with, after you try: ReLU and GELU in nn/layers.h.
 //
 // Check it:  bash scripts/exercise.sh 7.1
 #include <sstream>
@@ -22,10 +29,12 @@ class LeakyReLU : public nn::UnaryModule {
   explicit LeakyReLU(double negative_slope = 0.01) : slope(negative_slope) {}
   Tensor forward(const Tensor& x) override {
     (void)x;
-    TODO("a ModuleScope, then where(x > 0, x, slope * x)");
+    TODO("what tells the instruments that this module runs, and which ops pick x or slope * x?");
   }
   std::string type_name() const override { return "LeakyReLU"; }
-  std::string extra_repr() const override { TODO("\"negative_slope=\" and the slope"); }
+  std::string extra_repr() const override {
+    TODO("what goes inside the parentheses, with the slope written as PyTorch writes it?");
+  }
   double slope;
 };
 

@@ -28,7 +28,8 @@ int64_t saved_bytes(int64_t B, int64_t T, int64_t D, int64_t h) {
   (void)T;
   (void)D;
   (void)h;
-  TODO("a sum of terms like B*T*D, B*T and h*B*T*T, times 4 bytes per float");
+  TODO("which tensors are saved at the end of the forward pass, how many floats does each hold, and how many "
+       "bytes is that?");
 }
 
 }  // namespace ex8_1

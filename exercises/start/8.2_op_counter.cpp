@@ -1,12 +1,19 @@
 // Exercise 8.2: An observer that counts ops (chapter 8, docs/book/08_watching_it_work.md)
 //
 // The instruments of inspect/ are built on one hook: a pointer to an
-// AutogradObserver (autograd/observer.h) that every OpScope calls with
-// op_begin(name, inputs) and op_end(name). Write the smallest instrument:
-//   * OpCounter, an AutogradObserver whose op_begin counts calls by name;
-//   * count_ops(f): installs a counter (set_autograd_observer(&counter)),
-//     runs f, uninstalls it (store(nullptr)) -- also when f throws -- and
-//     returns the counts.
+// AutogradObserver (autograd/observer.h), installed with
+// set_autograd_observer, that every op calls as it begins and as it ends.
+// Write the smallest instrument:
+//   * OpCounter, an AutogradObserver that counts each op by its name;
+//   * count_ops(f): installs a counter, runs f, uninstalls it, and returns
+//     the counts.
+//
+// Think about:
+//   * each op calls the observer twice: which of the calls is the one to count?
+//   * how do you make sure your function really overrides the base class's,
+//     and not declares a new one the library never calls?
+//   * if f throws, the lines after f() do not run: what still runs when a
+//     function is left by an exception?
 // The checker compares your counts with the profiler's events.
 //
 // Check it:  bash scripts/exercise.sh 8.2
@@ -22,12 +29,12 @@ namespace ex8_2 {
 
 struct OpCounter : AutogradObserver {
   std::map<std::string, int64_t> calls;
-  // TODO: override op_begin
+  // TODO: the hook that counts
 };
 
 std::map<std::string, int64_t> count_ops(const std::function<void()>& f) {
   (void)f;
-  TODO("install an OpCounter, run f, uninstall it (also on an exception), return its counts");
+  TODO("install an OpCounter, run f, uninstall it however f ends, return its counts");
 }
 
 }  // namespace ex8_2

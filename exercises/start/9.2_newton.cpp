@@ -3,9 +3,14 @@
 // To find the minimum of a smooth function f of one number, Newton's method
 // repeats x <- x - f'(x) / f''(x). Write newton_minimum(f, x0, steps) with
 // ember's autograd, not by hand: f is a function you do not know, given as
-// code. At each step make x a 0-d float64 leaf that requires grad, take
-// f'(x) with grad(..., {.create_graph = true}) and f''(x) as the gradient of
-// that (chapter 9), and update the number. Return the last x.
+// code. Return x after `steps` updates.
+//
+// Think about:
+//   * f'(x) and f''(x) are taken at the current x: what must the tensor that
+//     f gets be, at each step, for ember::grad to differentiate at it?
+//   * f'' is the derivative of f': what must the first grad do so that its
+//     result can be differentiated once more? (chapter 9)
+//   * which way does the update move x, and by how much?
 //
 // Check it:  bash scripts/exercise.sh 9.2
 #include <functional>
@@ -20,7 +25,7 @@ double newton_minimum(const std::function<Tensor(const Tensor&)>& f, double x0, 
   (void)f;
   (void)x0;
   (void)steps;
-  TODO("steps times: x <- x - f'(x) / f''(x), both derivatives from ember::grad");
+  TODO("steps times: f'(x) and f''(x) from ember's autograd at the current x, then the Newton update");
 }
 
 }  // namespace ex9_2
