@@ -2,8 +2,9 @@
 """The doc-test: no number in the docs that a program does not print, and no
 file or function named in them that the tree does not have.
 
-It reads README.md, docs/mainpage.md, exercises/README.md and docs/book/*.md
-and understands a few HTML comments (invisible on GitHub and in Doxygen):
+It reads README.md, docs/mainpage.md, exercises/README.md, docs/book/*.md and
+docs/book/build_your_own/*.md (the build-your-own part) and understands a few
+HTML comments (invisible on GitHub and in Doxygen):
 
   <!-- run: KEY [tol=T] [needs=P] [status=S] -->
                                    before a ```sh block: its commands are KEY;
@@ -92,9 +93,14 @@ Paths: every `dir/file.ext`, `dir/`, `file.cpp:function` and
 path in a sh block must exist (build/ and out/ are made by programs and not
 checked); for `file:name`, the name must be defined or declared in the file.
 Exercises: every `scripts/exercise.sh ID` names an exercise, and every
-exercise is named in its chapter. Pictures: the line under each picture of
-the book names the command and the commit that drew it, as
-docs/images/drawn_by.txt records them.
+exercise is named in its chapter. Build your own: each stage of
+exercises/yours/stages.txt has its chapter NN_name.md, headed "# Stage N:
+TITLE" and ending with a "Next:" line that links the next stage (the last
+one the part's README), the part's README lists them all in order, every
+`scripts/build_your_own.sh N` names a stage and each stage's chapter names
+its own; the book's README and the front README link the part. Pictures:
+the line under each picture of the book names the command and the commit
+that drew it, as docs/images/drawn_by.txt records them.
 
   doc_test.py --source DIR --build DIR [--jobs N] [--keep DIR [--reuse]] [--only FILE | --files F...]
               [--slow | --slow-only | --no-measured-runs]
@@ -113,6 +119,7 @@ import tempfile
 
 DOCS = ["README.md", "docs/mainpage.md", "exercises/README.md"]
 BOOK = "docs/book"
+YOURS = "docs/book/build_your_own"
 MEASURED = "docs/book/measured"
 README_MAX_LINES = 250
 
@@ -982,6 +989,53 @@ def check_navigation(source, problems):
                                           f"chapters {missing} run it too")
 
 
+def check_build_your_own(source, problems):
+    """The build-your-own part as a reader walks it: a chapter for each stage
+    of exercises/yours/stages.txt, headed "# Stage N: TITLE", ending with a
+    "Next:" line that links the next stage (the last one the part's README),
+    all listed in order by the part's README, which the book's README and
+    the front README link; every `scripts/build_your_own.sh N` names a stage,
+    and each stage's chapter names its own."""
+    stages_txt = source / "exercises/yours/stages.txt"
+    if not stages_txt.exists():
+        return
+    stages = [line.split()[:2] for line in stages_txt.read_text().splitlines() if re.match(r"^\d\d ", line)]
+    names = [f"{nn}_{name}.md" for nn, name in stages]
+    present = sorted(p.name for p in (source / YOURS).glob("[0-9][0-9]_*.md"))
+    for extra in sorted(set(present) - set(names)):
+        problems.add(f"{YOURS}/{extra}", "a stage's chapter, but exercises/yours/stages.txt has no such stage")
+    numbered = {}
+    for i, ((nn, _), name) in enumerate(zip(stages, names)):
+        where = f"{YOURS}/{name}"
+        if not (source / where).exists():
+            problems.add("exercises/yours/stages.txt", f"stage {int(nn)} has no chapter {where}")
+            continue
+        text = (source / where).read_text()
+        lines = [l for l in text.splitlines() if l.strip()]
+        if not lines or not lines[0].startswith(f"# Stage {int(nn)}: "):
+            problems.add(where, f"the first line must be '# Stage {int(nn)}: TITLE', not '{lines[0] if lines else ''}'")
+        following = names[i + 1] if i + 1 < len(names) else "README.md"
+        if not lines or not lines[-1].startswith("Next: ") or f"({following})" not in lines[-1]:
+            problems.add(where, f"the last line must be 'Next: ...' linking ({following})")
+        if f"scripts/build_your_own.sh {int(nn)}" not in text:
+            problems.add(where, f"the chapter should give its command, bash scripts/build_your_own.sh {int(nn)}")
+        numbered[int(nn)] = where
+    listed = re.findall(r"^\d+\. \[[^\]]*\]\((\d\d_[^)]+\.md)\)", (source / YOURS / "README.md").read_text(), re.M)
+    if listed != names:
+        problems.add(f"{YOURS}/README.md", f"the list of stages must name every stage's chapter in order: {names}")
+    for doc, link in ((f"{BOOK}/README.md", "build_your_own/README.md"), ("README.md", f"{YOURS}/README.md")):
+        if f"]({link})" not in (source / doc).read_text():
+            problems.add(doc, f"it should link the build-your-own part, ({link})")
+    docs = [f"{BOOK}/README.md", "README.md", "exercises/README.md"]
+    docs += [f"{YOURS}/{p.name}" for p in sorted((source / YOURS).glob("*.md"))]
+    for md in docs:
+        if not (source / md).exists():
+            continue
+        for m in re.finditer(r"build_your_own\.sh (\d+)", (source / md).read_text()):
+            if int(m.group(1)) not in numbered:
+                problems.add(md, f"build_your_own.sh {m.group(1)}: there is no stage {int(m.group(1))}")
+
+
 def refresh(source, block_checks, entries):
     """Rewrites what the docs quote from docs/book/measured/ with the files'
     current numbers (the words must still match): the lines of measured
@@ -1052,6 +1106,7 @@ def main():
     problems = Problems()
 
     book = sorted(str(p.relative_to(source)) for p in (source / BOOK).glob("*.md"))
+    book += sorted(str(p.relative_to(source)) for p in (source / YOURS).glob("*.md"))
     files = args.files or [f for f in DOCS + book if (source / f).exists()]
     if args.only:
         files = [f for f in files if f == args.only or f.endswith("/" + args.only)]
@@ -1067,6 +1122,7 @@ def main():
     if not args.only and not args.files:
         check_exercises(source, book, problems)
         check_navigation(source, problems)
+        check_build_your_own(source, problems)
         check_pictures(source, book, problems)
         readme = (source / "README.md").read_text().splitlines()
         if len(readme) > README_MAX_LINES:

@@ -214,7 +214,7 @@ int check::run(const std::vector<Exercise>& exercises, const std::string& kind, 
     const std::string which = several ? lower + " " + ex.id + ", " : "";
     const std::string after = i + 1 < exercises.size() ? " (" + lower + " " + exercises.back().id + " builds on it)" : "";
     std::printf("NOT YET: %s%zu of %zu checks passed%s. Change your file%s and run the command again.\n", which.c_str(),
-                passed, ex.steps.size(), after.c_str(), several || (!file.empty() && file.back() == '/') ? "s" : "");
+                passed, ex.steps.size(), after.c_str(), several || kind != "Exercise" ? "s" : "");
     return 1;
   }
   const Exercise& last = exercises.back();

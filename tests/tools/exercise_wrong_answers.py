@@ -34,7 +34,7 @@ of the reference framework, each edit after a line naming its file,
     expect: assigns (grad = ...) where it should add
 
 The solution's files of stages 1 ... N (exercises/yours/stages.txt) are
-copied to DIR/exercises/yours/wrong/, edited there, and built as yours_N_wrong.
+copied to DIR/exercises/yours/wrong_N/, edited there, and built as yours_N_wrong.
 """
 
 import argparse
@@ -198,7 +198,7 @@ def read_stage_mistakes(path):
 
 def try_stage(build, n, files, mistake):
     """Stage n's checker on the solution with the mistake's edits (files: those of stages 1 ... n)."""
-    tree = build / "exercises/yours/wrong"
+    tree = build / f"exercises/yours/wrong_{n}"  # a folder a stage: two stages can be tried at once
     shutil.rmtree(tree, ignore_errors=True)
     for f in files:
         (tree / f).parent.mkdir(parents=True, exist_ok=True)
