@@ -94,6 +94,23 @@ def complaint(output):
     return "\n".join(lines[-8:])
 
 
+def build_and_judge(build, target, program, mistake):
+    """Builds target (a checker on a wrong answer), runs it, and says whether
+    it said NOT YET with every expected phrase: (ok, what it said)."""
+    made = subprocess.run(["cmake", "--build", str(build), "--target", target, "-j2"],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if made.returncode != 0:
+        return False, "the wrong answer does not compile:\n" + made.stdout[-2000:]
+    ran = subprocess.run([str(program)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+    said = complaint(ran.stdout)
+    if ran.returncode != 1 or "NOT YET" not in ran.stdout:
+        return False, f"the checker should say NOT YET (status 1), it exited with {ran.returncode}:\n{said}"
+    missing = [e for e in mistake["expect"] if e not in ran.stdout]
+    if missing:
+        return False, f"the checker did not say {missing}; it said:\n{said}"
+    return True, said
+
+
 def try_one(build, eid, mistake):
     solution = next((ROOT / "exercises/solutions").glob(f"{eid}_*.cpp"))
     text, problem = wrong_source(solution, mistake)
@@ -103,19 +120,7 @@ def try_one(build, eid, mistake):
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / solution.name).write_text(text)
     target = f"exercise_{eid.replace('.', '_')}_wrong"
-    made = subprocess.run(["cmake", "--build", str(build), "--target", target, "-j2"],
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    if made.returncode != 0:
-        return False, "the wrong answer does not compile:\n" + made.stdout[-2000:]
-    ran = subprocess.run([str(build / "exercises" / target)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                         text=True, timeout=300)
-    said = complaint(ran.stdout)
-    if ran.returncode != 1 or "NOT YET" not in ran.stdout:
-        return False, f"the checker should say NOT YET (status 1), it exited with {ran.returncode}:\n{said}"
-    missing = [e for e in mistake["expect"] if e not in ran.stdout]
-    if missing:
-        return False, f"the checker did not say {missing}; it said:\n{said}"
-    return True, said
+    return build_and_judge(build, target, build / "exercises" / target, mistake)
 
 
 def main():
@@ -211,19 +216,7 @@ def try_stage(build, n, files, mistake):
             return False, f"'{old}' occurs {text.count(old)} times in exercises/yours/solution/{f}, not once"
         (tree / f).write_text(text.replace(old, new))
     target = f"yours_{n}_wrong"
-    made = subprocess.run(["cmake", "--build", str(build), "--target", target, "-j2"],
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    if made.returncode != 0:
-        return False, "the wrong answer does not compile:\n" + made.stdout[-2000:]
-    ran = subprocess.run([str(build / "exercises/yours" / target)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                         text=True, timeout=300)
-    said = complaint(ran.stdout)
-    if ran.returncode != 1 or "NOT YET" not in ran.stdout:
-        return False, f"the checker should say NOT YET (status 1), it exited with {ran.returncode}:\n{said}"
-    missing = [e for e in mistake["expect"] if e not in ran.stdout]
-    if missing:
-        return False, f"the checker did not say {missing}; it said:\n{said}"
-    return True, said
+    return build_and_judge(build, target, build / "exercises/yours" / target, mistake)
 
 
 def main_stages(build, wanted):
