@@ -553,6 +553,22 @@ TEST(AutogradOps, MatmulGradientsAreGBtAndAtG) {
   test::expect_close(B.grad(), matmul(A.t(), g), 1e-12);
 }
 
+// A batched a times a shared 2-d b folds the batch into one product for b's
+// gradient; with an inner or outer size of 0 that fold must still know its
+// row count (B·M), where a reshape to (-1, 0) could not.
+TEST(AutogradOps, MatmulBatchedTimesMatrixWithAZeroSize) {
+  for (const auto& [k, n] : std::vector<std::pair<int64_t, int64_t>>{{0, 4}, {3, 0}, {0, 0}}) {
+    Tensor A = zeros({2, 5, k}, kFloat64).requires_grad_(), B = zeros({k, n}, kFloat64).requires_grad_();
+    matmul(A, B).sum().backward();
+    EXPECT_EQ(A.grad().shape(), (Shape{2, 5, k}));
+    EXPECT_EQ(B.grad().shape(), (Shape{k, n}));
+  }
+  // and with numbers: (2, 2, 1) @ (1, 0) has no outputs, so every gradient is 0
+  Tensor A = param({1, 2, 3, 4}, {2, 2, 1}), B = zeros({1, 0}, kFloat64).requires_grad_();
+  matmul(A, B).sum().backward();
+  expect_values(A.grad(), {0, 0, 0, 0});
+}
+
 TEST(AutogradOps, MatmulVectorCases) {
   Tensor a = param({1, 2, 3}), b = param({4, 5, 6});
   matmul(a, b).backward();  // dot product: grads swap

@@ -60,7 +60,10 @@ struct MatmulBackward final : Node {
       if (b_dim == 2 && A.dim() > 2) {
         // b was shared by every batch entry: fold the batch into one gemm,
         // (K, B·M) @ (B·M, N), instead of B gemms and a sum.
-        grad_b = matmul(transpose(reshape(A, {-1, A.size(-1)}), 0, 1), reshape(G, {-1, G.size(-1)}));
+        // (The rows counted, not -1: with K or N of 0 a -1 would be ambiguous.)
+        int64_t rows = 1;
+        for (int64_t d = 0; d + 1 < A.dim(); ++d) rows *= A.size(d);
+        grad_b = matmul(transpose(reshape(A, {rows, A.size(-1)}), 0, 1), reshape(G, {rows, G.size(-1)}));
       } else {
         grad_b = matmul(transpose(A, -1, -2), G);  // (…, K, N)
       }
