@@ -517,10 +517,13 @@ def line_matches(doc_line, out_line, tol):
     return True
 
 
-def match_block(block_lines, out_text, same):
+def match_block(block_lines, out_text, same, prefer=None):
     """Matches a block's lines to the output, in order: (None, [the output line
     each block line matched, or None for "..." and blank lines]) or, on the
-    first line that does not match, (that line, the nearest output line)."""
+    first line that does not match, (that line, the nearest output line).
+    A line after "..." goes to the first output line that is `same`, or with
+    `prefer` (a score) to the one that scores highest (the same row of a
+    table of sizes), the first of those."""
     out = [l.rstrip() for l in out_text.splitlines()]
     matched = []
     pos = 0
@@ -541,7 +544,8 @@ def match_block(block_lines, out_text, same):
                 pos += 1
                 continue
             return (line, out[pos] if pos < len(out) else "(end of output)"), None
-        found = next((j for j in range(pos, len(out)) if same(line, out[j])), None)
+        candidates = [j for j in range(pos, len(out)) if same(line, out[j])]
+        found = max(candidates, key=lambda j: (prefer(line, out[j]) if prefer else 0, -j), default=None)
         if found is None:
             near = next((o for o in out if tokens(o)[0] == tokens(line)[0]), None)
             return (line, near or "(no line with these words)"), None
@@ -561,6 +565,19 @@ def same_words(doc_line, out_line):
     dw, dn = tokens(doc_line)
     ow, on = tokens(out_line)
     return dw == ow and len(dn) == len(on)
+
+
+def leading_equal_numbers(doc_line, out_line):
+    """How many of the two lines' first numbers are equal: a table's row for
+    the same sizes has the most (the row of T = 256 is not the row of
+    T = 128, nor n = 16, m = 2 the row of n = 16, m = 256, though their words
+    are alike)."""
+    count = 0
+    for d, o in zip(tokens(doc_line)[1], tokens(out_line)[1]):
+        if d != o:
+            break
+        count += 1
+    return count
 
 
 # ---- a measured block against today's program ----
@@ -1050,7 +1067,7 @@ def refresh(source, block_checks, entries):
         text = measured_file(source, key) if kind == "measured" else None
         if text is None:
             continue
-        bad, matched = match_block(block, text, same_words)
+        bad, matched = match_block(block, text, same_words, prefer=leading_equal_numbers)
         if bad:
             print(f"{where}: not refreshed, no line in {MEASURED}/{key}.txt has the words of\n    {bad[0].strip()}")
             continue
