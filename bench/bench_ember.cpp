@@ -12,6 +12,9 @@
 // --profile runs each workload once under inspect::Profiler (after two
 // unwatched runs) and prints where the time went, by op, instead of timing.
 // --blas-info prints the OpenBLAS kernels ember runs on and exits.
+// --peaks measures the machine's sgemm rate and memory bandwidth now (what
+// a profile's %peak and %bw divide by), caches them when the rest of the
+// machine stayed quiet meanwhile, and exits; give --threads first.
 //
 // Output: a `# machine ...` line (CPU, BLAS kernels, threads), then one line per workload, `name median_ms`, e.g. `matmul_1024 12.345`
 // (bench/compare.sh parses it), extra `<name>_ns_per_op` and
@@ -318,13 +321,23 @@ int main(int argc, char** argv) {
       profile = true;
     } else if (arg == "--bf16") {
       bf16 = true;
+    } else if (arg == "--peaks") {
+      // The machine's peaks measured now, replacing what is cached (when the
+      // rest of the machine stays quiet meanwhile).
+      ember::set_num_threads(threads);
+      const ember::inspect::MachinePeaks p = ember::inspect::measure_machine_peaks();
+      std::printf("# machine %s; %d threads\nsgemm_gflops %.1f\nmemory_gbps %.1f\nothers_cores %.2f\n%s\n", p.cpu.c_str(),
+                  p.threads, p.sgemm_gflops, p.memory_gbps, p.others_cores,
+                  p.quiet() ? "# cached: profiles measure against these from now on"
+                            : "# not cached: other programs ran meanwhile (measure again when the machine is quiet)");
+      return 0;
     } else if (arg == "--blas-info") {
       const ember::BlasInfo b = ember::blas_info();
       std::printf("core %s\nsummary %s\nchosen_by_ember %d\nlibrary %s\n", b.core.c_str(), b.summary().c_str(),
                   b.chosen_by_ember ? 1 : 0, b.library.c_str());
       return 0;
     } else if (arg == "-h" || arg == "--help") {
-      std::printf("usage: %s [--threads N] [--watch none|trace|profile|memory] [--profile] [--bf16] [--blas-info] [workload ...]\nworkloads:", argv[0]);
+      std::printf("usage: %s [--threads N] [--watch none|trace|profile|memory] [--profile] [--bf16] [--blas-info] [--peaks] [workload ...]\nworkloads:", argv[0]);
       for (const Workload& w : workloads()) std::printf(" %s", w.name.c_str());
       std::printf("\nlong workloads (only when named):");
       for (const Workload& w : long_workloads()) std::printf(" %s", w.name.c_str());

@@ -8,8 +8,11 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <sstream>
+
+#include <unistd.h>
 
 #include "autograd/node.h"
 #include "base/io.h"
@@ -36,20 +39,56 @@ std::filesystem::path cache_file() {
   return {};
 }
 
+// A peak is what the machine can do: the fastest of `reps` runs, after
+// running for `warm_ms` first (threads woken, caches and clocks up; on a
+// virtual machine an idle core can take milliseconds to come back).
 template <typename F>
-double median_ms(int reps, const F& f) {
-  std::vector<double> t;
+double fastest_ms(int reps, double warm_ms, const F& f) {
+  for (const double t0 = now_ms(); now_ms() - t0 < warm_ms;) f();
+  double best = 0;
   for (int r = 0; r < reps; ++r) {
     const double t0 = now_ms();
     f();
-    t.push_back(now_ms() - t0);
+    const double t = now_ms() - t0;
+    if (r == 0 || t < best) best = t;
   }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  return best;
+}
+
+// Clock ticks of CPU time since boot: the whole machine's busy time (every
+// core, steal included: a hypervisor's other guests count as load) and this
+// process's (all its threads). Linux's /proc; -1 where it cannot be read.
+struct CpuTicks {
+  long long machine_busy = -1;
+  long long self = -1;
+};
+
+CpuTicks cpu_ticks() {
+  CpuTicks t;
+  std::ifstream stat("/proc/stat");
+  std::string cpu;
+  long long user = 0, nice = 0, sys = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0;
+  if (stat >> cpu >> user >> nice >> sys >> idle >> iowait >> irq >> softirq >> steal && cpu == "cpu")
+    t.machine_busy = user + nice + sys + irq + softirq + steal;
+  // /proc/self/stat: "pid (name) state ..." with utime and stime the 14th
+  // and 15th fields; the name may hold spaces, so count from its ")".
+  std::ifstream self("/proc/self/stat");
+  std::string line;
+  std::getline(self, line);
+  const size_t close = line.rfind(')');
+  if (close != std::string::npos) {
+    std::istringstream rest(line.substr(close + 1));
+    std::vector<std::string> f;
+    for (std::string x; rest >> x;) f.push_back(x);
+    if (f.size() > 12) t.self = std::atoll(f[11].c_str()) + std::atoll(f[12].c_str());
+  }
+  return t;
 }
 
 MachinePeaks measure() {
   MachinePeaks p;
+  const CpuTicks before = cpu_ticks();
+  const double t0 = now_ms();
   // With every configured thread, whatever else runs: a peak measured on
   // fewer threads would make every later %peak wrong.
   const bool adaptive = adaptive_threads();
@@ -59,8 +98,7 @@ MachinePeaks measure() {
   std::vector<float> a(static_cast<size_t>(n) * n, 1.0f), b(a), c(a);
   auto gemm = [&] { blas::sgemm(false, false, n, n, n, 1, a.data(), n, b.data(), n, 0, c.data(), n); };
   blas::set_num_threads(get_num_threads());  // OpenBLAS's own split, for this one call (ember's runs it on 1)
-  gemm();  // warm up (threads, caches)
-  p.sgemm_gflops = 2.0 * n * n * n / (median_ms(5, gemm) * 1e6);
+  p.sgemm_gflops = 2.0 * n * n * n / (fastest_ms(10, 200, gemm) * 1e6);
   blas::set_num_threads(1);
   // bandwidth: copying 256 MiB with ember's threads (read + write counted)
   const size_t bytes = size_t{256} << 20;
@@ -73,47 +111,92 @@ MachinePeaks measure() {
       std::memcpy(static_cast<char*>(dst) + b0, static_cast<char*>(src) + b0, static_cast<size_t>(b1 - b0));
     });
   };
-  copy();
-  p.memory_gbps = 2.0 * static_cast<double>(bytes) / (median_ms(5, copy) * 1e6);
+  p.memory_gbps = 2.0 * static_cast<double>(bytes) / (fastest_ms(5, 100, copy) * 1e6);
   allocator::deallocate(src, bytes);
   allocator::deallocate(dst, bytes);
   set_adaptive_threads(adaptive);
+  // What the rest of the machine used meanwhile, in cores: a peak measured
+  // beside other work is too low, and every %peak against it too high.
+  const CpuTicks after = cpu_ticks();
+  const double seconds = (now_ms() - t0) / 1e3;
+  const long ticks = sysconf(_SC_CLK_TCK);
+  if (before.machine_busy >= 0 && before.self >= 0 && after.machine_busy >= 0 && after.self >= 0 && ticks > 0 &&
+      seconds > 0) {
+    const double others = static_cast<double>((after.machine_busy - before.machine_busy) - (after.self - before.self));
+    p.others_cores = std::max(0.0, others / static_cast<double>(ticks) / seconds);
+  }
   return p;
 }
 
+// The cache's lines: "cpu|threads|gflops|gbps|others" (others: the cores
+// the rest of the machine used during the measurement). Lines without it
+// were written before that was checked, and are not trusted.
+std::vector<MachinePeaks> cached_peaks(const std::filesystem::path& file) {
+  std::vector<MachinePeaks> all;
+  std::ifstream in(file);
+  std::string line;
+  while (!file.empty() && std::getline(in, line)) {
+    std::vector<std::string> f;
+    std::stringstream ss(line);
+    for (std::string x; std::getline(ss, x, '|');) f.push_back(x);
+    if (f.size() != 5) continue;
+    MachinePeaks p;
+    p.cpu = f[0];
+    p.threads = std::atoi(f[1].c_str());
+    p.sgemm_gflops = std::atof(f[2].c_str());
+    p.memory_gbps = std::atof(f[3].c_str());
+    p.others_cores = std::atof(f[4].c_str());
+    p.from_cache = true;
+    if (p.threads > 0 && p.sgemm_gflops > 0 && p.memory_gbps > 0 && p.quiet()) all.push_back(p);
+  }
+  return all;
+}
+
+// Appends a quiet measurement to the cache (best effort: a read-only home
+// only means measuring again next time); one taken beside other work is
+// used by this process only.
+void cache_peaks(const MachinePeaks& p) {
+  const std::filesystem::path file = cache_file();
+  if (file.empty() || !p.quiet()) return;
+  std::error_code ec;
+  std::filesystem::create_directories(file.parent_path(), ec);
+  std::ofstream out(file, std::ios::app);
+  out << p.cpu << "|" << p.threads << "|" << p.sgemm_gflops << "|" << p.memory_gbps << "|" << p.others_cores << "\n";
+}
+
 }  // namespace
+
+std::optional<MachinePeaks> cached_machine_peaks() {
+  const std::string cpu = cpu_model();
+  const int threads = get_num_threads();
+  // The best of the quiet measurements: one is only ever too low, never too high.
+  MachinePeaks best;
+  for (const MachinePeaks& c : cached_peaks(cache_file())) {
+    if (c.cpu != cpu || c.threads != threads) continue;
+    best.sgemm_gflops = std::max(best.sgemm_gflops, c.sgemm_gflops);
+    best.memory_gbps = std::max(best.memory_gbps, c.memory_gbps);
+  }
+  if (best.sgemm_gflops <= 0 || best.memory_gbps <= 0) return std::nullopt;
+  best.cpu = cpu;
+  best.threads = threads;
+  best.from_cache = true;
+  return best;
+}
 
 MachinePeaks machine_peaks() {
   static std::map<int, MachinePeaks> measured;  // by thread count, in this process
   const int threads = get_num_threads();
   if (auto it = measured.find(threads); it != measured.end()) return it->second;
-  const std::string cpu = cpu_model();
-  const std::filesystem::path file = cache_file();
-  std::ifstream in(file);
-  std::string line;
-  // "cpu|threads|gflops|gbps", one line per measurement: the best of them
-  // (a measurement taken while something else ran is only ever too low).
-  MachinePeaks best{0, 0, cpu, threads, true};
-  while (!file.empty() && std::getline(in, line)) {
-    std::vector<std::string> f;
-    std::stringstream ss(line);
-    for (std::string x; std::getline(ss, x, '|');) f.push_back(x);
-    if (f.size() == 4 && f[0] == cpu && f[1] == std::to_string(threads)) {
-      best.sgemm_gflops = std::max(best.sgemm_gflops, std::atof(f[2].c_str()));
-      best.memory_gbps = std::max(best.memory_gbps, std::atof(f[3].c_str()));
-    }
-  }
-  if (best.sgemm_gflops > 0 && best.memory_gbps > 0) return measured[threads] = best;
+  if (std::optional<MachinePeaks> c = cached_machine_peaks()) return measured[threads] = *c;
+  return measured[threads] = measure_machine_peaks();
+}
+
+MachinePeaks measure_machine_peaks() {
   MachinePeaks p = measure();
-  p.cpu = cpu;
-  p.threads = threads;
-  if (!file.empty()) {  // best effort: a read-only home only means measuring again next time
-    std::error_code ec;
-    std::filesystem::create_directories(file.parent_path(), ec);
-    std::ofstream out(file, std::ios::app);
-    out << cpu << "|" << threads << "|" << p.sgemm_gflops << "|" << p.memory_gbps << "\n";
-  }
-  return measured[threads] = p;
+  p.cpu = cpu_model();
+  p.threads = get_num_threads();
+  cache_peaks(p);
+  return p;
 }
 
 // ---- recording ----
@@ -303,6 +386,13 @@ std::string Profiler::footer() const {
                 events_.size(), span, self_sum, others.c_str(), flops_sum / 1e9, peak.cpu.c_str(), peak.threads,
                 peak.from_cache ? ", measured before and cached" : "", peak.sgemm_gflops, peak.memory_gbps);
   os << line;
+  if (!peak.quiet()) {
+    std::snprintf(line, sizeof line,
+                  "(those were measured while other programs used %.1f cores: too low, so %%peak and %%bw are too high;\n"
+                  " not cached: run bench_ember --peaks on a quiet machine)\n",
+                  peak.others_cores);
+    os << line;
+  }
   // An op faster than the "peak": the peak was measured while the machine was
   // busy — unless products ran in bfloat16 (autocast), whose vdpbf16ps does
   // twice an FMA's work per instruction and passes a float32 peak honestly.
@@ -318,7 +408,7 @@ std::string Profiler::footer() const {
          << "in bfloat16 (matmul_bf16 and its MatmulBackward), which can)\n";
     else
       os << "(an op ran at " << static_cast<int>(fastest) << " GFLOP/s, above that sgemm peak: it was measured while "
-         << "something else ran; delete " << cache_file().string() << " to measure it again)\n";
+         << "something else ran; bench_ember --peaks measures it again)\n";
   }
   return os.str();
 }

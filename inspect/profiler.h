@@ -33,6 +33,7 @@
 #pragma once
 
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,15 +45,27 @@ namespace ember::inspect {
 /// bandwidth of a large copy, with the current thread count. Measured once
 /// (about a second), then cached in memory and in
 /// $XDG_CACHE_HOME/ember/peaks.txt (or ~/.cache/ember/peaks.txt) by CPU
-/// model, OpenBLAS kernel set and thread count.
+/// model, OpenBLAS kernel set and thread count — but only when the rest of
+/// the machine stayed quiet meanwhile (less than a tenth of a core busy): a
+/// peak measured beside other work is too low and would make every later
+/// %peak too high, so it serves only the process that measured it.
 struct MachinePeaks {
   double sgemm_gflops = 0;
   double memory_gbps = 0;
   std::string cpu;
   int threads = 0;
   bool from_cache = false;
+  double others_cores = 0;  // what the rest of the machine used during the measurement, in cores
+  bool quiet() const { return others_cores < 0.1; }
 };
 MachinePeaks machine_peaks();
+/// The best quiet measurement cached for this CPU, kernel set and thread
+/// count, if there is one (lines the cache holds from before ember checked
+/// for quiet are not trusted).
+std::optional<MachinePeaks> cached_machine_peaks();
+/// Measures now, whatever is cached, and caches the result when it is
+/// quiet (bench_ember --peaks: measure again after the machine has changed).
+MachinePeaks measure_machine_peaks();
 
 class Profiler : public Instrument {
  public:
