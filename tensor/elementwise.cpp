@@ -39,11 +39,31 @@ Tensor map1_blocks(const Tensor& a, const F& f) {
 
 constexpr double kSqrtHalf = std::numbers::sqrt2 / 2;
 
-// gelu(x) = x/2 (1 + erf(x / sqrt 2))
+// gelu(x) = x/2 (1 + erf(x / sqrt 2)); float32 in one SIMD pass (vec_math.h)
 template <typename T>
 void gelu_block(const T* x, T* y, int64_t n) {
-  detail::erf_scaled(x, T(kSqrtHalf), y, n);
-  for (int64_t k = 0; k < n; ++k) y[k] = T(0.5) * x[k] * (T(1) + y[k]);
+  if constexpr (sizeof(T) == 4) {
+    detail::gelu_f32(x, y, n);
+  } else {
+    detail::erf_scaled(x, T(kSqrtHalf), y, n);
+    for (int64_t k = 0; k < n; ++k) y[k] = T(0.5) * x[k] * (T(1) + y[k]);
+  }
+}
+template <typename T>
+void gelu_tanh_block(const T* x, T* y, int64_t n) {
+  if constexpr (sizeof(T) == 4) {
+    detail::gelu_tanh_f32(x, y, n);
+  } else {
+    for (int64_t k = 0; k < n; ++k) y[k] = gelu_tanh(x[k]);
+  }
+}
+template <typename T>
+void tanh_block(const T* x, T* y, int64_t n) {
+  if constexpr (sizeof(T) == 4) {
+    detail::tanh_f32(x, y, n);
+  } else {
+    for (int64_t k = 0; k < n; ++k) y[k] = std::tanh(x[k]);
+  }
 }
 
 // sigmoid(x) = 1 / (1 + e^-x), from e = exp(-|x|), which never overflows
@@ -86,6 +106,14 @@ template <typename T>
 struct GeluBlock {
   static void run(const T* a, T* o, int64_t n) { gelu_block(a, o, n); }
 };
+template <typename T>
+struct GeluTanhBlock {
+  static void run(const T* a, T* o, int64_t n) { gelu_tanh_block(a, o, n); }
+};
+template <typename T>
+struct TanhBlock {
+  static void run(const T* a, T* o, int64_t n) { tanh_block(a, o, n); }
+};
 
 struct UnaryKernel {
   Unary op;
@@ -103,14 +131,13 @@ constexpr UnaryKernel kUnary[] = {
      [](const Tensor& x, const char* n) { return on_numbers(x, n, [](auto v) { return v < 0 ? -v : v; }); }},
     {Unary::Sin, "sin", [](const Tensor& x, const char* n) { return map_floats(x, n, [](auto v) { return std::sin(v); }); }},
     {Unary::Cos, "cos", [](const Tensor& x, const char* n) { return map_floats(x, n, [](auto v) { return std::cos(v); }); }},
-    {Unary::Tanh, "tanh", [](const Tensor& x, const char* n) { return map_floats(x, n, [](auto v) { return std::tanh(v); }); }},
+    {Unary::Tanh, "tanh", on_float_blocks<TanhBlock>},
     {Unary::Sigmoid, "sigmoid", on_float_blocks<SigmoidBlock>},
     // written so that NaN comes through (NaN < 0 is false), as in PyTorch
     {Unary::Relu, "relu",
      [](const Tensor& x, const char* n) { return map_floats(x, n, [](auto v) { return v < 0 ? decltype(v)(0) : v; }); }},
     {Unary::Gelu, "gelu", on_float_blocks<GeluBlock>},
-    {Unary::GeluTanh, "gelu_tanh",
-     [](const Tensor& x, const char* n) { return map_floats(x, n, [](auto v) EMBER_INLINE { return gelu_tanh(v); }); }},
+    {Unary::GeluTanh, "gelu_tanh", on_float_blocks<GeluTanhBlock>},
     {Unary::Sign, "sign",
      [](const Tensor& x, const char* n) { return on_numbers(x, n, [](auto v) { return (v > 0) - (v < 0); }); }},
     {Unary::Erf, "erf", on_float_blocks<ErfBlock>},
@@ -127,31 +154,69 @@ static_assert(in_enum_order(kUnary, static_cast<size_t>(Unary::Count)), "kUnary:
 
 }  // namespace
 
-Tensor gelu_backward(const Tensor& x, const Tensor& g) {
-  EMBER_CHECK(x.shape() == g.shape() && x.dtype() == g.dtype() && is_floating(x.dtype()), "gelu backward",
+namespace {
+// g * f'(x) for the two GELU forms: float32 through vec_math's one-pass
+// kernels, float64 by the formula (exp and erf or tanh from the C library).
+template <typename T>
+void gelu_erf_backward_rows(const T* px, const T* pg, T* po, int64_t n) {
+  if constexpr (sizeof(T) == 4) {
+    detail::gelu_backward_f32(px, pg, po, n);
+  } else {
+    T cdf[detail::kVecBlock], pdf[detail::kVecBlock];
+    const T inv_sqrt_2pi = T(std::numbers::inv_sqrtpi / std::numbers::sqrt2);
+    for (int64_t i = 0; i < n; i += detail::kVecBlock) {
+      const int64_t m = std::min(detail::kVecBlock, n - i);
+      const T* xv = px + i;
+      detail::erf_scaled(xv, T(kSqrtHalf), cdf, m);
+      for (int64_t k = 0; k < m; ++k) pdf[k] = T(-0.5) * xv[k] * xv[k];
+      detail::exp_shifted(pdf, T(0), pdf, m);
+      for (int64_t k = 0; k < m; ++k)
+        po[i + k] = pg[i + k] * (T(0.5) * (T(1) + cdf[k]) + xv[k] * pdf[k] * inv_sqrt_2pi);
+    }
+  }
+}
+// (1 + t)/2 + x/2 (1 - t^2) k (1 + 3*0.044715 x^2), t = tanh(k (x + 0.044715 x^3)), k = sqrt(2/pi)
+template <typename T>
+void gelu_tanh_backward_rows(const T* px, const T* pg, T* po, int64_t n) {
+  if constexpr (sizeof(T) == 4) {
+    detail::gelu_tanh_backward_f32(px, pg, po, n);
+  } else {
+    const T k = T(std::numbers::sqrt2 * std::numbers::inv_sqrtpi);
+    for (int64_t i = 0; i < n; ++i) {
+      const T v = px[i];
+      const T t = std::tanh(k * (v + T(0.044715) * v * v * v));
+      po[i] = pg[i] * (T(0.5) * (T(1) + t) + T(0.5) * v * (T(1) - t * t) * k * (T(1) + T(3 * 0.044715) * v * v));
+    }
+  }
+}
+template <template <typename> class Rows>
+Tensor gelu_backward_with(const Tensor& x, const Tensor& g, const char* op) {
+  EMBER_CHECK(x.shape() == g.shape() && x.dtype() == g.dtype() && is_floating(x.dtype()), op,
               "input " << dtype_name(x.dtype()) << " " << shape_str(x.shape()) << " and gradient " << dtype_name(g.dtype())
                        << " " << shape_str(g.shape()) << " must match");
   const Tensor xs = contiguous(x), gs = contiguous(g);
   Tensor out = empty(x.shape(), x.dtype());
   detail::note_elementwise(out, {&x, &g});
-  EMBER_DISPATCH_FLOAT(x.dtype(), "gelu backward", [&]<typename T>() {
+  EMBER_DISPATCH_FLOAT(x.dtype(), op, [&]<typename T>() {
     const T *px = xs.data_ptr<T>(), *pg = gs.data_ptr<T>();
     T* po = out.data_ptr<T>();
-    const T inv_sqrt_2pi = T(std::numbers::inv_sqrtpi / std::numbers::sqrt2);
-    detail::parallel_for(xs.numel(), detail::kGrain, [&](int64_t b, int64_t e) {
-      T cdf[detail::kVecBlock], pdf[detail::kVecBlock];
-      for (int64_t i = b; i < e; i += detail::kVecBlock) {
-        const int64_t n = std::min(detail::kVecBlock, e - i);
-        const T* xv = px + i;
-        detail::erf_scaled(xv, T(kSqrtHalf), cdf, n);
-        for (int64_t k = 0; k < n; ++k) pdf[k] = T(-0.5) * xv[k] * xv[k];
-        detail::exp_shifted(pdf, T(0), pdf, n);
-        for (int64_t k = 0; k < n; ++k)
-          po[i + k] = pg[i + k] * (T(0.5) * (T(1) + cdf[k]) + xv[k] * pdf[k] * inv_sqrt_2pi);
-      }
-    });
+    detail::parallel_for(xs.numel(), detail::kGrain, [&](int64_t b, int64_t e) { Rows<T>::run(px + b, pg + b, po + b, e - b); });
   });
   return out;
+}
+template <typename T>
+struct GeluErfRows {
+  static void run(const T* x, const T* g, T* o, int64_t n) { gelu_erf_backward_rows(x, g, o, n); }
+};
+template <typename T>
+struct GeluTanhRows {
+  static void run(const T* x, const T* g, T* o, int64_t n) { gelu_tanh_backward_rows(x, g, o, n); }
+};
+}  // namespace
+
+Tensor gelu_backward(const Tensor& x, const Tensor& g) { return gelu_backward_with<GeluErfRows>(x, g, "gelu backward"); }
+Tensor gelu_tanh_backward(const Tensor& x, const Tensor& g) {
+  return gelu_backward_with<GeluTanhRows>(x, g, "gelu backward");
 }
 
 const char* unary_name(Unary op) { return kUnary[static_cast<size_t>(op)].name; }
@@ -162,26 +227,26 @@ namespace {
 // ---- the binary kernels and the comparisons: one row each, in enum order ----
 // Each op is its formula on two numbers; one instantiation per op keeps the
 // inner loop free of a switch.
-struct AddOp { template <typename T> static T f(T a, T b) { return a + b; } };
-struct SubOp { template <typename T> static T f(T a, T b) { return a - b; } };
-struct MulOp { template <typename T> static T f(T a, T b) { return a * b; } };
-struct DivOp { template <typename T> static T f(T a, T b) { return a / b; } };
-struct PowOp { template <typename T> static T f(T a, T b) { return static_cast<T>(std::pow(a, b)); } };
-struct MaximumOp { template <typename T> static T f(T a, T b) { return a > b || a != a ? a : b; } };  // NaN propagates
-struct MinimumOp { template <typename T> static T f(T a, T b) { return a < b || a != a ? a : b; } };
+struct AddOp { template <typename T> [[gnu::always_inline]] static T f(T a, T b) { return a + b; } };
+struct SubOp { template <typename T> [[gnu::always_inline]] static T f(T a, T b) { return a - b; } };
+struct MulOp { template <typename T> [[gnu::always_inline]] static T f(T a, T b) { return a * b; } };
+struct DivOp { template <typename T> [[gnu::always_inline]] static T f(T a, T b) { return a / b; } };
+struct PowOp { template <typename T> [[gnu::always_inline]] static T f(T a, T b) { return static_cast<T>(std::pow(a, b)); } };
+struct MaximumOp { template <typename T> [[gnu::always_inline]] static T f(T a, T b) { return a > b || a != a ? a : b; } };  // NaN propagates
+struct MinimumOp { template <typename T> [[gnu::always_inline]] static T f(T a, T b) { return a < b || a != a ? a : b; } };
 
 template <typename Op>
 Tensor two_tensors(const Tensor& a, const Tensor& b, const char* name) {
   return EMBER_DISPATCH_NUMERIC(a.dtype(), name, [&]<typename T>() {
-    return map2<T, T, T>(a, b, [](T x, T y) { return Op::f(x, y); }, name);
+    return map2<T, T, T>(a, b, [](T x, T y) EMBER_INLINE { return Op::f(x, y); }, name);
   });
 }
 template <typename Op>
 Tensor with_scalar(const Tensor& a, double s, bool scalar_first, const char* name) {
   return EMBER_DISPATCH_NUMERIC(a.dtype(), name, [&]<typename T>() {
     const T c = static_cast<T>(s);
-    if (scalar_first) return map1<T, T>(a, [c](T x) { return Op::f(c, x); });
-    return map1<T, T>(a, [c](T x) { return Op::f(x, c); });
+    if (scalar_first) return map1<T, T>(a, [c](T x) EMBER_INLINE { return Op::f(c, x); });
+    return map1<T, T>(a, [c](T x) EMBER_INLINE { return Op::f(x, c); });
   });
 }
 struct BinaryKernel {
@@ -202,12 +267,12 @@ constexpr BinaryKernel kBinary[] = {
 };
 static_assert(in_enum_order(kBinary, static_cast<size_t>(Binary::Count)), "kBinary: one row per kernel::Binary, in order");
 
-struct EqOp { template <typename T> static bool f(T a, T b) { return a == b; } };
-struct NeOp { template <typename T> static bool f(T a, T b) { return a != b; } };
-struct LtOp { template <typename T> static bool f(T a, T b) { return a < b; } };
-struct LeOp { template <typename T> static bool f(T a, T b) { return a <= b; } };
-struct GtOp { template <typename T> static bool f(T a, T b) { return a > b; } };
-struct GeOp { template <typename T> static bool f(T a, T b) { return a >= b; } };
+struct EqOp { template <typename T> [[gnu::always_inline]] static bool f(T a, T b) { return a == b; } };
+struct NeOp { template <typename T> [[gnu::always_inline]] static bool f(T a, T b) { return a != b; } };
+struct LtOp { template <typename T> [[gnu::always_inline]] static bool f(T a, T b) { return a < b; } };
+struct LeOp { template <typename T> [[gnu::always_inline]] static bool f(T a, T b) { return a <= b; } };
+struct GtOp { template <typename T> [[gnu::always_inline]] static bool f(T a, T b) { return a > b; } };
+struct GeOp { template <typename T> [[gnu::always_inline]] static bool f(T a, T b) { return a >= b; } };
 
 template <typename Op>
 Tensor compare_two(const Tensor& a, const Tensor& b, const char* name) {

@@ -16,6 +16,7 @@
 #include "base/error.h"
 #include "base/hooks.h"
 #include "tensor/dtype.h"
+#include "tensor/machine/vec_math.h"
 #include "tensor/parallel.h"
 #include "tensor/tensor.h"
 
@@ -24,6 +25,39 @@
 #define EMBER_INLINE __attribute__((always_inline))
 
 namespace ember::detail {
+
+// ---- loops at the CPU's SIMD width ----
+// ember builds for baseline x86-64, where the compiler vectorizes a float
+// loop 4 lanes wide (SSE2). at_width(loop) runs `loop` compiled three
+// times: baseline, AVX2 and AVX-512, the one vec_math_isa() names (the
+// widest the CPU has, or EMBER_SIMD's). `loop` and the per-element function
+// inside it must be EMBER_INLINE, so that they are compiled into each copy.
+// No multiply-add is fused into an FMA (fp-contract=off), so the three copies
+// do the same operations per element and give the same bits.
+/// 2 for AVX-512, 1 for AVX2, 0 for the baseline (SSE2).
+inline int simd_width_level() {
+  static const int level = [] {
+    const std::string isa = vec_math_isa();
+    return isa == "AVX-512" ? 2 : isa == "AVX2" ? 1 : 0;
+  }();
+  return level;
+}
+template <typename L>
+[[gnu::target("avx2"), gnu::optimize("fp-contract=off")]] void loop_avx2(const L& loop) {
+  loop();
+}
+template <typename L>
+[[gnu::target("avx512f"), gnu::optimize("fp-contract=off")]] void loop_avx512(const L& loop) {
+  loop();
+}
+template <typename L>
+void at_width(const L& loop) {
+  switch (simd_width_level()) {
+    case 2: loop_avx512(loop); break;
+    case 1: loop_avx2(loop); break;
+    default: loop(); break;
+  }
+}
 
 template <size_t N>
 struct StridedLoop {
@@ -112,7 +146,9 @@ Tensor map1(const Tensor& a, const F& f, DType out_dtype = dtype_of<O>::value) {
     const A* pa = a.data_ptr<A>();
     O* po = out.data_ptr<O>();
     parallel_for(a.numel(), kGrain, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) po[i] = f(pa[i]);
+      at_width([&]() EMBER_INLINE {
+        for (int64_t i = b; i < e; ++i) po[i] = f(pa[i]);
+      });
     });
     return out;
   }
@@ -137,7 +173,9 @@ Tensor map2(const Tensor& a, const Tensor& b, const F& f, const char* op, DType 
     const A* pa = a.data_ptr<A>();
     const B* pb = b.data_ptr<B>();
     parallel_for(out.numel(), kGrain, [&](int64_t s, int64_t e) {
-      for (int64_t i = s; i < e; ++i) po[i] = f(pa[i], pb[i]);
+      at_width([&]() EMBER_INLINE {
+        for (int64_t i = s; i < e; ++i) po[i] = f(pa[i], pb[i]);
+      });
     });
     return out;
   }
@@ -148,13 +186,19 @@ Tensor map2(const Tensor& a, const Tensor& b, const F& f, const char* op, DType 
              const A* x = reinterpret_cast<const A*>(p[1]);
              const B* y = reinterpret_cast<const B*>(p[2]);
              if (st[1] == sizeof(A) && st[2] == sizeof(B)) {
-               for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], y[i]);
+               at_width([&]() EMBER_INLINE {
+                 for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], y[i]);
+               });
              } else if (st[1] == sizeof(A) && st[2] == 0) {
                const B y0 = *y;
-               for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], y0);
+               at_width([&]() EMBER_INLINE {
+                 for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], y0);
+               });
              } else if (st[1] == 0 && st[2] == sizeof(B)) {
                const A x0 = *x;
-               for (int64_t i = 0; i < n; ++i) o[i] = f(x0, y[i]);
+               at_width([&]() EMBER_INLINE {
+                 for (int64_t i = 0; i < n; ++i) o[i] = f(x0, y[i]);
+               });
              } else {
                for (int64_t i = 0; i < n; ++i)
                  o[i] = f(*reinterpret_cast<const A*>(p[1] + i * st[1]), *reinterpret_cast<const B*>(p[2] + i * st[2]));

@@ -61,6 +61,8 @@ const char* unary_name(Unary op);
 Tensor unary(Unary op, const Tensor& x);
 /// g * gelu'(x) for the exact GELU: Phi(x) + x phi(x), one pass.
 Tensor gelu_backward(const Tensor& x, const Tensor& g);
+/// g * gelu'(x) for GELU's tanh form, one pass.
+Tensor gelu_tanh_backward(const Tensor& x, const Tensor& g);
 
 enum class Binary { Add, Sub, Mul, Div, Pow, Maximum, Minimum, Count };
 const char* binary_name(Binary op);

@@ -82,6 +82,69 @@ TEST(VecMath, ErfLimitsAndNaN) {
   EXPECT_TRUE(std::isnan(y[2]));
 }
 
+TEST(VecMath, TanhIsWithinTwoUlpAndSaturates) {
+  SCOPED_TRACE(detail::vec_math_isa());
+  std::vector<float> x = sweep(-12.0f, 12.0f, 0.00113f);
+  for (float v : {0.0f, -0.0f, 1e-30f, -1e-30f, 1e-4f, 20.0f, -20.0f, 100.0f}) x.push_back(v);
+  std::vector<float> y(x.size());
+  detail::tanh_f32(x.data(), y.data(), static_cast<int64_t>(x.size()));
+  double worst = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double want = std::tanh(static_cast<double>(x[i]));
+    if (want != 0) worst = std::max(worst, std::abs(y[i] - want) / std::abs(want));
+    else EXPECT_EQ(y[i], 0.0f) << x[i];
+  }
+  EXPECT_LT(worst, 2.4e-7);  // relative, however small x is
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> lim = {-inf, inf, nan, 0.5f, -0.5f}, t(5);
+  detail::tanh_f32(lim.data(), t.data(), 5);
+  EXPECT_EQ(t[0], -1.0f);
+  EXPECT_EQ(t[1], 1.0f);
+  EXPECT_TRUE(std::isnan(t[2]));
+  EXPECT_EQ(t[3], -t[4]);  // odd
+}
+
+// The one-pass GELU kernels (both forms, forward and backward) against their
+// formulas in double, over the range where they bend and far out, with NaN
+// and the infinities.
+TEST(VecMath, GeluKernelsAgreeWithTheirFormulasInDouble) {
+  SCOPED_TRACE(detail::vec_math_isa());
+  std::vector<float> x = sweep(-10.0f, 10.0f, 0.00731f);
+  std::vector<float> g(x.size());
+  for (size_t i = 0; i < x.size(); ++i) g[i] = 1.0f + 0.25f * static_cast<float>(i % 7) - 0.75f;
+  const size_t n = x.size();
+  std::vector<float> f(n), fb(n), t(n), tb(n);
+  detail::gelu_f32(x.data(), f.data(), static_cast<int64_t>(n));
+  detail::gelu_backward_f32(x.data(), g.data(), fb.data(), static_cast<int64_t>(n));
+  detail::gelu_tanh_f32(x.data(), t.data(), static_cast<int64_t>(n));
+  detail::gelu_tanh_backward_f32(x.data(), g.data(), tb.data(), static_cast<int64_t>(n));
+  const double k = std::sqrt(2.0 / M_PI);
+  for (size_t i = 0; i < n; ++i) {
+    const double v = x[i], gv = g[i];
+    const double cdf = 0.5 * (1 + std::erf(v / std::sqrt(2.0))), pdf = std::exp(-0.5 * v * v) / std::sqrt(2 * M_PI);
+    const double th = std::tanh(k * (v + 0.044715 * v * v * v));
+    ASSERT_NEAR(f[i], v * cdf, 3e-7 * (1 + std::abs(v))) << v;
+    ASSERT_NEAR(fb[i], gv * (cdf + v * pdf), 1e-6 * (1 + std::abs(gv))) << v;
+    ASSERT_NEAR(t[i], 0.5 * v * (1 + th), 3e-7 * (1 + std::abs(v))) << v;
+    ASSERT_NEAR(tb[i], gv * (0.5 * (1 + th) + 0.5 * v * (1 - th * th) * k * (1 + 3 * 0.044715 * v * v)),
+                1e-6 * (1 + std::abs(gv)))
+        << v;
+  }
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> lim = {inf, -inf, nan}, ones = {1.0f, 1.0f, 1.0f}, out(3);
+  detail::gelu_f32(lim.data(), out.data(), 3);
+  EXPECT_EQ(out[0], inf);
+  EXPECT_TRUE(std::isnan(out[1]) || out[1] == 0.0f);  // -inf * 0: PyTorch gives NaN too
+  EXPECT_TRUE(std::isnan(out[2]));
+  detail::gelu_tanh_f32(lim.data(), out.data(), 3);
+  EXPECT_EQ(out[0], inf);
+  EXPECT_TRUE(std::isnan(out[2]));
+  detail::gelu_backward_f32(lim.data(), ones.data(), out.data(), 3);
+  EXPECT_TRUE(std::isnan(out[2]));
+  detail::gelu_tanh_backward_f32(lim.data(), ones.data(), out.data(), 3);
+  EXPECT_TRUE(std::isnan(out[2]));
+}
+
 TEST(VecMath, InPlaceAndEveryTailLength) {
   // Lengths around the vector widths (4, 8, 16) and the 256-float chunks.
   for (int64_t n : {0, 1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 255, 256, 257, 1000}) {
@@ -94,6 +157,21 @@ TEST(VecMath, InPlaceAndEveryTailLength) {
     for (int64_t i = 0; i < n; ++i) ASSERT_NEAR(a[i], std::exp(double(x[i])), 3e-7 * std::exp(double(x[i]))) << n;
     detail::erf_f32(x.data(), a.data(), n);
     for (int64_t i = 0; i < n; ++i) ASSERT_NEAR(a[i], std::erf(double(x[i])), 3e-7) << n;
+    detail::tanh_f32(x.data(), a.data(), n);
+    for (int64_t i = 0; i < n; ++i) ASSERT_NEAR(a[i], std::tanh(double(x[i])), 3e-7) << n;
+    // GELU in place: the output over its input, and the backward's over its gradient
+    detail::gelu_f32(x.data(), a.data(), n);
+    b = x;
+    detail::gelu_f32(b.data(), b.data(), n);
+    EXPECT_EQ(a, b) << n;
+    std::vector<float> g(x.size(), 0.5f), c = g;
+    detail::gelu_tanh_backward_f32(x.data(), g.data(), a.data(), n);
+    detail::gelu_tanh_backward_f32(x.data(), c.data(), c.data(), n);
+    EXPECT_EQ(a, c) << n;
+    c = g;
+    detail::gelu_backward_f32(x.data(), g.data(), a.data(), n);
+    detail::gelu_backward_f32(x.data(), c.data(), c.data(), n);
+    EXPECT_EQ(a, c) << n;
   }
 }
 
@@ -110,6 +188,13 @@ TEST(VecMath, Float32OpsAgreeWithFloat64) {
   close(exp(x32), exp(xs), 3e-7, 0);
   close(erf(x32), erf(xs), 3e-7, 3e-7);
   close(gelu(x32), gelu(xs), 3e-7, 1e-6);
+  close(gelu(x32, GeluApprox::Tanh), gelu(xs, GeluApprox::Tanh), 3e-7, 1e-6);
+  close(tanh(x32), tanh(xs), 3e-7, 1e-7);
+  Tensor g64 = randn({3000}, g, kFloat64), g32 = g64.to(kFloat32), gs = g32.to(kFloat64);
+  close(kernel::gelu_backward(x32, g32), kernel::gelu_backward(xs, gs), 1e-6, 1e-6);
+  // below x = -4 the tanh form's derivative is two terms near 1e-6 that cancel,
+  // each rounded to float32 relative to 1 (1 + t with t near -1)
+  close(kernel::gelu_tanh_backward(x32, g32), kernel::gelu_tanh_backward(xs, gs), 1e-6, 4e-6);
   close(sigmoid(x32), sigmoid(xs), 3e-7, 1e-7);
   close(softmax(x32.reshape({30, 100}), 1), softmax(xs.reshape({30, 100}), 1), 1e-6, 1e-9);
   close(log_softmax(x32.reshape({30, 100}), 1), log_softmax(xs.reshape({30, 100}), 1), 1e-6, 2e-6);

@@ -176,15 +176,8 @@ Tensor composed::gelu(const Tensor& x, GeluApprox approx) {
   const double k = std::numbers::sqrt2 * std::numbers::inv_sqrtpi;
   return 0.5 * x * (1.0 + tanh(k * (x + 0.044715 * x * x * x)));
 }
-// The fast backward, g * gelu'(x): for the exact form kernel::gelu_backward
-// (erf and exp a row at a time), for the tanh form this loop (always inlined,
-// so it vectorizes): (1 + t)/2 + x/2 (1 - t^2) k (1 + 3*0.044715 x^2), t = tanh(u).
-template <typename T>
-[[gnu::always_inline]] inline T gelu_tanh_grad(T v, T gv) {
-  const T k = T(std::numbers::sqrt2 * std::numbers::inv_sqrtpi);
-  T t = std::tanh(k * (v + T(0.044715) * v * v * v));
-  return gv * (T(0.5) * (T(1) + t) + T(0.5) * v * (T(1) - t * t) * k * (T(1) + T(3 * 0.044715) * v * v));
-}
+// The fast backward, g * gelu'(x): kernel::gelu_backward and
+// kernel::gelu_tanh_backward, one pass each (float32 at the CPU's SIMD width).
 struct GeluBackward final : ComposedBackward {
   EMBER_NODE_NAME(GeluBackward)
   SavedTensor x;
@@ -193,7 +186,7 @@ struct GeluBackward final : ComposedBackward {
   std::vector<SavedRef> saved() override { return {{"x", &x}}; }
   std::vector<Tensor> fast_backward(const Tensor& g) override {
     if (approx == GeluApprox::None) return {kernel::gelu_backward(x.get(*this), g)};
-    return {detail::fused_backward(x.get(*this), g, [](auto v, auto gv) EMBER_INLINE { return gelu_tanh_grad(v, gv); })};
+    return {kernel::gelu_tanh_backward(x.get(*this), g)};
   }
   Tensor fallback(const std::vector<Tensor>& in) const override { return composed::gelu(in[0], approx); }
   std::vector<Tensor> fallback_inputs() override { return {x.get(*this)}; }

@@ -17,18 +17,21 @@
 namespace ember::detail {
 
 namespace simd {
-void exp_avx512(const float* x, float* y, int64_t n);
-void erf_avx512(const float* x, float* y, int64_t n);
-void exp_avx2(const float* x, float* y, int64_t n);
-void erf_avx2(const float* x, float* y, int64_t n);
+const Table& table_avx512();
+const Table& table_avx2();
 
 namespace {
 __m128 load(const float* p) { return _mm_loadu_ps(p); }
 void store(float* p, __m128 v) { _mm_storeu_ps(p, v); }
 __m128 exp_v(__m128 v) { return Sleef_expf4_u10sse2(v); }
-void exp_sse2(const float* x, float* y, int64_t n) { apply<4, __m128, load, store, exp_v>(x, y, n); }
-void erf_sse2(const float* x, float* y, int64_t n) { erf_from_exp<exp_sse2>(x, y, n); }
+__m128 tanh_v(__m128 v) { return Sleef_tanhf4_u10sse2(v); }
+void exp_w(const float* x, float* y, int64_t n) { apply<4, __m128, load, store, exp_v>(x, y, n); }
+void tanh_w(const float* x, float* y, int64_t n) { apply<4, __m128, load, store, tanh_v>(x, y, n); }
 }  // namespace
+const Table& table_sse2() {
+  static constexpr Table t = table_of<exp_w, tanh_w>();
+  return t;
+}
 }  // namespace simd
 
 namespace {
@@ -38,9 +41,8 @@ std::string join(const std::vector<std::string>& v) {
   return out;
 }
 
-using ArrayFn = void (*)(const float*, float*, int64_t);
 struct Choice {
-  ArrayFn exp, erf;
+  const simd::Table* f;
   const char* isa;
 };
 // The widest the CPU runs; EMBER_SIMD=AVX2 or SSE2 in the environment asks
@@ -56,9 +58,9 @@ Choice choose() {
               "\"" << want << "\" is not a width ember has: AVX-512, AVX2 or SSE2");
   EMBER_CHECK(std::find(widths.begin(), widths.end(), want) != widths.end(), "EMBER_SIMD",
               want << " was asked for, but this CPU runs only " << join(widths));
-  if (want == "AVX-512") return Choice{simd::exp_avx512, simd::erf_avx512, "AVX-512"};
-  if (want == "AVX2") return Choice{simd::exp_avx2, simd::erf_avx2, "AVX2"};
-  return Choice{simd::exp_sse2, simd::erf_sse2, "SSE2"};
+  if (want == "AVX-512") return Choice{&simd::table_avx512(), "AVX-512"};
+  if (want == "AVX2") return Choice{&simd::table_avx2(), "AVX2"};
+  return Choice{&simd::table_sse2(), "SSE2"};
 }
 
 const Choice& choice() {
@@ -76,8 +78,15 @@ std::vector<std::string> vec_math_isas_for_this_cpu() {
   return out;
 }
 
-void exp_f32(const float* x, float* y, int64_t n) { choice().exp(x, y, n); }
-void erf_f32(const float* x, float* y, int64_t n) { choice().erf(x, y, n); }
+void exp_f32(const float* x, float* y, int64_t n) { choice().f->exp(x, y, n); }
+void erf_f32(const float* x, float* y, int64_t n) { choice().f->erf(x, y, n); }
+void tanh_f32(const float* x, float* y, int64_t n) { choice().f->tanh(x, y, n); }
+void gelu_f32(const float* x, float* y, int64_t n) { choice().f->gelu(x, y, n); }
+void gelu_backward_f32(const float* x, const float* g, float* y, int64_t n) { choice().f->gelu_backward(x, g, y, n); }
+void gelu_tanh_f32(const float* x, float* y, int64_t n) { choice().f->gelu_tanh(x, y, n); }
+void gelu_tanh_backward_f32(const float* x, const float* g, float* y, int64_t n) {
+  choice().f->gelu_tanh_backward(x, g, y, n);
+}
 const char* vec_math_isa() { return choice().isa; }
 
 }  // namespace ember::detail

@@ -1,5 +1,5 @@
 /// @file
-/// float32 exp and erf over arrays, at this CPU's SIMD width.
+/// float32 exp, erf, tanh and GELU over arrays, at this CPU's SIMD width.
 ///
 /// std::exp and std::erf are scalar calls: a loop over a million floats
 /// calling them cannot use SIMD, and GELU and softmax become the slowest ops
@@ -11,7 +11,12 @@
 /// exp (|error| < 3e-7, relative near 0; tensor/machine/simd/vec_math_impl.h says
 /// why not SLEEF's).
 ///
-/// float64 keeps the C library's exp and erf: gradcheck, which runs in
+/// tanh is SLEEF's too (1.0-ULP). GELU's two forms, forward and backward,
+/// run as one pass over blocks of 256 floats that stay in L1, every loop at
+/// the chosen width (the backward of the exact form reuses the exp that erf
+/// computed: phi(x) is exp(-(x/sqrt 2)^2) / sqrt(2 pi)).
+///
+/// float64 keeps the C library's exp, erf and tanh: gradcheck, which runs in
 /// float64, checks the exact formulas.
 #pragma once
 
@@ -25,6 +30,16 @@ namespace ember::detail {
 void exp_f32(const float* x, float* y, int64_t n);
 /// y[i] = erf(x[i]), i < n. y may be x.
 void erf_f32(const float* x, float* y, int64_t n);
+/// y[i] = tanh(x[i]), i < n. y may be x.
+void tanh_f32(const float* x, float* y, int64_t n);
+/// y[i] = gelu(x[i]) = x/2 (1 + erf(x / sqrt 2)), i < n. y may be x.
+void gelu_f32(const float* x, float* y, int64_t n);
+/// y[i] = g[i] gelu'(x[i]), i < n. y may be x or g.
+void gelu_backward_f32(const float* x, const float* g, float* y, int64_t n);
+/// The tanh form, x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), and its
+/// backward, as above.
+void gelu_tanh_f32(const float* x, float* y, int64_t n);
+void gelu_tanh_backward_f32(const float* x, const float* g, float* y, int64_t n);
 /// "AVX-512", "AVX2" or "SSE2": the width the two functions above run at
 /// (the widest this CPU has, or a narrower one asked for with EMBER_SIMD=AVX2
 /// or EMBER_SIMD=SSE2 in the environment; a width this CPU lacks, or another

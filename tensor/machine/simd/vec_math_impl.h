@@ -25,40 +25,121 @@ void apply(const float* x, float* y, int64_t n) {
 // SLEEF's 1-ULP erff costs about 2 ns per float on a recent Xeon; this form
 // on SLEEF's exp about a sixth of that. The loops vectorize at the width the
 // including file is compiled for.
+inline constexpr int64_t kChunk = 256;
+
+// y[k] = erf(x[k]) for m <= kChunk values; e[k] = exp(-x[k]^2) on the way
+// (GELU's backward reuses it: its density is that exp at x / sqrt 2).
+template <void (*Exp)(const float*, float*, int64_t)>
+[[gnu::always_inline]] inline void erf_chunk(const float* xi, float* y, float* e, int64_t m) {
+  alignas(64) float t[kChunk];
+  for (int64_t k = 0; k < m; ++k) {
+    const float ax = xi[k] < 0 ? -xi[k] : xi[k];
+    t[k] = 1.0f / (1.0f + 0.3275911f * ax);
+    e[k] = -ax * ax;
+  }
+  Exp(e, e, m);
+  for (int64_t k = 0; k < m; ++k) {
+    float p = 1.061405429f;
+    p = p * t[k] - 1.453152027f;
+    p = p * t[k] + 1.421413741f;
+    p = p * t[k] - 0.284496736f;
+    p = p * t[k] + 0.254829592f;
+    const float r = 1.0f - p * t[k] * e[k];
+    // Near 0 that difference cancels (erf(1e-4) would keep 3 digits):
+    // there the series 2/sqrt(pi) (x - x^3/3 + x^5/10 - x^7/42 + x^9/216
+    // - x^11/1320), whose next term is below 1.3e-8 for |x| < 0.5.
+    const float x2 = xi[k] * xi[k];
+    float q = -1.0f / 1320;
+    q = q * x2 + 1.0f / 216;
+    q = q * x2 - 1.0f / 42;
+    q = q * x2 + 1.0f / 10;
+    q = q * x2 - 1.0f / 3;
+    q = q * x2 + 1.0f;
+    const float series = 1.1283791670955126f * xi[k] * q;
+    y[k] = x2 < 0.25f ? series : (xi[k] < 0 ? -r : r);
+  }
+}
+
 template <void (*Exp)(const float*, float*, int64_t)>
 void erf_from_exp(const float* x, float* y, int64_t n) {
-  constexpr int64_t kChunk = 256;
-  alignas(64) float t[kChunk], e[kChunk];
+  alignas(64) float e[kChunk];
+  for (int64_t i = 0; i < n; i += kChunk) erf_chunk<Exp>(x + i, y + i, e, n - i < kChunk ? n - i : kChunk);
+}
+
+// ---- GELU, both forms, forward and backward, one pass over each chunk ----
+// The same formulas as the float64 kernels (tensor/elementwise.cpp), with
+// exp, erf and tanh at this file's width.
+inline constexpr float kSqrtHalf = 0.70710678118654752f;        // 1 / sqrt 2
+inline constexpr float kInvSqrt2Pi = 0.39894228040143268f;      // 1 / sqrt(2 pi)
+inline constexpr float kSqrt2OverPi = 0.79788456080286536f;     // sqrt(2 / pi)
+inline constexpr float kCubic = 0.044715f;
+
+// gelu(x) = x/2 (1 + erf(x / sqrt 2))
+template <void (*Exp)(const float*, float*, int64_t)>
+void gelu_erf(const float* x, float* y, int64_t n) {
+  alignas(64) float s[kChunk], e[kChunk], r[kChunk];
   for (int64_t i = 0; i < n; i += kChunk) {
     const int64_t m = n - i < kChunk ? n - i : kChunk;
-    const float* xi = x + i;
+    for (int64_t k = 0; k < m; ++k) s[k] = x[i + k] * kSqrtHalf;
+    erf_chunk<Exp>(s, r, e, m);
+    for (int64_t k = 0; k < m; ++k) y[i + k] = 0.5f * x[i + k] * (1.0f + r[k]);
+  }
+}
+// g gelu'(x) = g (Phi(x) + x phi(x)), Phi(x) = (1 + erf(x / sqrt 2)) / 2,
+// phi(x) = exp(-x^2 / 2) / sqrt(2 pi): the exp erf computed on the way.
+template <void (*Exp)(const float*, float*, int64_t)>
+void gelu_erf_backward(const float* x, const float* g, float* y, int64_t n) {
+  alignas(64) float s[kChunk], e[kChunk], r[kChunk];
+  for (int64_t i = 0; i < n; i += kChunk) {
+    const int64_t m = n - i < kChunk ? n - i : kChunk;
+    for (int64_t k = 0; k < m; ++k) s[k] = x[i + k] * kSqrtHalf;
+    erf_chunk<Exp>(s, r, e, m);
+    for (int64_t k = 0; k < m; ++k)
+      y[i + k] = g[i + k] * (0.5f * (1.0f + r[k]) + x[i + k] * e[k] * kInvSqrt2Pi);
+  }
+}
+// gelu(x) = x/2 (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3)
+template <void (*Tanh)(const float*, float*, int64_t)>
+void gelu_tanh(const float* x, float* y, int64_t n) {
+  alignas(64) float t[kChunk];
+  for (int64_t i = 0; i < n; i += kChunk) {
+    const int64_t m = n - i < kChunk ? n - i : kChunk;
+    for (int64_t k = 0; k < m; ++k) t[k] = kSqrt2OverPi * (x[i + k] + kCubic * x[i + k] * x[i + k] * x[i + k]);
+    Tanh(t, t, m);
+    for (int64_t k = 0; k < m; ++k) y[i + k] = 0.5f * x[i + k] * (1.0f + t[k]);
+  }
+}
+// g gelu'(x) = g ((1 + t)/2 + x/2 (1 - t^2) sqrt(2/pi) (1 + 3 0.044715 x^2))
+template <void (*Tanh)(const float*, float*, int64_t)>
+void gelu_tanh_backward(const float* x, const float* g, float* y, int64_t n) {
+  alignas(64) float t[kChunk];
+  for (int64_t i = 0; i < n; i += kChunk) {
+    const int64_t m = n - i < kChunk ? n - i : kChunk;
+    for (int64_t k = 0; k < m; ++k) t[k] = kSqrt2OverPi * (x[i + k] + kCubic * x[i + k] * x[i + k] * x[i + k]);
+    Tanh(t, t, m);
     for (int64_t k = 0; k < m; ++k) {
-      const float ax = xi[k] < 0 ? -xi[k] : xi[k];
-      t[k] = 1.0f / (1.0f + 0.3275911f * ax);
-      e[k] = -ax * ax;
-    }
-    Exp(e, e, m);
-    for (int64_t k = 0; k < m; ++k) {
-      float p = 1.061405429f;
-      p = p * t[k] - 1.453152027f;
-      p = p * t[k] + 1.421413741f;
-      p = p * t[k] - 0.284496736f;
-      p = p * t[k] + 0.254829592f;
-      const float r = 1.0f - p * t[k] * e[k];
-      // Near 0 that difference cancels (erf(1e-4) would keep 3 digits):
-      // there the series 2/sqrt(pi) (x - x^3/3 + x^5/10 - x^7/42 + x^9/216
-      // - x^11/1320), whose next term is below 1.3e-8 for |x| < 0.5.
-      const float x2 = xi[k] * xi[k];
-      float q = -1.0f / 1320;
-      q = q * x2 + 1.0f / 216;
-      q = q * x2 - 1.0f / 42;
-      q = q * x2 + 1.0f / 10;
-      q = q * x2 - 1.0f / 3;
-      q = q * x2 + 1.0f;
-      const float series = 1.1283791670955126f * xi[k] * q;
-      y[i + k] = x2 < 0.25f ? series : (xi[k] < 0 ? -r : r);
+      const float v = x[i + k];
+      y[i + k] = g[i + k] * (0.5f * (1.0f + t[k]) +
+                             0.5f * v * (1.0f - t[k] * t[k]) * kSqrt2OverPi * (1.0f + 3 * kCubic * v * v));
     }
   }
+}
+
+/// Every function of one width (tensor/machine/vec_math.cpp picks a table).
+struct Table {
+  void (*exp)(const float*, float*, int64_t);
+  void (*erf)(const float*, float*, int64_t);
+  void (*tanh)(const float*, float*, int64_t);
+  void (*gelu)(const float*, float*, int64_t);
+  void (*gelu_backward)(const float*, const float*, float*, int64_t);
+  void (*gelu_tanh)(const float*, float*, int64_t);
+  void (*gelu_tanh_backward)(const float*, const float*, float*, int64_t);
+};
+// The table of the width whose exp and tanh these are; instantiated in that
+// width's file, so that every loop above is compiled at it.
+template <void (*Exp)(const float*, float*, int64_t), void (*Tanh)(const float*, float*, int64_t)>
+constexpr Table table_of() {
+  return {Exp, erf_from_exp<Exp>, Tanh, gelu_erf<Exp>, gelu_erf_backward<Exp>, gelu_tanh<Tanh>, gelu_tanh_backward<Tanh>};
 }
 
 }  // namespace ember::detail::simd
