@@ -20,6 +20,7 @@
 
 #include "base/hooks.h"
 #include "tensor/factory.h"
+#include "tensor/elementwise.h"
 #include "tensor/fast_math.h"
 #include "tensor/kernels.h"
 #include "tensor/machine/at_each_width.h"
@@ -53,6 +54,54 @@ int64_t count_targets(const Tensor& targets, int64_t C, int64_t ignore_index, co
   return counted;
 }
 
+// A row's sum in double, vectorizable and the same at every width: kLanes
+// partial sums, lane j taking the elements d = j mod kLanes in order, then
+// added pairwise in a fixed order. (One running sum is a chain of dependent
+// additions that no compiler may reorder; this order is the code's, not the
+// vector width's.)
+constexpr int64_t kLanes = 8;
+template <typename F>
+[[gnu::always_inline]] inline double lane_sum(int64_t D, const F& f) {
+  double acc[kLanes] = {};
+  int64_t d = 0;
+  for (; d + kLanes <= D; d += kLanes)
+    for (int64_t j = 0; j < kLanes; ++j) acc[j] += f(d + j);
+  for (int64_t j = 0; d + j < D; ++j) acc[j] += f(d + j);
+  return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+}
+
+// The rows of layer_norm's forward, compiled for each SIMD width and run at
+// vec_math's (tensor/machine/at_each_width.h).
+template <typename T>
+struct LnForwardRows {
+  const T *x, *w, *b;
+  T *out, *mean, *rstd;
+  int64_t D;
+  double eps;
+};
+struct LnForwardBlocks {
+  template <typename T>
+  [[gnu::always_inline]] static void run(const LnForwardRows<T>* rows, int64_t n0, int64_t n1) {
+    const LnForwardRows<T>& a = *rows;
+    const int64_t D = a.D;
+    for (int64_t n = n0; n < n1; ++n) {
+      const T* row = a.x + n * D;
+      const double mean = lane_sum(D, [&](int64_t d) EMBER_INLINE { return static_cast<double>(row[d]); }) /
+                          static_cast<double>(D);
+      const double var = lane_sum(D, [&](int64_t d) EMBER_INLINE {
+                           const double c = row[d] - mean;
+                           return c * c;
+                         }) /
+                         static_cast<double>(D);
+      const T r = static_cast<T>(1.0 / std::sqrt(var + a.eps)), m = static_cast<T>(mean);
+      a.mean[n] = m;
+      a.rstd[n] = r;
+      T* o = a.out + n * D;
+      for (int64_t d = 0; d < D; ++d) o[d] = (row[d] - m) * r * a.w[d] + a.b[d];
+    }
+  }
+};
+
 // The rows of layer_norm's backward, block by block (below), compiled for
 // each SIMD width and run at vec_math's (tensor/machine/at_each_width.h: the
 // same bits at every width). The per-row sums stay serial; the loops along a
@@ -76,15 +125,14 @@ struct LnBackwardBlocks {
       for (int64_t n = b * kLnRowBlock; n < std::min(a.N, (b + 1) * kLnRowBlock); ++n) {
         const T *row = a.x + n * D, *gr = a.g + n * D;
         const T m = a.mean[n], r = a.rstd[n];
-        double mean_g = 0, mean_gh = 0;
-        for (int64_t d = 0; d < D; ++d) {
-          h[d] = (row[d] - m) * r;
-          double gw = gr[d] * a.w[d];
-          mean_g += gw;
-          mean_gh += gw * h[d];
-        }
-        mean_g /= static_cast<double>(D);
-        mean_gh /= static_cast<double>(D);
+        for (int64_t d = 0; d < D; ++d) h[d] = (row[d] - m) * r;
+        const double mean_g =
+            lane_sum(D, [&](int64_t d) EMBER_INLINE { return static_cast<double>(gr[d] * a.w[d]); }) /
+            static_cast<double>(D);
+        const double mean_gh = lane_sum(D, [&](int64_t d) EMBER_INLINE {
+                                 return static_cast<double>(gr[d] * a.w[d]) * static_cast<double>(h[d]);
+                               }) /
+                               static_cast<double>(D);
         for (int64_t d = 0; d < D; ++d) {
           a.dx[n * D + d] = static_cast<T>(r * (gr[d] * a.w[d] - mean_g - h[d] * mean_gh));
           sw[d] += static_cast<double>(gr[d]) * h[d];
@@ -115,19 +163,9 @@ LayerNormForward layer_norm_forward(const Tensor& x, const Tensor& weight, const
   EMBER_DISPATCH_FLOAT(x.dtype(), "layer_norm", [&]<typename T>() {
     const T *px = xc.data_ptr<T>(), *pw = wc.data_ptr<T>(), *pb = bc.data_ptr<T>();
     T *po = f.out.data_ptr<T>(), *pm = f.mean.data_ptr<T>(), *pr = f.rstd.data_ptr<T>();
+    const LnForwardRows<T> rows{px, pw, pb, po, pm, pr, D, eps};
     detail::parallel_for(N, grain_rows(D), [&](int64_t n0, int64_t n1) {
-      for (int64_t n = n0; n < n1; ++n) {
-        const T* row = px + n * D;
-        double mean = 0, var = 0;
-        for (int64_t d = 0; d < D; ++d) mean += row[d];
-        mean /= static_cast<double>(D);
-        for (int64_t d = 0; d < D; ++d) var += (row[d] - mean) * (row[d] - mean);
-        var /= static_cast<double>(D);
-        const T r = static_cast<T>(1.0 / std::sqrt(var + eps)), m = static_cast<T>(mean);
-        pm[n] = m;
-        pr[n] = r;
-        for (int64_t d = 0; d < D; ++d) po[n * D + d] = (row[d] - m) * r * pw[d] + pb[d];
-      }
+      detail::AtEachWidth<LnForwardBlocks>::run<T>(&rows, n0, n1);
     });
   });
   note_per_element(x.dtype(), x.numel(), 8, 1, 1);  // mean, variance, normalize, scale, shift; x read, out written
@@ -157,10 +195,14 @@ LayerNormGrads layer_norm_backward(const Tensor& x, const Tensor& weight, const 
   const Tensor mc = contiguous(mean), rc = contiguous(rstd);
   LayerNormGrads grads{empty(x.shape(), x.dtype()), empty({D}, x.dtype()), empty({D}, x.dtype())};
   const int64_t blocks = (N + kLnRowBlock - 1) / kLnRowBlock;
-  std::vector<double> part_w(static_cast<size_t>(blocks * D), 0.0), part_b(part_w.size(), 0.0);
+  // From ember's caching allocator: a std::vector this size would come from
+  // (and go back to) the system at every call, its pages faulted in again.
+  const Tensor parts = zeros({2, blocks, D}, kFloat64);
+  double* part_w = parts.data_ptr<double>();
+  double* part_b = part_w + blocks * D;
   EMBER_DISPATCH_FLOAT(x.dtype(), op, [&]<typename T>() {
     const LnBackwardRows<T> rows{xc.data_ptr<T>(), mc.data_ptr<T>(), rc.data_ptr<T>(), g.data_ptr<T>(), wc.data_ptr<T>(),
-                                 grads.x.data_ptr<T>(), part_w.data(), part_b.data(), N, D};
+                                 grads.x.data_ptr<T>(), part_w, part_b, N, D};
     detail::parallel_for(blocks, grain_rows(kLnRowBlock * D), [&](int64_t b0, int64_t b1) {
       detail::AtEachWidth<LnBackwardBlocks>::run<T>(&rows, b0, b1);
     });

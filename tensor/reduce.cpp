@@ -4,6 +4,7 @@
 // Float sums accumulate in double. Every row is reduced in a fixed order, and
 // a single long row is split into fixed-size blocks whose partial sums are
 // added in order, so results never depend on the thread count.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -100,12 +101,19 @@ void reduce_rows(const Rows& r, O* out, const F& finish) {
 struct ColumnSums {
   template <typename T>
   [[gnu::always_inline]] static void run(const T* p, T* o, int64_t K, int64_t M, int64_t m0, int64_t m1) {
-    std::vector<acc_t<T>> acc(static_cast<size_t>(m1 - m0), 0);
-    for (int64_t k = 0; k < K; ++k) {
-      const T* row = p + k * M;
-      for (int64_t m = m0; m < m1; ++m) acc[m - m0] += row[m];
+    // Columns a chunk at a time, the chunk's sums on the stack (in L1; a
+    // heap array as wide as m1 - m0 would be fresh pages at every call).
+    constexpr int64_t kChunk = 512;
+    acc_t<T> acc[kChunk];
+    for (int64_t c0 = m0; c0 < m1; c0 += kChunk) {
+      const int64_t c1 = std::min(m1, c0 + kChunk);
+      for (int64_t m = c0; m < c1; ++m) acc[m - c0] = 0;
+      for (int64_t k = 0; k < K; ++k) {
+        const T* row = p + k * M;
+        for (int64_t m = c0; m < c1; ++m) acc[m - c0] += row[m];
+      }
+      for (int64_t m = c0; m < c1; ++m) o[m] = static_cast<T>(acc[m - c0]);
     }
-    for (int64_t m = m0; m < m1; ++m) o[m] = static_cast<T>(acc[m - m0]);
   }
 };
 

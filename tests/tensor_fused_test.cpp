@@ -194,12 +194,22 @@ TEST(TensorFused, LayerNormSameBitsForAnyThreadsAndLayout) {
   EXPECT_EQ(values(dv.weight), values(d.weight));
 }
 
-// The backward's rows run at the SIMD width vec_math chose
+// A row's sum as the kernels take it: eight partial sums in double, element
+// d into partial d mod 8 in order, then ((0+1)+(2+3))+((4+5)+(6+7)).
+template <typename F>
+double eight_lane_sum(int64_t D, const F& f) {
+  double acc[8] = {};
+  for (int64_t d = 0; d < D; ++d) acc[d % 8] += f(d);
+  return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+}
+
+// The forward's and the backward's rows run at the SIMD width vec_math chose
 // (scripts/test_blas_cores.sh runs this under each): every width must give
 // the bits of the kernel's formula done one operation at a time, in its
-// order (x̂ and g ⊙ w in T, the row means and the per-block partials in
-// double, the blocks added in order). AVX-512 has FMA instructions: a
-// multiply-add contracted into one would round once where this rounds twice.
+// order (x̂ and g ⊙ w in T, the row means in eight lanes and the per-block
+// partials in double, the blocks added in order). AVX-512 has FMA
+// instructions: a multiply-add contracted into one would round once where
+// this rounds twice.
 template <typename T>
 void expect_layer_norm_backward_bits() {
   Generator gen(23);
@@ -214,15 +224,17 @@ void expect_layer_norm_backward_bits() {
   const int64_t blocks = (N + 63) / 64;
   std::vector<double> part_w(static_cast<size_t>(blocks * D)), part_b(part_w.size());
   for (int64_t n = 0; n < N; ++n) {
-    double mean_g = 0, mean_gh = 0;
-    for (int64_t d = 0; d < D; ++d) {
-      h[d] = (px[n * D + d] - pm[n]) * pr[n];
-      const T gw = pg[n * D + d] * pw[d];
-      mean_g += gw;
-      mean_gh += double(gw) * h[d];
-    }
-    mean_g /= double(D);
-    mean_gh /= double(D);
+    const double mean = eight_lane_sum(D, [&](int64_t d) { return double(px[n * D + d]); }) / double(D);
+    const double var = eight_lane_sum(D, [&](int64_t d) {
+                         const double c = px[n * D + d] - mean;
+                         return c * c;
+                       }) / double(D);
+    ASSERT_EQ(pm[n], static_cast<T>(mean)) << "row " << n << " at " << detail::vec_math_isa();
+    ASSERT_EQ(pr[n], static_cast<T>(1.0 / std::sqrt(var + 1e-5))) << "row " << n << " at " << detail::vec_math_isa();
+    for (int64_t d = 0; d < D; ++d) h[d] = (px[n * D + d] - pm[n]) * pr[n];
+    const double mean_g = eight_lane_sum(D, [&](int64_t d) { return double(T(pg[n * D + d] * pw[d])); }) / double(D);
+    const double mean_gh =
+        eight_lane_sum(D, [&](int64_t d) { return double(T(pg[n * D + d] * pw[d])) * double(h[d]); }) / double(D);
     for (int64_t d = 0; d < D; ++d) {
       const T gw = pg[n * D + d] * pw[d];
       const double inner = (double(gw) - mean_g) - double(h[d]) * mean_gh;
@@ -242,7 +254,7 @@ void expect_layer_norm_backward_bits() {
   EXPECT_EQ(got.bias.to_vector<T>(), db);
 }
 
-TEST(TensorFused, LayerNormBackwardGivesTheFormulasBitsAtTheChosenWidth) {
+TEST(TensorFused, LayerNormGivesTheFormulasBitsAtTheChosenWidth) {
   expect_layer_norm_backward_bits<float>();
   expect_layer_norm_backward_bits<double>();
 }
