@@ -64,7 +64,7 @@ struct Workload {
 // loss, zero grads, backward, AdamW step (lr 1e-3, no clipping, no dropout).
 // Legend: V vocab, L context, D dim, B batch, T sequence length (<= L).
 Workload gpt_train_step(const std::string& name, int reps, int64_t V, int64_t L, int64_t D, int64_t heads,
-                        int64_t layers, int64_t B, int64_t T) {
+                        int64_t layers, int64_t B, int64_t T, bool bf16 = false) {
   return {name, reps,
           [=] {
             ember::nn::GPTConfig c;
@@ -77,7 +77,9 @@ Workload gpt_train_step(const std::string& name, int reps, int64_t V, int64_t L,
             auto opt = std::make_shared<ember::optim::AdamW>(model->parameters(), /*lr=*/1e-3);
             ember::Generator g(1);
             Tensor x = ember::randint(0, V, {B, T}, g), y = ember::randint(0, V, {B, T}, g);
-            return std::function<void()>([model, opt, x, y] {
+            return std::function<void()>([model, opt, x, y, bf16] {
+              std::optional<ember::AutocastGuard> autocast;
+              if (bf16) autocast.emplace();
               Tensor loss = model->loss(x, y);
               opt->zero_grad();
               loss.backward();
@@ -122,6 +124,33 @@ std::vector<Workload> workloads() {
   w.push_back({"add_bcast_4M", 20, [] {
                  Tensor a = ember::randn({2048, 2048}), b = ember::randn({2048, 1});
                  return std::function<void()>([a, b] { Tensor c = a + b; });
+               }});
+
+  // The MLP's activation and the block's normalization, forward and backward
+  // of a fixed gradient, at the size of GPT-2's MLP hidden layer for 1024
+  // tokens (1024, 3072) and of its residual stream for 4096 tokens (4096, 768).
+  auto gelu_fwd_bwd = [](const char* name, ember::GeluApprox approx) {
+    return Workload{name, 20, [approx] {
+                      ember::Generator g(0);
+                      Tensor x = ember::randn({1024, 3072}, g), grad = ember::randn({1024, 3072}, g);
+                      x.requires_grad_();
+                      return std::function<void()>([x, grad, approx]() mutable {
+                        ember::backward(ember::gelu(x, approx), grad);
+                        x.set_grad(Tensor());
+                      });
+                    }};
+  };
+  w.push_back(gelu_fwd_bwd("gelu_fwd_bwd_3M", ember::GeluApprox::None));
+  w.push_back(gelu_fwd_bwd("gelu_tanh_fwd_bwd_3M", ember::GeluApprox::Tanh));
+  w.push_back({"layer_norm_fwd_bwd_3M", 20, [] {
+                 ember::Generator g(0);
+                 Tensor x = ember::randn({4096, 768}, g), grad = ember::randn({4096, 768}, g);
+                 Tensor weight = ember::randn({768}, g), bias = ember::randn({768}, g);
+                 for (Tensor* t : {&x, &weight, &bias}) t->requires_grad_();
+                 return std::function<void()>([x, weight, bias, grad]() mutable {
+                   ember::backward(ember::layer_norm(x, weight, bias), grad);
+                   for (Tensor* t : {&x, &weight, &bias}) t->set_grad(Tensor());
+                 });
                }});
 
   // 10 000 additions of 4-element tensors: nearly all of it is per-op overhead
@@ -224,6 +253,9 @@ std::vector<Workload> workloads() {
                              /*B=*/16, /*T=*/64));
   w.push_back(gpt_train_step("gpt_small_train_step", 5, /*V=*/65, /*L=*/256, /*D=*/192, /*heads=*/6, /*layers=*/4,
                              /*B=*/16, /*T=*/128));
+  // The same step under bfloat16 autocast (its products in bfloat16 with
+  // float32 sums, the rest float32), whatever --bf16 says.
+  w.push_back(gpt_train_step("gpt_small_train_step_bf16", 5, 65, 256, 192, 6, 4, 16, 128, /*bf16=*/true));
 
   return w;
 }

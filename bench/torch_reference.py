@@ -15,6 +15,7 @@ line is `peak_rss_mb N`, the process's peak resident memory.
 cblas_sgemm_1024 has no PyTorch counterpart and is not listed here.
 """
 import argparse
+import contextlib
 import resource
 import statistics
 import sys
@@ -38,6 +39,30 @@ def add_4m():
 def add_bcast_4m():
     a, b = torch.randn(2048, 2048), torch.randn(2048, 1)
     return lambda: a + b
+
+
+def gelu_fwd_bwd(approximate):
+    """GELU forward and backward of a fixed gradient, (1024, 3072)."""
+    def setup():
+        x = torch.randn(1024, 3072, requires_grad=True)
+        grad = torch.randn(1024, 3072)
+
+        def body():
+            torch.nn.functional.gelu(x, approximate=approximate).backward(grad)
+            x.grad = None
+        return body
+    return setup
+
+
+def layer_norm_fwd_bwd_3m():
+    x = torch.randn(4096, 768, requires_grad=True)
+    weight, bias = torch.randn(768, requires_grad=True), torch.randn(768, requires_grad=True)
+    grad = torch.randn(4096, 768)
+
+    def body():
+        torch.nn.functional.layer_norm(x, (768,), weight, bias).backward(grad)
+        x.grad = weight.grad = bias.grad = None
+    return body
 
 
 def small_op_overhead():
@@ -148,19 +173,20 @@ class GPT(torch.nn.Module):
         return torch.nn.functional.cross_entropy(logits.view(B * T, -1), targets.view(B * T))
 
 
-def gpt_train_step(V, L, D, heads, layers, B, T):
+def gpt_train_step(V, L, D, heads, layers, B, T, bf16=False):
     """One step as in bench_ember.cpp: forward, loss, zero grads, backward,
-    AdamW(lr=1e-3)."""
+    AdamW(lr=1e-3); with bf16, the step under bfloat16 autocast."""
     def setup():
         model = GPT(V, L, D, heads, layers)
         opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
         x, y = torch.randint(0, V, (B, T)), torch.randint(0, V, (B, T))
 
         def body():
-            loss = model.loss(x, y)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
+            with torch.autocast("cpu", dtype=torch.bfloat16) if bf16 else contextlib.nullcontext():
+                loss = model.loss(x, y)
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                opt.step()
         return body
     return setup
 
@@ -210,6 +236,9 @@ WORKLOADS = {
     "matmul_1024": (matmul_1024, 10, 0, 0),
     "add_4M": (add_4m, 20, 0, 0),
     "add_bcast_4M": (add_bcast_4m, 20, 0, 0),
+    "gelu_fwd_bwd_3M": (gelu_fwd_bwd("none"), 20, 0, 0),
+    "gelu_tanh_fwd_bwd_3M": (gelu_fwd_bwd("tanh"), 20, 0, 0),
+    "layer_norm_fwd_bwd_3M": (layer_norm_fwd_bwd_3m, 20, 0, 0),
     "small_op_overhead": (small_op_overhead, 20, 10000, 0),
     "chain_2000_small_ops": (chain_2000_small_ops, 20, 0, 0),
     "matmul_fwd_bwd_1024": (matmul_fwd_bwd_1024, 5, 0, 0),
@@ -222,6 +251,7 @@ WORKLOADS = {
     "gpt_tiny_train_step": (gpt_train_step(65, 64, 64, 4, 2, 16, 64), 20, 0, 16 * 64),
     # V=65, L=256, D=192, heads=6, layers=4, B=16, T=128
     "gpt_small_train_step": (gpt_train_step(65, 256, 192, 6, 4, 16, 128), 5, 0, 16 * 128),
+    "gpt_small_train_step_bf16": (gpt_train_step(65, 256, 192, 6, 4, 16, 128, bf16=True), 5, 0, 16 * 128),
 }
 # Only when named (as in bench_ember): one per process, each adds `<name>_step_mb`.
 LONG_WORKLOADS = {}
