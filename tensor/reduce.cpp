@@ -62,12 +62,21 @@ Tensor from_rows(const Tensor& rows, const Rows& r, const Shape& shape) {
   return contiguous(permute(permuted, inverse));
 }
 
-// Sum of p[0..n) in a fixed order, in block-sized pieces.
+// Sum of p[0..n) in a fixed order: eight partial sums, element i into
+// partial i mod 8 in order, then ((0+1)+(2+3))+((4+5)+(6+7)). One running sum
+// would be a chain of dependent additions that no compiler may reorder; this
+// order is the code's, so it vectorizes at every SIMD width (compiled for the
+// chosen one) and gives the same bits at each.
 template <typename T>
 acc_t<T> row_sum(const T* p, int64_t n) {
-  acc_t<T> s = 0;
-  for (int64_t i = 0; i < n; ++i) s += p[i];
-  return s;
+  acc_t<T> acc[8] = {};
+  detail::at_width([&]() EMBER_INLINE {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+      for (int64_t j = 0; j < 8; ++j) acc[j] += static_cast<acc_t<T>>(p[i + j]);
+    for (int64_t j = 0; i + j < n; ++j) acc[j] += static_cast<acc_t<T>>(p[i + j]);
+  });
+  return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
 }
 
 constexpr int64_t kBlock = 8192;
@@ -94,13 +103,16 @@ void reduce_rows(const Rows& r, O* out, const F& finish) {
   });
 }
 
-// out[m] = sum over k of p[k * M + m] for m0 <= m < m1, each column's sum in
-// k order (a float's in double): at each SIMD width, the same bits
+// out[m] = sum over k of p[row[k] + m] for m0 <= m < m1, each column's sum
+// in k order (a float's in double): at each SIMD width, the same bits
 // (tensor/machine/at_each_width.h). A sum over the batch, as the bias
-// gradient of every Linear is.
+// gradient of every Linear is; row[k] is where row k starts (k * M when the
+// input is contiguous; any stride, 0 too, when the reduced dims are a
+// broadcast's).
 struct ColumnSums {
   template <typename T>
-  [[gnu::always_inline]] static void run(const T* p, T* o, int64_t K, int64_t M, int64_t m0, int64_t m1) {
+  [[gnu::always_inline]] static void run(const T* p, const int64_t* row_at, bool rows_broadcast, T* o, int64_t K,
+                                         int64_t m0, int64_t m1) {
     // Columns a chunk at a time, the chunk's sums on the stack (in L1; a
     // heap array as wide as m1 - m0 would be fresh pages at every call).
     constexpr int64_t kChunk = 512;
@@ -109,25 +121,44 @@ struct ColumnSums {
       const int64_t c1 = std::min(m1, c0 + kChunk);
       for (int64_t m = c0; m < c1; ++m) acc[m - c0] = 0;
       for (int64_t k = 0; k < K; ++k) {
-        const T* row = p + k * M;
-        for (int64_t m = c0; m < c1; ++m) acc[m - c0] += row[m];
+        const T* row = p + row_at[k];
+        if (rows_broadcast) {  // every element of row k is row[0]
+          const T v = row[0];
+          for (int64_t m = c0; m < c1; ++m) acc[m - c0] += v;
+        } else {
+          for (int64_t m = c0; m < c1; ++m) acc[m - c0] += row[m];
+        }
       }
       for (int64_t m = c0; m < c1; ++m) o[m] = static_cast<T>(acc[m - c0]);
     }
   }
 };
 
-// True if x viewed as (K, M) with the reduced dims leading is contiguous:
-// then the sum is a sweep over K rows of length M (vectorizable, no copy).
-bool reduces_leading_dims(const Tensor& x, const Shape& dims) {
-  if (dims.empty() || !x.is_contiguous() || x.dim() == 0) return false;
+// When x's sum can run as ColumnSums: the reduced dims are 0..lead-1 (any
+// strides: a gradient broadcast from a smaller shape has stride 0 there) and
+// the kept dims after them are one block of M elements, contiguous or one
+// broadcast value (every stride 0, as a gradient expanded from a scalar is).
+struct LeadingSum {
+  int64_t lead = 0;  // 0: the general path
+  bool broadcast = false;
+};
+LeadingSum leading_reduced_dims(const Tensor& x, const Shape& dims) {
+  if (dims.empty() || x.dim() == 0) return {};
   const std::vector<bool> red = reduced_dims(x.dim(), dims, "sum");
-  // the reduced dims are 0..k-1 for some k < ndim
   int64_t k = 0;
   while (k < x.dim() && red[static_cast<size_t>(k)]) ++k;
-  for (int64_t d = k; d < x.dim(); ++d)
-    if (red[static_cast<size_t>(d)]) return false;
-  return k < x.dim();
+  if (k == x.dim()) return {};
+  bool contiguous = true, broadcast = true;
+  int64_t expect = 1;  // the kept block's contiguous strides, innermost first
+  for (int64_t d = x.dim() - 1; d >= k; --d) {
+    if (red[static_cast<size_t>(d)]) return {};
+    if (x.shape()[d] == 1) continue;
+    contiguous = contiguous && x.stride()[d] == expect;
+    broadcast = broadcast && x.stride()[d] == 0;
+    expect *= x.shape()[d];
+  }
+  if (!contiguous && !broadcast) return {};
+  return {k, !contiguous};
 }
 
 }  // namespace
@@ -144,23 +175,38 @@ void note_reduction(const Tensor& x, const Tensor& out, double per_element) {
 
 Tensor sum(const Tensor& x, const Shape& dims, bool keepdim) {
   EMBER_CHECK(x.dtype() != kBool, "sum", "not defined for bool tensors; convert with to(kInt64)");
-  if (reduces_leading_dims(x, dims)) {
-    // Column sweep: out[m] = sum_k x[k, m].
+  if (const LeadingSum how = leading_reduced_dims(x, dims); how.lead > 0) {
+    const int64_t lead = how.lead;
+    // Column sweep: out[m] = sum_k x[k, m], rows k over the leading dims.
     Shape out_shape;
     int64_t K = 1;
-    const std::vector<bool> red = reduced_dims(x.dim(), dims, "sum");
     for (int64_t d = 0; d < x.dim(); ++d) {
-      if (red[d]) K *= x.shape()[d];
-      if (!red[d]) out_shape.push_back(x.shape()[d]);
+      if (d < lead) K *= x.shape()[d];
+      if (d >= lead) out_shape.push_back(x.shape()[d]);
       else if (keepdim) out_shape.push_back(1);
     }
-    const int64_t M = K == 0 ? numel_of(out_shape) : x.numel() / K;
+    const int64_t M = numel_of(out_shape);
+    // Where each row starts (elements from x's first): an odometer over the
+    // leading dims; from the caching allocator, as K can be large.
+    const Tensor rows = empty({K}, kInt64);
+    int64_t* row_at = rows.data_ptr<int64_t>();
+    Shape idx(static_cast<size_t>(lead), 0);
+    int64_t offset = 0;
+    for (int64_t k = 0; k < K; ++k) {
+      row_at[k] = offset;
+      for (int64_t d = lead - 1; d >= 0; --d) {
+        offset += x.stride()[d];
+        if (++idx[d] < x.shape()[d]) break;
+        offset -= x.stride()[d] * x.shape()[d];
+        idx[d] = 0;
+      }
+    }
     Tensor out = empty(out_shape, x.dtype());
     EMBER_DISPATCH_NUMERIC(x.dtype(), "sum", [&]<typename T>() {
       const T* p = x.data_ptr<T>();
       T* o = out.data_ptr<T>();
       detail::parallel_for(M, std::max<int64_t>(64, detail::kGrain / std::max<int64_t>(K, 1)), [&](int64_t m0, int64_t m1) {
-        detail::AtEachWidth<ColumnSums>::run<T>(p, o, K, M, m0, m1);
+        detail::AtEachWidth<ColumnSums>::run<T>(p, row_at, how.broadcast, o, K, m0, m1);
       });
     });
     note_reduction(x, out, 1);

@@ -113,6 +113,67 @@ TEST(TensorReduce, SumOverLeadingDimsGivesTheOrderedSumsBitsAtTheChosenWidth) {
   EXPECT_EQ(sum(d, {0, 1}).to_vector<double>(), dwant);
 }
 
+// A row's sum (every dim, or the last ones) runs at the chosen SIMD width
+// (scripts/test_blas_cores.sh runs this under each) in the order the kernel
+// states: eight partial sums, element i into partial i mod 8, added
+// ((0+1)+(2+3))+((4+5)+(6+7)); float64 shows the order in its last bits.
+TEST(TensorReduce, RowSumsGiveTheEightLaneOrdersBitsAtTheChosenWidth) {
+  Generator gen(41);
+  auto eight_lanes = [](const std::vector<double>& v, size_t b, size_t n) {
+    double acc[8] = {};
+    for (size_t i = 0; i < n; ++i) acc[i % 8] += v[b + i];
+    return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+  };
+  for (int64_t n : {1, 7, 8, 9, 203, 1000}) {
+    const Tensor x = randn({5, n}, gen, kFloat64) * 1e3 + 1.0;
+    const std::vector<double> v = x.to_vector<double>();
+    std::vector<double> want(5);
+    for (size_t r = 0; r < 5; ++r) want[r] = eight_lanes(v, r * static_cast<size_t>(n), static_cast<size_t>(n));
+    EXPECT_EQ(sum(x, {1}).to_vector<double>(), want) << n << " at " << detail::vec_math_isa();
+    EXPECT_EQ(sum(x.reshape({5 * n})).item<double>(), eight_lanes(v, 0, v.size())) << n;
+  }
+  // a long row: blocks of 8192 in parallel, each in eight lanes, the blocks added in order
+  const Tensor big = randn({3 * 8192 + 5}, gen, kFloat64);
+  const std::vector<double> bv = big.to_vector<double>();
+  double want = 0;
+  for (size_t b = 0; b < bv.size(); b += 8192) want += eight_lanes(bv, b, std::min<size_t>(8192, bv.size() - b));
+  EXPECT_EQ(sum(big).item<double>(), want);
+}
+
+// The same column sweep over leading dims that are not contiguous: a
+// gradient broadcast from a smaller shape (stride 0, as the positional
+// embedding's is in the composer), a strided slice, a stride-0 dim among
+// others, keepdim, and int64; the same bits as the sum of a contiguous copy
+// (the order is the same). A kept block that is not contiguous takes the
+// general path and gives the same values.
+TEST(TensorReduce, SumOverStridedOrBroadcastLeadingDimsIsTheContiguousSum) {
+  Generator gen(37);
+  const Tensor a = randn({4, 70}, gen), x = randn({6, 4, 70}, gen);
+  auto same_as_copy = [](const Tensor& t, const Shape& dims, bool keepdim) {
+    const Tensor got = sum(t, dims, keepdim), want = sum(t.contiguous(), dims, keepdim);
+    EXPECT_EQ(got.shape(), want.shape());
+    EXPECT_EQ(vals(got), vals(want)) << shape_str(t.shape()) << " strides " << shape_str(t.stride());
+  };
+  const Tensor bcast = a.unsqueeze(0).expand({5, 4, 70});
+  same_as_copy(bcast, {0}, false);
+  same_as_copy(bcast, {0}, true);
+  const std::vector<double> av = vals(a), got = vals(sum(bcast, {0}));
+  for (size_t i = 0; i < av.size(); ++i) ASSERT_NEAR(got[i], 5 * av[i], 1e-5 * (1 + std::abs(av[i]))) << i;
+  same_as_copy(x.slice(0, 0, 6, 2), {0}, false);             // every other row block
+  same_as_copy(x.slice(0, 1, 6, 2), {0, 1}, false);          // two leading dims, the first strided
+  same_as_copy(x.unsqueeze(1).expand({6, 3, 4, 70}), {0, 1}, true);  // a stride-0 dim between two others
+  same_as_copy(full({}, 0.1).expand({8, 3, 70}), {0}, false);  // one value broadcast everywhere (.sum()'s gradient)
+  same_as_copy(full({}, 0.1).expand({8, 3, 70}), {0, 1}, true);
+  same_as_copy(randn({9, 1, 1}, gen).expand({9, 3, 70}), {0}, false);  // each row one value
+  same_as_copy(x.slice(2, 0, 70, 2), {0}, false);            // the kept block strided: the general path
+  same_as_copy(x.transpose(1, 2), {0}, false);               // the kept block transposed: the general path
+  const Tensor ints = arange(0, 12, 1, kInt64).reshape({3, 4});
+  same_as_copy(ints.unsqueeze(0).expand({7, 3, 4}), {0}, false);
+  EXPECT_EQ(vals(sum(ints.unsqueeze(0).expand({7, 3, 4}), {0, 1})), (std::vector<double>{7 * 12, 7 * 15, 7 * 18, 7 * 21}));
+  same_as_copy(zeros({0, 4, 70}), {0}, false);               // no rows: zeros
+  same_as_copy(bcast.slice(2, 0, 0, 1), {0}, false);         // no columns
+}
+
 TEST(TensorReduce, Mean) {
   Tensor x = x234();
   EXPECT_EQ(x.mean().item<double>(), 11.5);
