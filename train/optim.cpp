@@ -8,6 +8,7 @@
 #include "autograd/op_scope.h"
 #include "base/hooks.h"
 #include "base/parse.h"
+#include "tensor/elementwise.h"
 #include "tensor/factory.h"
 #include "tensor/kernels.h"
 #include "tensor/parallel.h"
@@ -176,17 +177,20 @@ void Adam::step() {
       const T step_size = static_cast<T>(lr / bc1), sqrt_bc2 = static_cast<T>(std::sqrt(bc2));
       const T decay = static_cast<T>(1 - lr * wd), wd_t = static_cast<T>(wd), eps_t = static_cast<T>(eps);
       const bool decoupled = decoupled_;
-      // One pass, on ember's threads: each element's update is its own, so
-      // the bits do not depend on the split.
+      // One pass, on ember's threads, at the CPU's SIMD width: each
+      // element's update is its own, so the bits depend on neither the
+      // split nor the width.
       detail::parallel_for(p.numel(), detail::kGrain, [&](int64_t k0, int64_t k1) {
-        for (int64_t k = k0; k < k1; ++k) {
-          T d = dg[k];
-          if (decoupled) w[k] *= decay;
-          else d += wd_t * w[k];
-          pm[k] = b1 * pm[k] + (1 - b1) * d;
-          pv[k] = b2 * pv[k] + (1 - b2) * d * d;
-          w[k] -= step_size * pm[k] / (std::sqrt(pv[k]) / sqrt_bc2 + eps_t);
-        }
+        detail::at_width([&]() EMBER_INLINE {
+          for (int64_t k = k0; k < k1; ++k) {
+            T d = dg[k];
+            if (decoupled) w[k] *= decay;
+            else d += wd_t * w[k];
+            pm[k] = b1 * pm[k] + (1 - b1) * d;
+            pv[k] = b2 * pv[k] + (1 - b2) * d * d;
+            w[k] -= step_size * pm[k] / (std::sqrt(pv[k]) / sqrt_bc2 + eps_t);
+          }
+        });
       });
     });
     // ~13 operations per element; parameter, gradient and both moments read, parameter and moments written
