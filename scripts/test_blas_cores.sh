@@ -48,7 +48,7 @@ for core in "${cores[@]}"; do
   fi
 done
 
-simd_tests='VecMath|LayerNorm|TensorReduce|Gelu|Softmax|Sigmoid|Exp|Erf|CrossEntropy|NnGpt|Gemm|BFloat16|Autocast|KernelsAgree'
+simd_tests='VecMath|LayerNorm|TensorReduce|Gelu|Softmax|Sigmoid|Exp|Erf|CrossEntropy|NnGpt|Gemm|BFloat16|Autocast|KernelsAgree|TensorElementwise|TrainOptim'
 mapfile -t widths < <("$build/tests/blas_cores" --simd)
 for simd in "${widths[@]:1}"; do  # the widest is what every other run used
   echo "--- EMBER_SIMD=$simd"

@@ -7,6 +7,7 @@
 #include "tensor/elementwise.h"
 #include "tensor/fast_math.h"
 #include "tensor/kernels.h"
+#include "tensor/machine/simd/vec_math_impl.h"
 
 namespace ember::kernel {
 
@@ -16,11 +17,6 @@ using detail::map3;
 
 namespace {
 
-template <typename T>
-[[gnu::always_inline]] inline T gelu_tanh(T x) {
-  const T k = static_cast<T>(std::numbers::sqrt2 * std::numbers::inv_sqrtpi);  // sqrt(2/pi)
-  return static_cast<T>(0.5) * x * (static_cast<T>(1) + std::tanh(k * (x + static_cast<T>(0.044715) * x * x * x)));
-}
 // out = f(in, out, n) over contiguous pieces of at most kVecBlock elements:
 // for the ops whose cost is exp or erf, which go a whole array at a time
 // (SIMD, tensor/fast_math.h). A strided input is copied first.
@@ -37,33 +33,28 @@ Tensor map1_blocks(const Tensor& a, const F& f) {
   return out;
 }
 
-constexpr double kSqrtHalf = std::numbers::sqrt2 / 2;
-
-// gelu(x) = x/2 (1 + erf(x / sqrt 2)); float32 in one SIMD pass (vec_math.h)
-template <typename T>
-void gelu_block(const T* x, T* y, int64_t n) {
-  if constexpr (sizeof(T) == 4) {
-    detail::gelu_f32(x, y, n);
-  } else {
-    detail::erf_scaled(x, T(kSqrtHalf), y, n);
-    for (int64_t k = 0; k < n; ++k) y[k] = T(0.5) * x[k] * (T(1) + y[k]);
+// float64's erf and exp (for erf_chunk's place) and tanh: the C library's,
+// whose accuracy gradcheck needs.
+void erf_chunk_f64(const double* s, double* r, double* e, int64_t m) {
+  for (int64_t k = 0; k < m; ++k) {
+    r[k] = std::erf(s[k]);
+    e[k] = std::exp(-s[k] * s[k]);
   }
 }
+void tanh_f64(const double* x, double* y, int64_t n) {
+  for (int64_t k = 0; k < n; ++k) y[k] = std::tanh(x[k]);
+}
+// float64 GELU: the formulas float32's vec_math kernels use
+// (tensor/machine/simd/vec_math_impl.h), on the C library's functions.
+void gelu_f64(const double* x, double* y, int64_t n) { detail::simd::gelu_erf<double, erf_chunk_f64>(x, y, n); }
+void gelu_tanh_f64(const double* x, double* y, int64_t n) { detail::simd::gelu_tanh<double, tanh_f64>(x, y, n); }
 template <typename T>
-void gelu_tanh_block(const T* x, T* y, int64_t n) {
-  if constexpr (sizeof(T) == 4) {
-    detail::gelu_tanh_f32(x, y, n);
-  } else {
-    for (int64_t k = 0; k < n; ++k) y[k] = gelu_tanh(x[k]);
-  }
+void exp_block(const T* x, T* y, int64_t n) {
+  detail::exp_shifted(x, T(0), y, n);
 }
 template <typename T>
-void tanh_block(const T* x, T* y, int64_t n) {
-  if constexpr (sizeof(T) == 4) {
-    detail::tanh_f32(x, y, n);
-  } else {
-    for (int64_t k = 0; k < n; ++k) y[k] = std::tanh(x[k]);
-  }
+void erf_block(const T* x, T* y, int64_t n) {
+  detail::erf_scaled(x, T(1), y, n);
 }
 
 // sigmoid(x) = 1 / (1 + e^-x), from e = exp(-|x|), which never overflows
@@ -85,35 +76,15 @@ Tensor on_numbers(const Tensor& x, const char* name, const F& f) {
   });
 }
 using detail::map_floats;
-template <template <typename> class Block>
+// A function over blocks of floats, given for float32 and float64.
+template <void (*F32)(const float*, float*, int64_t), void (*F64)(const double*, double*, int64_t)>
 Tensor on_float_blocks(const Tensor& x, const char* name) {
   detail::check_floating(x, name);
-  return EMBER_DISPATCH_FLOAT(x.dtype(), name, [&]<typename T>() { return map1_blocks<T>(x, Block<T>::run); });
+  return EMBER_DISPATCH_FLOAT(x.dtype(), name, [&]<typename T>() {
+    if constexpr (sizeof(T) == 4) return map1_blocks<T>(x, F32);
+    else return map1_blocks<T>(x, F64);
+  });
 }
-template <typename T>
-struct ExpBlock {
-  static void run(const T* a, T* o, int64_t n) { detail::exp_shifted(a, T(0), o, n); }
-};
-template <typename T>
-struct ErfBlock {
-  static void run(const T* a, T* o, int64_t n) { detail::erf_scaled(a, T(1), o, n); }
-};
-template <typename T>
-struct SigmoidBlock {
-  static void run(const T* a, T* o, int64_t n) { sigmoid_block(a, o, n); }
-};
-template <typename T>
-struct GeluBlock {
-  static void run(const T* a, T* o, int64_t n) { gelu_block(a, o, n); }
-};
-template <typename T>
-struct GeluTanhBlock {
-  static void run(const T* a, T* o, int64_t n) { gelu_tanh_block(a, o, n); }
-};
-template <typename T>
-struct TanhBlock {
-  static void run(const T* a, T* o, int64_t n) { tanh_block(a, o, n); }
-};
 
 struct UnaryKernel {
   Unary op;
@@ -122,7 +93,7 @@ struct UnaryKernel {
 };
 constexpr UnaryKernel kUnary[] = {
     {Unary::Neg, "neg", [](const Tensor& x, const char* n) { return on_numbers(x, n, [](auto v) { return -v; }); }},
-    {Unary::Exp, "exp", on_float_blocks<ExpBlock>},
+    {Unary::Exp, "exp", on_float_blocks<exp_block<float>, exp_block<double>>},
     {Unary::Log, "log", [](const Tensor& x, const char* n) { return map_floats(x, n, [](auto v) { return std::log(v); }); }},
     {Unary::Sqrt, "sqrt", [](const Tensor& x, const char* n) { return map_floats(x, n, [](auto v) { return std::sqrt(v); }); }},
     {Unary::Rsqrt, "rsqrt",
@@ -131,16 +102,16 @@ constexpr UnaryKernel kUnary[] = {
      [](const Tensor& x, const char* n) { return on_numbers(x, n, [](auto v) { return v < 0 ? -v : v; }); }},
     {Unary::Sin, "sin", [](const Tensor& x, const char* n) { return map_floats(x, n, [](auto v) { return std::sin(v); }); }},
     {Unary::Cos, "cos", [](const Tensor& x, const char* n) { return map_floats(x, n, [](auto v) { return std::cos(v); }); }},
-    {Unary::Tanh, "tanh", on_float_blocks<TanhBlock>},
-    {Unary::Sigmoid, "sigmoid", on_float_blocks<SigmoidBlock>},
+    {Unary::Tanh, "tanh", on_float_blocks<detail::tanh_f32, tanh_f64>},
+    {Unary::Sigmoid, "sigmoid", on_float_blocks<sigmoid_block<float>, sigmoid_block<double>>},
     // written so that NaN comes through (NaN < 0 is false), as in PyTorch
     {Unary::Relu, "relu",
      [](const Tensor& x, const char* n) { return map_floats(x, n, [](auto v) { return v < 0 ? decltype(v)(0) : v; }); }},
-    {Unary::Gelu, "gelu", on_float_blocks<GeluBlock>},
-    {Unary::GeluTanh, "gelu_tanh", on_float_blocks<GeluTanhBlock>},
+    {Unary::Gelu, "gelu", on_float_blocks<detail::gelu_f32, gelu_f64>},
+    {Unary::GeluTanh, "gelu_tanh", on_float_blocks<detail::gelu_tanh_f32, gelu_tanh_f64>},
     {Unary::Sign, "sign",
      [](const Tensor& x, const char* n) { return on_numbers(x, n, [](auto v) { return (v > 0) - (v < 0); }); }},
-    {Unary::Erf, "erf", on_float_blocks<ErfBlock>},
+    {Unary::Erf, "erf", on_float_blocks<erf_block<float>, erf_block<double>>},
 };
 // The table has a row for every op, at the op's place.
 template <typename Row, size_t N>
@@ -155,41 +126,16 @@ static_assert(in_enum_order(kUnary, static_cast<size_t>(Unary::Count)), "kUnary:
 }  // namespace
 
 namespace {
-// g * f'(x) for the two GELU forms: float32 through vec_math's one-pass
-// kernels, float64 by the formula (exp and erf or tanh from the C library).
-template <typename T>
-void gelu_erf_backward_rows(const T* px, const T* pg, T* po, int64_t n) {
-  if constexpr (sizeof(T) == 4) {
-    detail::gelu_backward_f32(px, pg, po, n);
-  } else {
-    T cdf[detail::kVecBlock], pdf[detail::kVecBlock];
-    const T inv_sqrt_2pi = T(std::numbers::inv_sqrtpi / std::numbers::sqrt2);
-    for (int64_t i = 0; i < n; i += detail::kVecBlock) {
-      const int64_t m = std::min(detail::kVecBlock, n - i);
-      const T* xv = px + i;
-      detail::erf_scaled(xv, T(kSqrtHalf), cdf, m);
-      for (int64_t k = 0; k < m; ++k) pdf[k] = T(-0.5) * xv[k] * xv[k];
-      detail::exp_shifted(pdf, T(0), pdf, m);
-      for (int64_t k = 0; k < m; ++k)
-        po[i + k] = pg[i + k] * (T(0.5) * (T(1) + cdf[k]) + xv[k] * pdf[k] * inv_sqrt_2pi);
-    }
-  }
+// g * f'(x) for the two GELU forms in float64: the formulas float32's
+// vec_math kernels use, on the C library's erf, exp and tanh.
+void gelu_erf_f64_backward(const double* x, const double* g, double* o, int64_t n) {
+  detail::simd::gelu_erf_backward<double, erf_chunk_f64>(x, g, o, n);
 }
-// (1 + t)/2 + x/2 (1 - t^2) k (1 + 3*0.044715 x^2), t = tanh(k (x + 0.044715 x^3)), k = sqrt(2/pi)
-template <typename T>
-void gelu_tanh_backward_rows(const T* px, const T* pg, T* po, int64_t n) {
-  if constexpr (sizeof(T) == 4) {
-    detail::gelu_tanh_backward_f32(px, pg, po, n);
-  } else {
-    const T k = T(std::numbers::sqrt2 * std::numbers::inv_sqrtpi);
-    for (int64_t i = 0; i < n; ++i) {
-      const T v = px[i];
-      const T t = std::tanh(k * (v + T(0.044715) * v * v * v));
-      po[i] = pg[i] * (T(0.5) * (T(1) + t) + T(0.5) * v * (T(1) - t * t) * k * (T(1) + T(3 * 0.044715) * v * v));
-    }
-  }
+void gelu_tanh_f64_backward(const double* x, const double* g, double* o, int64_t n) {
+  detail::simd::gelu_tanh_backward<double, tanh_f64>(x, g, o, n);
 }
-template <template <typename> class Rows>
+template <void (*F32)(const float*, const float*, float*, int64_t),
+          void (*F64)(const double*, const double*, double*, int64_t)>
 Tensor gelu_backward_with(const Tensor& x, const Tensor& g, const char* op) {
   EMBER_CHECK(x.shape() == g.shape() && x.dtype() == g.dtype() && is_floating(x.dtype()), op,
               "input " << dtype_name(x.dtype()) << " " << shape_str(x.shape()) << " and gradient " << dtype_name(g.dtype())
@@ -200,23 +146,20 @@ Tensor gelu_backward_with(const Tensor& x, const Tensor& g, const char* op) {
   EMBER_DISPATCH_FLOAT(x.dtype(), op, [&]<typename T>() {
     const T *px = xs.data_ptr<T>(), *pg = gs.data_ptr<T>();
     T* po = out.data_ptr<T>();
-    detail::parallel_for(xs.numel(), detail::kGrain, [&](int64_t b, int64_t e) { Rows<T>::run(px + b, pg + b, po + b, e - b); });
+    detail::parallel_for(xs.numel(), detail::kGrain, [&](int64_t b, int64_t e) {
+      if constexpr (sizeof(T) == 4) F32(px + b, pg + b, po + b, e - b);
+      else F64(px + b, pg + b, po + b, e - b);
+    });
   });
   return out;
 }
-template <typename T>
-struct GeluErfRows {
-  static void run(const T* x, const T* g, T* o, int64_t n) { gelu_erf_backward_rows(x, g, o, n); }
-};
-template <typename T>
-struct GeluTanhRows {
-  static void run(const T* x, const T* g, T* o, int64_t n) { gelu_tanh_backward_rows(x, g, o, n); }
-};
 }  // namespace
 
-Tensor gelu_backward(const Tensor& x, const Tensor& g) { return gelu_backward_with<GeluErfRows>(x, g, "gelu backward"); }
+Tensor gelu_backward(const Tensor& x, const Tensor& g) {
+  return gelu_backward_with<detail::gelu_backward_f32, gelu_erf_f64_backward>(x, g, "gelu backward");
+}
 Tensor gelu_tanh_backward(const Tensor& x, const Tensor& g) {
-  return gelu_backward_with<GeluTanhRows>(x, g, "gelu backward");
+  return gelu_backward_with<detail::gelu_tanh_backward_f32, gelu_tanh_f64_backward>(x, g, "gelu (tanh form) backward");
 }
 
 const char* unary_name(Unary op) { return kUnary[static_cast<size_t>(op)].name; }

@@ -130,19 +130,36 @@ TEST(VecMath, GeluKernelsAgreeWithTheirFormulasInDouble) {
                 1e-6 * (1 + std::abs(gv)))
         << v;
   }
-  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
-  std::vector<float> lim = {inf, -inf, nan}, ones = {1.0f, 1.0f, 1.0f}, out(3);
-  detail::gelu_f32(lim.data(), out.data(), 3);
-  EXPECT_EQ(out[0], inf);
-  EXPECT_TRUE(std::isnan(out[1]) || out[1] == 0.0f);  // -inf * 0: PyTorch gives NaN too
-  EXPECT_TRUE(std::isnan(out[2]));
-  detail::gelu_tanh_f32(lim.data(), out.data(), 3);
-  EXPECT_EQ(out[0], inf);
-  EXPECT_TRUE(std::isnan(out[2]));
-  detail::gelu_backward_f32(lim.data(), ones.data(), out.data(), 3);
-  EXPECT_TRUE(std::isnan(out[2]));
-  detail::gelu_tanh_backward_f32(lim.data(), ones.data(), out.data(), 3);
-  EXPECT_TRUE(std::isnan(out[2]));
+}
+
+// At the infinities and NaN, both forms forward and backward, float32 and
+// float64, give what PyTorch 1.13's gelu gives (printed by
+// torch.nn.functional.gelu on [inf, -inf, nan] and its backward of ones):
+// gelu(inf) = inf; gelu(-inf) = -inf * 0 = NaN; every backward NaN (inf * 0
+// in its second term).
+TEST(VecMath, GeluAtTheInfinitiesIsPyTorchs) {
+  SCOPED_TRACE(detail::vec_math_isa());
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  for (DType dt : {kFloat32, kFloat64}) {
+    SCOPED_TRACE(dtype_name(dt));
+    const Tensor x = kernel::to(tensor({inf, -inf, nan}, kFloat64), dt), ones = kernel::to(ember::ones({3}), dt);
+    for (kernel::Unary form : {kernel::Unary::Gelu, kernel::Unary::GeluTanh}) {
+      const std::vector<double> y = kernel::to(kernel::unary(form, x), kFloat64).to_vector<double>();
+      EXPECT_EQ(y[0], inf);
+      EXPECT_TRUE(std::isnan(y[1])) << y[1];
+      EXPECT_TRUE(std::isnan(y[2])) << y[2];
+      const Tensor gx = form == kernel::Unary::Gelu ? kernel::gelu_backward(x, ones) : kernel::gelu_tanh_backward(x, ones);
+      for (double v : kernel::to(gx, kFloat64).to_vector<double>()) EXPECT_TRUE(std::isnan(v)) << v;
+    }
+  }
+}
+
+// The kernels' errors name the form, the dtypes and the shapes.
+TEST(VecMath, GeluBackwardErrorsNameTheForm) {
+  const Tensor x = zeros({2, 3}), g = zeros({3, 2});
+  test::expect_error([&] { kernel::gelu_backward(x, g); }, "gelu backward", {"float32 (2, 3)", "float32 (3, 2)"});
+  test::expect_error([&] { kernel::gelu_tanh_backward(x, kernel::to(x, kFloat64)); }, "gelu (tanh form) backward",
+                     {"float32 (2, 3)", "float64 (2, 3)"});
 }
 
 TEST(VecMath, InPlaceAndEveryTailLength) {

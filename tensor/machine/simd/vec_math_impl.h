@@ -1,5 +1,8 @@
 // The loop each tensor/machine/simd/*.cpp instantiates for its vector type: whole
 // vectors through SLEEF, the tail through a zero-padded vector.
+// The AVX2 and AVX-512 files are compiled with -mfma, and the compiler fuses
+// the multiply-adds of the loops below (erf's polynomial, GELU's formulas):
+// those two widths give the same bits, the SSE2 copy (no FMA) its own.
 #pragma once
 
 #include <cstdint>
@@ -67,60 +70,70 @@ void erf_from_exp(const float* x, float* y, int64_t n) {
 }
 
 // ---- GELU, both forms, forward and backward, one pass over each chunk ----
-// The same formulas as the float64 kernels (tensor/elementwise.cpp), with
-// exp, erf and tanh at this file's width.
-inline constexpr float kSqrtHalf = 0.70710678118654752f;        // 1 / sqrt 2
-inline constexpr float kInvSqrt2Pi = 0.39894228040143268f;      // 1 / sqrt(2 pi)
-inline constexpr float kSqrt2OverPi = 0.79788456080286536f;     // sqrt(2 / pi)
-inline constexpr float kCubic = 0.044715f;
+// Written once for float and double. ErfChunk(s, r, e, m) gives r = erf(s)
+// and e = exp(-s^2) for m <= kChunk values; Tanh(t, t, m) tanh in place.
+// float32 passes this width's (SLEEF's exp and tanh, erf_chunk); float64
+// (tensor/elementwise.cpp, which gradcheck runs) the C library's.
+template <typename T>
+inline constexpr T kSqrtHalf = T(0.70710678118654752440);    // 1 / sqrt 2
+template <typename T>
+inline constexpr T kInvSqrt2Pi = T(0.39894228040143267794);  // 1 / sqrt(2 pi)
+template <typename T>
+inline constexpr T kSqrt2OverPi = T(0.79788456080286535588);  // sqrt(2 / pi)
+template <typename T>
+inline constexpr T kCubic = T(0.044715);
+template <typename T>
+using ErfChunk = void (*)(const T*, T*, T*, int64_t);
+template <typename T>
+using ArrayFn = void (*)(const T*, T*, int64_t);
 
 // gelu(x) = x/2 (1 + erf(x / sqrt 2))
-template <void (*Exp)(const float*, float*, int64_t)>
-void gelu_erf(const float* x, float* y, int64_t n) {
-  alignas(64) float s[kChunk], e[kChunk], r[kChunk];
+template <typename T, ErfChunk<T> Erf>
+void gelu_erf(const T* x, T* y, int64_t n) {
+  alignas(64) T s[kChunk], e[kChunk], r[kChunk];
   for (int64_t i = 0; i < n; i += kChunk) {
     const int64_t m = n - i < kChunk ? n - i : kChunk;
-    for (int64_t k = 0; k < m; ++k) s[k] = x[i + k] * kSqrtHalf;
-    erf_chunk<Exp>(s, r, e, m);
-    for (int64_t k = 0; k < m; ++k) y[i + k] = 0.5f * x[i + k] * (1.0f + r[k]);
+    for (int64_t k = 0; k < m; ++k) s[k] = x[i + k] * kSqrtHalf<T>;
+    Erf(s, r, e, m);
+    for (int64_t k = 0; k < m; ++k) y[i + k] = T(0.5) * x[i + k] * (T(1) + r[k]);
   }
 }
 // g gelu'(x) = g (Phi(x) + x phi(x)), Phi(x) = (1 + erf(x / sqrt 2)) / 2,
 // phi(x) = exp(-x^2 / 2) / sqrt(2 pi): the exp erf computed on the way.
-template <void (*Exp)(const float*, float*, int64_t)>
-void gelu_erf_backward(const float* x, const float* g, float* y, int64_t n) {
-  alignas(64) float s[kChunk], e[kChunk], r[kChunk];
+template <typename T, ErfChunk<T> Erf>
+void gelu_erf_backward(const T* x, const T* g, T* y, int64_t n) {
+  alignas(64) T s[kChunk], e[kChunk], r[kChunk];
   for (int64_t i = 0; i < n; i += kChunk) {
     const int64_t m = n - i < kChunk ? n - i : kChunk;
-    for (int64_t k = 0; k < m; ++k) s[k] = x[i + k] * kSqrtHalf;
-    erf_chunk<Exp>(s, r, e, m);
+    for (int64_t k = 0; k < m; ++k) s[k] = x[i + k] * kSqrtHalf<T>;
+    Erf(s, r, e, m);
     for (int64_t k = 0; k < m; ++k)
-      y[i + k] = g[i + k] * (0.5f * (1.0f + r[k]) + x[i + k] * e[k] * kInvSqrt2Pi);
+      y[i + k] = g[i + k] * (T(0.5) * (T(1) + r[k]) + x[i + k] * e[k] * kInvSqrt2Pi<T>);
   }
 }
 // gelu(x) = x/2 (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3)
-template <void (*Tanh)(const float*, float*, int64_t)>
-void gelu_tanh(const float* x, float* y, int64_t n) {
-  alignas(64) float t[kChunk];
+template <typename T, ArrayFn<T> Tanh>
+void gelu_tanh(const T* x, T* y, int64_t n) {
+  alignas(64) T t[kChunk];
   for (int64_t i = 0; i < n; i += kChunk) {
     const int64_t m = n - i < kChunk ? n - i : kChunk;
-    for (int64_t k = 0; k < m; ++k) t[k] = kSqrt2OverPi * (x[i + k] + kCubic * x[i + k] * x[i + k] * x[i + k]);
+    for (int64_t k = 0; k < m; ++k) t[k] = kSqrt2OverPi<T> * (x[i + k] + kCubic<T> * x[i + k] * x[i + k] * x[i + k]);
     Tanh(t, t, m);
-    for (int64_t k = 0; k < m; ++k) y[i + k] = 0.5f * x[i + k] * (1.0f + t[k]);
+    for (int64_t k = 0; k < m; ++k) y[i + k] = T(0.5) * x[i + k] * (T(1) + t[k]);
   }
 }
 // g gelu'(x) = g ((1 + t)/2 + x/2 (1 - t^2) sqrt(2/pi) (1 + 3 0.044715 x^2))
-template <void (*Tanh)(const float*, float*, int64_t)>
-void gelu_tanh_backward(const float* x, const float* g, float* y, int64_t n) {
-  alignas(64) float t[kChunk];
+template <typename T, ArrayFn<T> Tanh>
+void gelu_tanh_backward(const T* x, const T* g, T* y, int64_t n) {
+  alignas(64) T t[kChunk];
   for (int64_t i = 0; i < n; i += kChunk) {
     const int64_t m = n - i < kChunk ? n - i : kChunk;
-    for (int64_t k = 0; k < m; ++k) t[k] = kSqrt2OverPi * (x[i + k] + kCubic * x[i + k] * x[i + k] * x[i + k]);
+    for (int64_t k = 0; k < m; ++k) t[k] = kSqrt2OverPi<T> * (x[i + k] + kCubic<T> * x[i + k] * x[i + k] * x[i + k]);
     Tanh(t, t, m);
     for (int64_t k = 0; k < m; ++k) {
-      const float v = x[i + k];
-      y[i + k] = g[i + k] * (0.5f * (1.0f + t[k]) +
-                             0.5f * v * (1.0f - t[k] * t[k]) * kSqrt2OverPi * (1.0f + 3 * kCubic * v * v));
+      const T v = x[i + k];
+      y[i + k] = g[i + k] * (T(0.5) * (T(1) + t[k]) +
+                             T(0.5) * v * (T(1) - t[k] * t[k]) * kSqrt2OverPi<T> * (T(1) + T(3) * kCubic<T> * v * v));
     }
   }
 }
@@ -139,7 +152,13 @@ struct Table {
 // width's file, so that every loop above is compiled at it.
 template <void (*Exp)(const float*, float*, int64_t), void (*Tanh)(const float*, float*, int64_t)>
 constexpr Table table_of() {
-  return {Exp, erf_from_exp<Exp>, Tanh, gelu_erf<Exp>, gelu_erf_backward<Exp>, gelu_tanh<Tanh>, gelu_tanh_backward<Tanh>};
+  return {Exp,
+          erf_from_exp<Exp>,
+          Tanh,
+          gelu_erf<float, erf_chunk<Exp>>,
+          gelu_erf_backward<float, erf_chunk<Exp>>,
+          gelu_tanh<float, Tanh>,
+          gelu_tanh_backward<float, Tanh>};
 }
 
 }  // namespace ember::detail::simd
