@@ -71,6 +71,7 @@ Tensor run_hooks(const std::vector<GradHook>& hooks, Tensor g) {
 // a .grad with a graph of its own, or one the caller still holds, gets a new
 // tensor instead, so what someone holds is never changed under them.
 void accumulate(TensorImpl* leaf, Tensor g, bool create_graph) {
+  densify_row_grad(*leaf);  // rows an earlier backward left: the sum is dense now
   const bool shared = leaf->grad.defined() && (leaf->grad.requires_grad() || leaf->grad.impl_ptr().use_count() > 1 ||
                                                 leaf->grad.storage().use_count() > 1);
   if (create_graph) {
@@ -94,6 +95,15 @@ void accumulate(TensorImpl* leaf, Tensor g, bool create_graph) {
   }
 }
 
+// leaf.grad += rows: into a dense .grad when there is one (under the same
+// rule as accumulate's), otherwise kept as rows until someone reads .grad().
+// Each pass's rows are one chunk of distinct ids, so that reading .grad()
+// later adds pass by pass, as the dense gradients would have been added.
+void accumulate_rows(TensorImpl* leaf, RowGrad rows) {
+  leaf->row_grad.push_back(std::move(rows));
+  if (leaf->grad.defined()) densify_row_grad(*leaf);
+}
+
 bool all_finite(const Tensor& g) {
   return EMBER_DISPATCH_FLOAT(g.dtype(), "anomaly", [&]<typename T>() {
     for (T v : g.to_vector<T>())
@@ -113,9 +123,14 @@ struct Targets {
 };
 
 // Each leaf's running total, in the order gradients first reached the leaves.
+struct LeafTotal {
+  TensorImpl* leaf;
+  Tensor dense;               // undefined when only rows reached the leaf
+  std::vector<RowGrad> rows;  // from rules that gave rows (Node::apply_rows)
+};
 struct LeafTotals {
   std::unordered_map<TensorImpl*, size_t> index;
-  std::vector<std::pair<TensorImpl*, Tensor>> totals;
+  std::vector<LeafTotal> totals;
 };
 
 class BackwardPass {
@@ -245,6 +260,13 @@ class BackwardPass {
       if (create_graph_)
         if (const char* why = n->not_differentiable())
           EMBER_FAIL("backward", "create_graph: " << n->name() << " cannot be differentiated a second time: " << why);
+      if (rows_allowed(*n))
+        if (std::optional<RowGrad> rows = n->apply_rows(g)) {
+          leaf_total(n->next[0].leaf.get()).rows.push_back(std::move(*rows));
+          if (!retain_graph_) n->release_saved();
+          if (watcher_) watcher_->node_end(*n);
+          return;
+        }
       std::vector<Tensor> grads = n->apply(g);
       // A rule written by hand (an exercise's, a user's) may miscount.
       EMBER_CHECK(grads.size() == n->next.size(), "backward",
@@ -296,10 +318,22 @@ class BackwardPass {
     auto [it, first] = buffer_.try_emplace(n, g);
     if (!first) it->second = plus(it->second, g);
   }
-  void add_to_leaf(TensorImpl* leaf, Tensor g) {
+  LeafTotal& leaf_total(TensorImpl* leaf) {
     auto [it, first] = leaves_.index.try_emplace(leaf, leaves_.totals.size());
-    if (first) leaves_.totals.emplace_back(leaf, std::move(g));
-    else leaves_.totals[it->second].second = plus(leaves_.totals[it->second].second, g);
+    if (first) leaves_.totals.push_back({leaf, Tensor(), {}});
+    return leaves_.totals[it->second];
+  }
+  void add_to_leaf(TensorImpl* leaf, Tensor g) {
+    LeafTotal& t = leaf_total(leaf);
+    t.dense = t.dense.defined() ? plus(t.dense, g) : std::move(g);
+  }
+  // A rule may give rows when what it sends is written into a leaf's .grad
+  // as it is: backward() (not grad()), no recording, no hooks on the leaf,
+  // no instrument (a trace) or anomaly check that reads each gradient.
+  bool rows_allowed(const Node& n) const {
+    return targets_.into_grad && !targets_.stop_at_inputs && !composes_ && (!watcher_ || !watcher_->reads_gradients()) &&
+           !is_anomaly_enabled() &&
+           n.next.size() == 1 && n.next[0].leaf && n.next[0].leaf->hooks.empty();
   }
   Tensor plus(const Tensor& a, const Tensor& b) const {
     return composes_ ? add(a, b) : kernel::binary(kernel::Binary::Add, a, b);
@@ -310,7 +344,19 @@ class BackwardPass {
   // to .grad (backward) or returned (grad, for its inputs). Leaves that are
   // not inputs of grad() are left alone, hooks included.
   void deliver_to_leaves() {
-    for (auto& [leaf, g] : leaves_.totals) {
+    for (auto& [leaf, g, rows] : leaves_.totals) {
+      if (!rows.empty()) {  // into_grad, and the leaf has no hooks (rows_allowed)
+        RowGrad all = kernel::coalesce_rows(rows, leaf->shape[0]);
+        if (!g.defined()) {
+          if (watcher_) watcher_->tag_memory(all.rows, MemoryKind::Gradients);
+          accumulate_rows(leaf, std::move(all));
+          continue;
+        }
+        // Dense gradients reached it too (a tied table): one dense sum, the
+        // rows added after the dense ones.
+        g = kernel::to(g, g.dtype());
+        kernel::index_add_(g, 0, all.ids, all.rows);
+      }
       auto input = targets_.leaves.find(leaf);
       if (!targets_.into_grad && input == targets_.leaves.end()) continue;
       Tensor total = targets_.stop_at_inputs ? std::move(g) : run_hooks(leaf->hooks, std::move(g));

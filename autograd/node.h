@@ -31,6 +31,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,11 @@ struct Node {
   virtual ~Node();
   virtual const char* name() const = 0;
   virtual std::vector<Tensor> apply(const Tensor& grad_out) = 0;
+  /// A rule whose one input's gradient is rows of it (a sparse embedding)
+  /// may give those rows instead of the dense gradient. The engine asks only
+  /// when the input is a leaf that backward() writes into without hooks,
+  /// recording or instruments; otherwise, or for nullopt, it calls apply.
+  virtual std::optional<RowGrad> apply_rows(const Tensor& /*grad_out*/) { return std::nullopt; }
   /// The SavedTensor members, each with its role: for freeing after backward,
   /// for graph export and the instruments (which show the names).
   virtual std::vector<SavedRef> saved() { return {}; }

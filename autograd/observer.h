@@ -50,6 +50,10 @@ struct AutogradObserver {
   /// The total gradient of a leaf, just added into its .grad.
   virtual void leaf_accumulated(const TensorImpl& /*leaf*/, const Tensor& /*total*/) {}
   virtual void backward_end(bool /*ok*/) {}
+  /// Whether this observer reads the gradients nodes send (a trace does; a
+  /// profiler does not). If it does, every rule gives its dense gradient,
+  /// none the rows of one (Node::apply_rows), so that it sees every part.
+  virtual bool reads_gradients() const { return true; }
 
   // ---- what memory is for ----
   /// t's storage holds `kind` (a saved tensor, a new .grad, optimizer state).

@@ -76,8 +76,12 @@ Tensor tiled_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool c
 // (autograd/ops/index.cpp; ids are int64 and bounds-checked)
 /// The embedding lookup: weight (V, D), ids (*) -> (*, D), one row per id.
 /// Rows never looked up get exactly zero gradient; the padding_idx row (if
-/// any; negative counts from the end) gets none at all.
-Tensor embedding(const Tensor& weight, const Tensor& ids, std::optional<int64_t> padding_idx = std::nullopt);
+/// any; negative counts from the end) gets none at all. With sparse, a
+/// backward() into weight's .grad leaves the rows looked up as rows
+/// (Tensor::row_grad(), summed per id) instead of a dense (V, D) gradient;
+/// .grad() adds them into one when read. The values are the dense ones.
+Tensor embedding(const Tensor& weight, const Tensor& ids, std::optional<int64_t> padding_idx = std::nullopt,
+                 bool sparse = false);
 /// padding_idx wrapped into [0, V) for a (V, D) weight; error naming op otherwise.
 int64_t padding_index(int64_t padding_idx, const Shape& weight_shape, const char* op);
 Tensor one_hot(const Tensor& ids, int64_t num_classes = -1);  // int64

@@ -222,6 +222,24 @@ std::vector<Workload> workloads() {
                  });
                }});
 
+  // The same lookup with the table's gradient left as rows (sparse = true)
+  // and a plain SGD step, which then reads and writes only the 2048 rows
+  // looked up (torch.nn.Embedding(sparse=True) with torch.optim.SGD).
+  w.push_back({"embed_sparse_sgd_step_gpt2", 10, [] {
+                 ember::Generator g(0);
+                 auto composer = std::make_shared<ember::nn::EmbeddingComposer>(
+                     std::make_shared<ember::nn::Embedding>(
+                         50257, 768, ember::nn::EmbeddingOptions{.generator = &g, .sparse = true}),
+                     std::make_shared<ember::nn::LearnedPositionalEmbedding>(1024, 768, ember::nn::InitOptions{.generator = &g}));
+                 auto sgd = std::make_shared<ember::optim::SGD>(composer->parameters(), 1e-3);
+                 Tensor ids = ember::randint(0, 50257, {8, 256}, g);
+                 return std::function<void()>([composer, sgd, ids] {
+                   composer->forward(ids).sum().backward();
+                   sgd->step();
+                   sgd->zero_grad();
+                 });
+               }});
+
   // Forward mode and the transforms (autograd/functional.h) on
   // f(x) = W2 tanh(W1 x), R^64 -> R^16 (hidden 64): the whole Jacobian by 64
   // jvps and by 16 pullbacks; and a Hessian-vector product of

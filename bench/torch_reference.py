@@ -150,6 +150,20 @@ def embed_fwd_bwd_gpt2():
     return body
 
 
+def embed_sparse_sgd_step_gpt2():
+    tok = torch.nn.Embedding(50257, 768, sparse=True)
+    pos = torch.nn.Embedding(1024, 768)
+    sgd = torch.optim.SGD(list(tok.parameters()) + list(pos.parameters()), lr=1e-3)
+    ids = torch.randint(0, 50257, (8, 256))
+    positions = torch.arange(256)
+
+    def body():
+        (tok(ids) + pos(positions)).sum().backward()
+        sgd.step()
+        sgd.zero_grad(set_to_none=True)
+    return body
+
+
 class GPT(torch.nn.Module):
     """nanoGPT's shape with ember's GPT choices: learned positions, pre-LN
     Blocks (above: biases, 4D exact-GELU MLP, masked_fill + softmax causal
@@ -244,6 +258,7 @@ WORKLOADS = {
     "matmul_fwd_bwd_1024": (matmul_fwd_bwd_1024, 5, 0, 0),
     "attention_block_fwd_bwd": (attention_block_fwd_bwd, 10, 0, 0),
     "embed_fwd_bwd_gpt2": (embed_fwd_bwd_gpt2, 10, 0, 0),
+    "embed_sparse_sgd_step_gpt2": (embed_sparse_sgd_step_gpt2, 10, 0, 0),
     "jacfwd_64_to_16": (mlp_jacobian(True), 20, 0, 0),
     "jacrev_64_to_16": (mlp_jacobian(False), 20, 0, 0),
     "hvp_4096_params": (hvp_4096_params, 20, 0, 0),

@@ -108,6 +108,9 @@ class Hub final : public AutogradObserver, public TensorObserver {
     each([&](Instrument* i) { i->backward_end(ok); });
     if (backward_depth > 0) --backward_depth;
   }
+  bool reads_gradients() const override {
+    return std::any_of(instruments.begin(), instruments.end(), [](const Instrument* i) { return i->reads_gradients(); });
+  }
   void tag_memory(const Tensor& t, MemoryKind kind) override {
     each([&](Instrument* i) { i->tag_memory(t, kind); });
   }

@@ -36,6 +36,7 @@ inline constexpr size_t kMemoryKinds = 6;  // the values of MemoryKind
 
 class MemoryTimeline : public Instrument {
  public:
+  bool reads_gradients() const override { return false; }  // times and bytes only
   using Bytes = std::array<int64_t, kMemoryKinds>;  // indexed by MemoryKind
   struct Sample {
     double ms = 0;      // since the timeline started, less the other instruments' own time

@@ -69,6 +69,7 @@ MachinePeaks measure_machine_peaks();
 
 class Profiler : public Instrument {
  public:
+  bool reads_gradients() const override { return false; }  // times and bytes only
   /// What an op or a node belongs to: "fwd" (a forward op), "bwd" (a node's
   /// rule) or "upd" (an optimizer's update, gradient clipping: AdamW.step,
   /// clip_grad_norm_). The one rule behind the table's "pass" column and

@@ -12,7 +12,7 @@ namespace ember::nn {
 
 // ---- Embedding ----
 Embedding::Embedding(int64_t V, int64_t D, const EmbeddingOptions& o)
-    : num_embeddings_(V), embedding_dim_(D), padding_idx_(o.padding_idx) {
+    : num_embeddings_(V), embedding_dim_(D), padding_idx_(o.padding_idx), sparse_(o.sparse) {
   EMBER_CHECK(V > 0 && D > 0, "Embedding", "num_embeddings " << V << " and embedding_dim " << D << " must be positive");
   if (padding_idx_) padding_idx_ = padding_index(*padding_idx_, {V, D}, "Embedding");
   Tensor w = empty({V, D}, o.dtype, "Embedding");
@@ -37,13 +37,14 @@ std::shared_ptr<Embedding> Embedding::from_pretrained(const Tensor& weights, boo
 
 Tensor Embedding::forward(const Tensor& ids) const {
   ModuleScope scope(*this);
-  return embedding(weight, ids, padding_idx_);
+  return embedding(weight, ids, padding_idx_, sparse_);
 }
 
 std::string Embedding::extra_repr() const {
   std::ostringstream os;
   os << num_embeddings_ << ", " << embedding_dim_;
   if (padding_idx_) os << ", padding_idx=" << *padding_idx_;
+  if (sparse_) os << ", sparse=True";
   return os.str();
 }
 

@@ -25,6 +25,11 @@ struct EmbeddingOptions {
   std::optional<int64_t> padding_idx = std::nullopt;  // a row that stays zero and gets no gradient
   DType dtype = kFloat32;
   Generator* generator = nullptr;      // null: the default generator (nn/init.h)
+  /// The table's gradient as the rows looked up (Tensor::row_grad()), as
+  /// torch.nn.Embedding(sparse=True): an optimizer that understands rows
+  /// (optim::SGD) then reads and writes only those rows; any other reader of
+  /// .grad() gets the same dense gradient as without it.
+  bool sparse = false;
 };
 
 /// A table of V learned D-vectors; forward is pure row lookup.
@@ -49,6 +54,7 @@ class Embedding : public Module {
   int64_t num_embeddings() const { return num_embeddings_; }
   int64_t embedding_dim() const { return embedding_dim_; }
   std::optional<int64_t> padding_idx() const { return padding_idx_; }
+  bool sparse() const { return sparse_; }
 
   Tensor weight;  // (V, D)
 
@@ -56,6 +62,7 @@ class Embedding : public Module {
   Embedding(const Tensor& weights, bool freeze, std::optional<int64_t> padding_idx);
   int64_t num_embeddings_, embedding_dim_;
   std::optional<int64_t> padding_idx_;
+  bool sparse_ = false;
 };
 
 /// The functional form, weight (V, D), ids (*) -> (*, D), is the op

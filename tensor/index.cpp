@@ -109,6 +109,61 @@ void index_add_(const Tensor& x, int64_t d, const Tensor& ids, const Tensor& src
   x.storage()->bump_version();
 }
 
+}  // namespace ember::kernel
+
+namespace ember {
+// (declared in tensor/tensor.h; here, where the kernels it runs are)
+void densify_row_grad(TensorImpl& t) {
+  if (t.row_grad.empty()) return;
+  Tensor g = !t.grad.defined() ? zeros(t.shape, t.dtype)
+             : t.grad.requires_grad() || t.grad.impl_ptr().use_count() > 1 || t.grad.storage().use_count() > 1
+                 ? kernel::to(t.grad.detach(), t.dtype)  // what others hold (or a graph's) is not changed
+                 : t.grad;
+  for (const RowGrad& r : t.row_grad) kernel::index_add_(g, 0, r.ids, r.rows);
+  t.grad = g;
+  t.row_grad.clear();
+}
+}  // namespace ember
+
+namespace ember::kernel {
+
+RowGrad coalesce_rows(const Tensor& ids, const Tensor& rows, int64_t n, std::optional<int64_t> skip) {
+  EMBER_CHECK(ids.dim() == 1 && rows.dim() >= 1 && rows.size(0) == ids.numel(), "coalesce_rows",
+              "ids " << shape_str(ids.shape()) << " and rows " << shape_str(rows.shape())
+                     << " must be (N) and (N, ...)");
+  check_ids(ids, n, "coalesce_rows", "id");
+  const Tensor idc = contiguous(ids);
+  const int64_t* id = idc.data_ptr<int64_t>();
+  std::vector<int64_t> slot(static_cast<size_t>(n), -1), distinct, to, kept;
+  for (int64_t i = 0; i < ids.numel(); ++i) {
+    if (skip && id[i] == *skip) continue;
+    int64_t& s = slot[static_cast<size_t>(id[i])];
+    if (s < 0) {
+      s = static_cast<int64_t>(distinct.size());
+      distinct.push_back(id[i]);
+    }
+    to.push_back(s);
+    kept.push_back(i);
+  }
+  Shape shape = rows.shape();
+  shape[0] = static_cast<int64_t>(distinct.size());
+  Tensor sums = zeros(shape, rows.dtype());
+  const bool all = static_cast<int64_t>(kept.size()) == ids.numel();
+  index_add_(sums, 0, tensor(to), all ? rows : index_select(rows, 0, tensor(kept)));
+  return {tensor(distinct), sums};
+}
+
+RowGrad coalesce_rows(const std::vector<RowGrad>& chunks, int64_t n) {
+  EMBER_CHECK(!chunks.empty(), "coalesce_rows", "no chunks of rows");
+  if (chunks.size() == 1) return chunks[0];
+  std::vector<Tensor> ids, rows;
+  for (const RowGrad& c : chunks) {
+    ids.push_back(c.ids);
+    rows.push_back(c.rows);
+  }
+  return coalesce_rows(cat(ids, 0), cat(rows, 0), n);
+}
+
 Tensor gather(const Tensor& x, int64_t d, const Tensor& ids) {
   d = wrap_dim(d, x.dim(), "gather");
   EMBER_CHECK(ids.dim() == x.dim(), "gather",

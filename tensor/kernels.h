@@ -167,6 +167,14 @@ void check_ids(const Tensor& ids, int64_t n, const char* op, const char* what = 
                const char* range = "the valid range");
 Tensor index_select(const Tensor& x, int64_t d, const Tensor& ids);
 void index_add_(const Tensor& x, int64_t d, const Tensor& ids, const Tensor& src);
+/// Rows of a gradient along dim 0 (ids (N), rows (N, D...)) summed per id:
+/// the distinct ids in the order they first appear, each with the sum of its
+/// rows added in order into 0 (the very sums index_add_ makes into zeros).
+/// Rows at `skip` (an embedding's padding id) are left out. Ids in [0, n).
+RowGrad coalesce_rows(const Tensor& ids, const Tensor& rows, int64_t n, std::optional<int64_t> skip = std::nullopt);
+/// Chunks of rows (each of distinct ids) as one: each row the sum of the
+/// chunks' rows, added in the chunks' order into 0.
+RowGrad coalesce_rows(const std::vector<RowGrad>& chunks, int64_t n);
 Tensor gather(const Tensor& x, int64_t d, const Tensor& ids);
 /// out = zeros(shape) with src scatter-added at ids along d (gather's adjoint).
 Tensor scatter_add(const Shape& shape, int64_t d, const Tensor& ids, const Tensor& src);

@@ -213,8 +213,11 @@ Tensor Tensor::grad() const {
                    "(printed once)\n",
                    shape_str(t.shape).c_str());
   }
+  if (!t.row_grad.empty()) densify_row_grad(const_cast<TensorImpl&>(t));
   return t.grad;
 }
+const std::vector<RowGrad>& Tensor::row_grad() const { return get("row_grad").row_grad; }
+
 void Tensor::set_grad(const Tensor& g) const {
   get("set_grad");
   if (g.defined()) {
@@ -223,6 +226,7 @@ void Tensor::set_grad(const Tensor& g) const {
                                   << shape_str(shape()) << " " << dtype_name(dtype()));
   }
   impl_->grad = g;
+  impl_->row_grad.clear();
 }
 const std::shared_ptr<Node>& Tensor::grad_fn() const { return get("grad_fn").grad_fn; }
 std::string Tensor::name() const { return get("name").name; }

@@ -30,6 +30,7 @@
 namespace ember {
 
 struct Node;  // autograd/node.h: one backward step of the graph
+struct RowGrad;  // below: a gradient's rows
 struct TensorImpl;
 class Tensor;
 
@@ -74,8 +75,15 @@ class Tensor {
   Tensor& requires_grad_(bool on = true);  // error for int64/bool
   /// Undefined until a backward writes it. A non-leaf's stays undefined unless
   /// retain_grad() was called before backward (reading it then warns once).
+  /// Rows a backward left as rows (row_grad() below) are added into it first.
   Tensor grad() const;
-  void set_grad(const Tensor& g) const;    // undefined tensor clears it
+  void set_grad(const Tensor& g) const;    // undefined tensor clears it, rows too
+  /// The gradient as rows, before grad() adds them into a dense tensor: an
+  /// nn::Embedding built with sparse = true leaves its table's gradient this
+  /// way (zero except rows[k] added at row ids[k]; ids may repeat), so that an
+  /// optimizer that understands rows (SGD) reads and writes only those rows.
+  /// Empty when the gradient is dense or undefined.
+  const std::vector<RowGrad>& row_grad() const;
   const std::shared_ptr<Node>& grad_fn() const;
   bool is_leaf() const { return grad_fn() == nullptr; }
   std::string name() const;                // a label for graph export
@@ -152,6 +160,12 @@ class TensorOwner {
   ~TensorOwner() = default;
 };
 
+/// Rows of a gradient along dim 0: rows[k] (shape (D...)) adds at row ids[k].
+struct RowGrad {
+  Tensor ids;   // int64, (n)
+  Tensor rows;  // (n, D...), the tensor's dtype
+};
+
 struct TensorImpl {
   std::shared_ptr<Storage> storage;
   int64_t offset = 0;  // in elements
@@ -162,6 +176,7 @@ struct TensorImpl {
   /// autograd
   bool requires_grad = false;
   Tensor grad;
+  std::vector<RowGrad> row_grad;   // rows not yet added into grad (then grad is undefined)
   std::shared_ptr<Node> grad_fn;   // null for leaves
   std::vector<GradHook> hooks;     // leaf hooks (non-leaf hooks live on grad_fn)
   std::string name;
@@ -172,6 +187,11 @@ struct TensorImpl {
   // node by node: Node::~Node (autograd/node.cpp) releases its inputs'
   // nodes with a loop.
 };
+
+/// Adds t's pending rows into a dense t.grad (zeros first if it has none;
+/// a new tensor if anything else holds the old one), leaving none pending.
+/// The rows go in their order, as index_add_ adds them.
+void densify_row_grad(TensorImpl& t);
 
 /// Allocates an uninitialized contiguous tensor (the caller fills it).
 /// Validates sizes and overflow before allocating; errors name `op`.

@@ -122,10 +122,47 @@ SGD::SGD(std::vector<ParamGroup> groups, double m, bool n) : Optimizer(std::move
 SGD::SGD(std::vector<Tensor> params, double lr, double m, bool n, double wd)
     : SGD(std::vector<ParamGroup>{{std::move(params), lr, wd}}, m, n) {}
 
+namespace {
+// SGD::step's update, w -= lr (g + wd w), on the rows of a row gradient
+// (weight decay 0 here, written as in the dense loop so that the bits are
+// the same).
+void sgd_rows(Tensor& p, const ParamGroup& group) {
+  const RowGrad rows = kernel::coalesce_rows(p.row_grad(), p.size(0));
+  const Tensor grad = rows.rows.contiguous();
+  const int64_t D = p.numel() / p.size(0);
+  const int64_t* id = rows.ids.data_ptr<int64_t>();
+  EMBER_DISPATCH_FLOAT(p.dtype(), "SGD", [&]<typename T>() {
+    T* w = p.data_ptr<T>();
+    const T* dg = grad.data_ptr<T>();
+    const T lr = static_cast<T>(group.lr), wd = static_cast<T>(group.weight_decay);
+    detail::parallel_for(rows.ids.numel(), std::max<int64_t>(1, detail::kGrain / std::max<int64_t>(D, 1)),
+                         [&](int64_t r0, int64_t r1) {
+                           for (int64_t r = r0; r < r1; ++r) {
+                             T* wr = w + id[r] * D;
+                             const T* gr = dg + r * D;
+                             for (int64_t k = 0; k < D; ++k) {
+                               T d = gr[k] + wd * wr[k];
+                               wr[k] -= lr * d;
+                             }
+                           }
+                         });
+  });
+}
+}  // namespace
+
 void SGD::step() {
   OpScope scope("SGD.step");  // one row of inspect/'s profiler
   NoGradGuard no_grad;
   ++steps_;
+  auto by_rows = [&](const Tensor& p, const ParamGroup& group) {
+    return !p.row_grad().empty() && momentum == 0 && group.weight_decay == 0;
+  };
+  for (ParamGroup& group : groups_)
+    for (Tensor& p : group.params)
+      if (by_rows(p, group)) {
+        sgd_rows(p, group);
+        p.storage()->bump_version();
+      }
   for_each_param_with_grad([&](size_t g, size_t i, Tensor& p, const Tensor& grad, const ParamGroup& group) {
     const bool first = momentum > 0 && !state_.count(std::to_string(g) + "." + std::to_string(i) + ".momentum");
     Tensor buf = momentum > 0 ? slot(g, i, "momentum") : Tensor();
@@ -143,7 +180,7 @@ void SGD::step() {
         w[k] -= lr * d;
       }
     });
-  });
+  }, by_rows);
 }
 
 // ---- Adam / AdamW ----

@@ -54,12 +54,13 @@ class Optimizer {
   Tensor& slot(size_t g, size_t i, const std::string& name);
   /// Calls f(g, i, param, contiguous grad, group) for every parameter that has
   /// a gradient (the others are skipped, as in PyTorch), then bumps its version.
-  template <typename F>
-  void for_each_param_with_grad(const F& f) {
+  /// skip(param, group) leaves out those its caller updates otherwise.
+  template <typename F, typename Skip = bool (*)(const Tensor&, const ParamGroup&)>
+  void for_each_param_with_grad(const F& f, const Skip& skip = [](const Tensor&, const ParamGroup&) { return false; }) {
     for (size_t g = 0; g < groups_.size(); ++g) {
       for (size_t i = 0; i < groups_[g].params.size(); ++i) {
         Tensor& p = groups_[g].params[i];
-        if (!p.grad().defined()) continue;
+        if (skip(p, groups_[g]) || !p.grad().defined()) continue;
         f(g, i, p, p.grad().contiguous(), groups_[g]);
         p.storage()->bump_version();
       }
@@ -73,6 +74,10 @@ class Optimizer {
 /// SGD with optional momentum (dampening 0), Nesterov momentum and L2 weight decay:
 ///   g = grad + wd p;  b = momentum b + g (b = g on the first step)
 ///   p -= lr (g + momentum b)  if nesterov,  p -= lr b  otherwise
+/// A gradient left as rows (nn::Embedding with sparse = true) updates only
+/// those rows when a zero gradient would change nothing (no momentum, no
+/// weight decay): the same arithmetic, so the rows get the dense update's
+/// bits and the others stay as they are. Otherwise .grad() is read dense.
 class SGD : public Optimizer {
  public:
   SGD(std::vector<ParamGroup> groups, double momentum = 0.0, bool nesterov = false);

@@ -33,8 +33,10 @@ struct IndexSelectBackward final : LinearBackward {
   int64_t dim;
   SavedTensor ids;
   std::optional<int64_t> padding_idx;  // embedding only: the row that gets no gradient
-  IndexSelectBackward(Shape s, Shape o, int64_t d, const Tensor& i, std::optional<int64_t> pad = std::nullopt)
-      : in_shape(std::move(s)), out_shape(std::move(o)), dim(d), ids(i), padding_idx(pad) {}
+  bool sparse = false;                 // embedding only: give the table's gradient as rows
+  IndexSelectBackward(Shape s, Shape o, int64_t d, const Tensor& i, std::optional<int64_t> pad = std::nullopt,
+                      bool rows = false)
+      : in_shape(std::move(s)), out_shape(std::move(o)), dim(d), ids(i), padding_idx(pad), sparse(rows) {}
   std::vector<SavedRef> saved() override { return {{"ids", &ids}}; }
   Tensor linear(const Tensor& v) const override { return rows_at(v, dim, ids.get(*this), padding_idx, out_shape); }
   Tensor transposed(const Tensor& g) const override {
@@ -45,6 +47,15 @@ struct IndexSelectBackward final : LinearBackward {
     kernel::index_add_(grad_x, dim, i, kernel::reshape(g, selected));
     if (padding_idx) kernel::fill_(kernel::select(grad_x, dim, *padding_idx), 0.0);
     return grad_x;
+  }
+  // A sparse embedding's gradient as the rows it touched, summed per id
+  // (what transposed() would add into those rows; the others stay 0).
+  std::optional<RowGrad> apply_rows(const Tensor& g) override {
+    if (!sparse) return std::nullopt;
+    const Tensor i = ids.get(*this);
+    Shape selected = in_shape;
+    selected[0] = i.numel();
+    return kernel::coalesce_rows(i, kernel::reshape(g, selected), in_shape[0], padding_idx);
   }
 };
 Tensor index_select(const Tensor& x, int64_t d, const Tensor& ids) {
@@ -68,7 +79,7 @@ int64_t padding_index(int64_t padding_idx, const Shape& weight_shape, const char
 
 // weight:(V, D) ids:(*) -> (*, D): index_select of the flattened ids, seen
 // in the ids' shape. One node: IndexSelectBackward (with the padding row).
-Tensor embedding(const Tensor& weight, const Tensor& ids, std::optional<int64_t> padding_idx) {
+Tensor embedding(const Tensor& weight, const Tensor& ids, std::optional<int64_t> padding_idx, bool sparse) {
   OpScope scope("embedding", weight, ids);
   EMBER_CHECK(weight.dim() == 2, "embedding", "weight must be (V, D), got shape " << shape_str(weight.shape()));
   kernel::check_ids(ids, weight.size(0), "embedding", "id", "the vocabulary");  // positions as in ids' shape
@@ -79,7 +90,7 @@ Tensor embedding(const Tensor& weight, const Tensor& ids, std::optional<int64_t>
   out_shape.push_back(weight.size(1));
   Tensor out = kernel::reshape(kernel::index_select(weight, 0, flat_ids), out_shape);  // (N, D) rows as (*, D)
   if (needs_grad({weight}))
-    record(out, std::make_shared<IndexSelectBackward>(weight.shape(), out_shape, 0, flat_ids, pad), {weight});
+    record(out, std::make_shared<IndexSelectBackward>(weight.shape(), out_shape, 0, flat_ids, pad, sparse), {weight});
   forward_rule(out, [&] { return rows_at(dx(weight), 0, flat_ids, pad, out_shape); }, weight);
   return out;
 }
