@@ -171,14 +171,21 @@ void SGD::step() {
       const T* dg = grad.data_ptr<T>();
       T* b = buf.defined() ? buf.data_ptr<T>() : nullptr;
       const T lr = static_cast<T>(group.lr), wd = static_cast<T>(group.weight_decay), mu = static_cast<T>(momentum);
-      for (int64_t k = 0; k < p.numel(); ++k) {
-        T d = dg[k] + wd * w[k];
-        if (b) {
-          b[k] = first ? d : mu * b[k] + d;
-          d = nesterov ? d + mu * b[k] : b[k];
-        }
-        w[k] -= lr * d;
-      }
+      const bool nest = nesterov;
+      // Every element's update is its own: the bits depend on neither the
+      // split into threads nor the SIMD width (at_width, as AdamW's).
+      detail::parallel_for(p.numel(), detail::kGrain, [&](int64_t k0, int64_t k1) {
+        detail::at_width([&]() EMBER_INLINE {
+          for (int64_t k = k0; k < k1; ++k) {
+            T d = dg[k] + wd * w[k];
+            if (b) {
+              b[k] = first ? d : mu * b[k] + d;
+              d = nest ? d + mu * b[k] : b[k];
+            }
+            w[k] -= lr * d;
+          }
+        });
+      });
     });
   }, by_rows);
 }
