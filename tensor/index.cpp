@@ -72,7 +72,12 @@ void index_add_(const Tensor& x, int64_t d, const Tensor& ids, const Tensor& src
   check_no_internal_overlap(x, "index_add_");
   check_no_overlap(x, src, "index_add_", "source", /*allow_same=*/false);
   check_no_overlap(x, ids, "index_add_", "ids", /*allow_same=*/false);
-  Tensor sc = contiguous(s);
+  // Rows along dim 0 whose inner elements are each one value repeated
+  // (stride 0, as a sum's gradient is) are read in place; other sources are
+  // made contiguous.
+  bool repeated_rows = d == 0 && s.dim() >= 1;
+  for (int64_t k = 1; k < s.dim() && repeated_rows; ++k) repeated_rows = s.stride()[k] == 0 || s.shape()[k] == 1;
+  Tensor sc = repeated_rows ? s : contiguous(s);
   Tensor idc = contiguous(ids);
   const int64_t* id = idc.data_ptr<int64_t>();
   const int64_t I = ids.numel();
@@ -84,6 +89,7 @@ void index_add_(const Tensor& x, int64_t d, const Tensor& ids, const Tensor& src
       const int64_t N = x.shape()[d];
       T* px = x.data_ptr<T>();
       const T* ps = sc.data_ptr<T>();
+      const int64_t row_stride = repeated_rows ? sc.stride()[0] : C;
       // Each thread owns a range of columns c, so every destination element
       // has one writer and receives the ids' rows in order (deterministic);
       // the inner loop is a plain contiguous row add.
@@ -91,8 +97,13 @@ void index_add_(const Tensor& x, int64_t d, const Tensor& ids, const Tensor& src
         for (int64_t a = 0; a < A; ++a) {
           for (int64_t i = 0; i < I; ++i) {
             T* dst = px + (a * N + id[i]) * C;
-            const T* src = ps + (a * I + i) * C;
-            for (int64_t c = c0; c < c1; ++c) dst[c] += src[c];
+            const T* src = ps + (a * I + i) * row_stride;
+            if (repeated_rows) {
+              const T v = *src;
+              for (int64_t c = c0; c < c1; ++c) dst[c] += v;
+            } else {
+              for (int64_t c = c0; c < c1; ++c) dst[c] += src[c];
+            }
           }
         }
       });

@@ -105,6 +105,28 @@ TEST(TensorIndex, IndexAddAccumulatesRepeatedIds) {
   EXPECT_EQ(n.to_vector<int64_t>(), (std::vector<int64_t>{7, 11}));
 }
 
+// A source whose rows are each one value repeated (stride 0 inside a row,
+// as a sum's gradient is) is read in place: the same result as its copy.
+TEST(TensorIndex, IndexAddOfRepeatedRowsIsThatOfTheirCopy) {
+  const Tensor per_row = f64({1.5, -2, 7}, {3, 1});
+  const Tensor src = per_row.expand({3, 4});  // (3, 4), strides (1, 0)
+  const Tensor scalar = f64({0.25}, {}).expand({3, 4});  // strides (0, 0)
+  for (const Tensor& s : {src, scalar}) {
+    Tensor a = zeros({5, 4}, kFloat64), b = zeros({5, 4}, kFloat64);
+    index_add_(a, 0, i64({4, 0, 4}), s);
+    index_add_(b, 0, i64({4, 0, 4}), s.contiguous());
+    EXPECT_TRUE(equal_bits(a, b));
+  }
+  Tensor a = zeros({5, 4}, kFloat64);
+  index_add_(a, 0, i64({4, 0, 4}), src);
+  EXPECT_EQ(vals(a.select(0, 4)), (std::vector<double>{8.5, 8.5, 8.5, 8.5}));  // 1.5 + 7
+  EXPECT_EQ(vals(a.select(0, 0)), (std::vector<double>{-2, -2, -2, -2}));
+  // One-dimensional: each row is one value.
+  Tensor v = zeros({3}, kFloat64);
+  index_add_(v, 0, i64({2, 2}), f64({0.5}, {}).expand({2}));
+  EXPECT_EQ(vals(v), (std::vector<double>{0, 0, 1}));
+}
+
 TEST(TensorIndex, IndexAddErrorsLeaveDestinationUnchanged) {
   Tensor x = f64({1, 2, 3, 4}, {2, 2});
   uint64_t v = x.version();
