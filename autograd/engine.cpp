@@ -70,10 +70,16 @@ Tensor run_hooks(const std::vector<GradHook>& hooks, Tensor g) {
 // In place only into a .grad that is ember's alone: recording (create_graph),
 // a .grad with a graph of its own, or one the caller still holds, gets a new
 // tensor instead, so what someone holds is never changed under them.
+// Whether g is a contiguous tensor no one else refers to, so that it may
+// become a .grad (or be added into) as it is.
+bool held_alone(const Tensor& g) {
+  return g.impl_ptr().use_count() == 1 && g.storage().use_count() == 1 && g.is_contiguous() &&
+         g.storage()->nbytes() == static_cast<size_t>(g.numel()) * dtype_size(g.dtype());
+}
+
 void accumulate(TensorImpl* leaf, Tensor g, bool create_graph) {
   densify_row_grad(*leaf);  // rows an earlier backward left: the sum is dense now
-  const bool shared = leaf->grad.defined() && (leaf->grad.requires_grad() || leaf->grad.impl_ptr().use_count() > 1 ||
-                                                leaf->grad.storage().use_count() > 1);
+  const bool shared = grad_is_shared(leaf->grad);
   if (create_graph) {
     leaf->grad = leaf->grad.defined() ? add(leaf->grad, g) : g;
     // As PyTorch does, once: the new .grad's graph refers to the leaf.
@@ -87,9 +93,7 @@ void accumulate(TensorImpl* leaf, Tensor g, bool create_graph) {
   } else if (shared) {
     leaf->grad = kernel::binary(kernel::Binary::Add, leaf->grad.detach(), g);
   } else if (!leaf->grad.defined()) {
-    bool owned = g.impl_ptr().use_count() == 1 && g.storage().use_count() == 1 && g.is_contiguous() &&
-                 g.storage()->nbytes() == static_cast<size_t>(g.numel()) * dtype_size(g.dtype());
-    leaf->grad = owned ? g : kernel::to(g, g.dtype());  // a contiguous copy of its own
+    leaf->grad = held_alone(g) ? g : kernel::to(g, g.dtype());  // a contiguous copy of its own
   } else {
     kernel::copy_(leaf->grad, kernel::binary(kernel::Binary::Add, leaf->grad, g), "backward");
   }
@@ -353,8 +357,8 @@ class BackwardPass {
           continue;
         }
         // Dense gradients reached it too (a tied table): one dense sum, the
-        // rows added after the dense ones.
-        g = kernel::to(g, g.dtype());
+        // rows added after the dense ones (into a copy when g is not ours).
+        if (!held_alone(g)) g = kernel::to(g, g.dtype());
         kernel::index_add_(g, 0, all.ids, all.rows);
       }
       auto input = targets_.leaves.find(leaf);

@@ -7,8 +7,8 @@
 //   tied:   the one shared matrix gets both, so all V rows move.
 //
 // Then it checks the sum rule: the tied gradient equals the lookup-only
-// gradient plus the projection-only gradient, computed separately. Exit
-// code 1 if it does not hold.
+// gradient plus the projection-only gradient, computed separately, and shows
+// what a sparse table keeps (chapter 4). Exit code 1 if any check fails.
 //
 // Legend: B batch, T sequence length, D embedding dim, V vocabulary size.
 #include <algorithm>
@@ -33,9 +33,11 @@ constexpr int64_t V = 10, D = 4, B = 2, T = 3;
 // shows what tying does: one matrix, listed once.
 class TinyLM : public nn::Module {
  public:
-  explicit TinyLM(bool tied) {
+  explicit TinyLM(bool tied, bool sparse = false) {
     ember::Generator gen(0);
-    embed = register_module("embed", std::make_shared<nn::Embedding>(V, D, nn::EmbeddingOptions{.dtype = ember::kFloat64, .generator = &gen}));
+    embed = register_module("embed", std::make_shared<nn::Embedding>(
+                                         V, D, nn::EmbeddingOptions{.dtype = ember::kFloat64, .generator = &gen,
+                                                                    .sparse = sparse}));
     head = register_module("head", std::make_shared<nn::LMHead>(D, V, nn::InitOptions{.dtype = ember::kFloat64, .generator = &gen}));
     if (tied) nn::tie_weights(*head, *embed);
   }
@@ -134,6 +136,26 @@ int program() {
   const bool exact = ember::equal_bits(ember::inspect::BackwardTrace::sum(parts), tied.embed->weight.grad());
   std::printf("  the parts add up to .grad bit for bit: %s\n", exact ? "yes" : "NO");
   ok = ok && exact && parts.size() == 2 && untied_parts.size() == 1;
+
+  // A sparse table (EmbeddingOptions::sparse): the lookup's gradient stays
+  // the rows it read until someone asks .grad() for the dense table.
+  std::printf("\nsparse tables (nn::EmbeddingOptions{.sparse = true}), the same backward:\n");
+  for (bool tie : {false, true}) {
+    TinyLM sparse(tie, /*sparse=*/true);
+    (sparse.forward(ids) * R).sum().backward();
+    const Tensor& w = sparse.embed->weight;
+    std::string kept = "none: the head's gradient is dense, so the rows were added into it";
+    if (!w.row_grad().empty()) {
+      const auto& rows = w.row_grad().front();
+      kept = "ids";
+      for (int64_t id : rows.ids.to_vector<int64_t>()) kept += " " + std::to_string(id);
+      kept += ", rows " + ember::shape_str(rows.rows.shape());
+    }
+    std::printf("  %-8s row_grad(): %s\n", tie ? "tied" : "untied", kept.c_str());
+    const bool same = ember::equal_bits(w.grad(), (tie ? tied : untied).embed->weight.grad());
+    std::printf("  %-8s .grad() equals the dense table's gradient bit for bit: %s\n", "", same ? "yes" : "NO");
+    ok = ok && same && w.row_grad().empty() && !w.grad().requires_grad();
+  }
   return ok ? 0 : 1;
 }
 

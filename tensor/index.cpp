@@ -124,12 +124,16 @@ void index_add_(const Tensor& x, int64_t d, const Tensor& ids, const Tensor& src
 
 namespace ember {
 // (declared in tensor/tensor.h; here, where the kernels it runs are)
+bool grad_is_shared(const Tensor& grad) {
+  return grad.defined() &&
+         (grad.requires_grad() || grad.impl_ptr().use_count() > 1 || grad.storage().use_count() > 1);
+}
+
 void densify_row_grad(TensorImpl& t) {
   if (t.row_grad.empty()) return;
-  Tensor g = !t.grad.defined() ? zeros(t.shape, t.dtype)
-             : t.grad.requires_grad() || t.grad.impl_ptr().use_count() > 1 || t.grad.storage().use_count() > 1
-                 ? kernel::to(t.grad.detach(), t.dtype)  // what others hold (or a graph's) is not changed
-                 : t.grad;
+  Tensor g = !t.grad.defined()       ? zeros(t.shape, t.dtype)
+             : grad_is_shared(t.grad) ? kernel::to(t.grad.detach(), t.dtype)
+                                      : t.grad;
   for (const RowGrad& r : t.row_grad) kernel::index_add_(g, 0, r.ids, r.rows);
   t.grad = g;
   t.row_grad.clear();

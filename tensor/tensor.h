@@ -193,6 +193,11 @@ struct TensorImpl {
 /// The rows go in their order, as index_add_ adds them.
 void densify_row_grad(TensorImpl& t);
 
+/// Whether a .grad must not be written in place: it has a graph of its own,
+/// or another handle holds it or its storage (what someone holds is never
+/// changed under them). Accumulating into it then makes a new tensor.
+bool grad_is_shared(const Tensor& grad);
+
 /// Allocates an uninitialized contiguous tensor (the caller fills it).
 /// Validates sizes and overflow before allocating; errors name `op`.
 Tensor empty(const Shape& shape, DType dtype = kFloat32, const char* op = "empty");

@@ -188,8 +188,11 @@ TEST(NnSparseEmbedding, SgdUpdatesOnlyTheRowsWithTheDenseBits) {
     std::set<int64_t> used;
     for (const Tensor& b : batches)
       for (int64_t id : b.to_vector<int64_t>()) used.insert(id);
-    for (int64_t r = 0; r < kV; ++r)
-      if (!used.count(r)) EXPECT_TRUE(equal_bits(kernel::select(p.sparse->weight, 0, r), kernel::select(before, 0, r)));
+    for (int64_t r = 0; r < kV; ++r) {
+      if (!used.count(r)) {
+        EXPECT_TRUE(equal_bits(kernel::select(p.sparse->weight, 0, r), kernel::select(before, 0, r)));
+      }
+    }
   }
 }
 
