@@ -126,6 +126,20 @@ std::vector<Workload> workloads() {
                  return std::function<void()>([a, b] { Tensor c = a + b; });
                }});
 
+  // The other elementwise families at the same size: a select on a bool
+  // mask, and a transposed tensor made contiguous (each output row reads a
+  // column of the input).
+  w.push_back({"where_4M", 20, [] {
+                 ember::Generator g(0);
+                 Tensor a = ember::randn({2048, 2048}, g), b = ember::randn({2048, 2048}, g);
+                 Tensor c = ember::gt(a, b);
+                 return std::function<void()>([a, b, c] { Tensor o = ember::where(c, a, b); });
+               }});
+  w.push_back({"transpose_copy_4M", 20, [] {
+                 Tensor a = ember::randn({2048, 2048});
+                 return std::function<void()>([a] { Tensor o = a.t().contiguous(); });
+               }});
+
   // The MLP's activation and the block's normalization, forward and backward
   // of a fixed gradient, at the size of GPT-2's MLP hidden layer for 1024
   // tokens (1024, 3072) and of its residual stream for 4096 tokens (4096, 768).

@@ -41,6 +41,17 @@ def add_bcast_4m():
     return lambda: a + b
 
 
+def where_4m():
+    a, b = torch.randn(2048, 2048), torch.randn(2048, 2048)
+    c = a > b
+    return lambda: torch.where(c, a, b)
+
+
+def transpose_copy_4m():
+    a = torch.randn(2048, 2048)
+    return lambda: a.t().contiguous()
+
+
 def gelu_fwd_bwd(approximate):
     """GELU forward and backward of a fixed gradient, (1024, 3072)."""
     def setup():
@@ -250,6 +261,8 @@ WORKLOADS = {
     "matmul_1024": (matmul_1024, 10, 0, 0),
     "add_4M": (add_4m, 20, 0, 0),
     "add_bcast_4M": (add_bcast_4m, 20, 0, 0),
+    "where_4M": (where_4m, 20, 0, 0),
+    "transpose_copy_4M": (transpose_copy_4m, 20, 0, 0),
     "gelu_fwd_bwd_3M": (gelu_fwd_bwd("none"), 20, 0, 0),
     "gelu_tanh_fwd_bwd_3M": (gelu_fwd_bwd("tanh"), 20, 0, 0),
     "layer_norm_fwd_bwd_3M": (layer_norm_fwd_bwd_3m, 20, 0, 0),

@@ -8,6 +8,26 @@
 
 namespace ember::kernel {
 
+namespace {
+// memmove, in threads when the two ranges are apart and large enough to pay.
+void copy_bytes(void* dst, const void* src, size_t n) {
+  char* d = static_cast<char*>(dst);
+  const char* s = static_cast<const char*>(src);
+  if (d == s) return;
+  const bool apart = d + n <= s || s + n <= d;
+  const int64_t pieces = static_cast<int64_t>(n / (4 * detail::kGrain));  // a piece: at least 128 KiB
+  if (!apart || pieces < 2) {
+    std::memmove(d, s, n);
+    return;
+  }
+  detail::parallel_for(pieces, 1, [&](int64_t p0, int64_t p1) {
+    const size_t b = n * static_cast<size_t>(p0) / static_cast<size_t>(pieces),
+                 e = n * static_cast<size_t>(p1) / static_cast<size_t>(pieces);
+    std::memcpy(d + b, s + b, e - b);
+  });
+}
+}  // namespace
+
 void copy_(const Tensor& dst, const Tensor& src, const char* op) {
   // Error before writing: src must broadcast to dst exactly.
   Shape b = broadcast_shapes(dst.shape(), src.shape(), op);
@@ -17,7 +37,7 @@ void copy_(const Tensor& dst, const Tensor& src, const char* op) {
   EMBER_DISPATCH_STORAGE(dst.dtype(), op, [&]<typename D>() {
     EMBER_DISPATCH_STORAGE(src.dtype(), op, [&]<typename S>() {
       if (std::is_same_v<D, S> && dst.is_contiguous() && src.is_contiguous() && src.shape() == dst.shape()) {
-        std::memmove(dst.raw_data(), src.raw_data(), static_cast<size_t>(dst.numel()) * sizeof(D));
+        copy_bytes(dst.raw_data(), src.raw_data(), static_cast<size_t>(dst.numel()) * sizeof(D));
         detail::note_elementwise(dst, {&src}, /*computes=*/false);
       } else {
         detail::assign<D, S>(dst, src, [](S s) { return static_cast<D>(s); });
@@ -32,7 +52,7 @@ void fill_(const Tensor& dst, double value) {
     T v = static_cast<T>(value);
     if (dst.is_contiguous()) {
       T* p = dst.data_ptr<T>();
-      std::fill(p, p + dst.numel(), v);
+      detail::parallel_for(dst.numel(), 4 * detail::kGrain, [&](int64_t b, int64_t e) { std::fill(p + b, p + e, v); });
       detail::note_elementwise(dst, {}, /*computes=*/false);
     } else {
       Tensor src = empty({}, dst.dtype());  // the value as a 0-d tensor, broadcast

@@ -295,7 +295,8 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
               "dtype mismatch: " << dtype_name(a.dtype()) << " " << shape_str(a.shape()) << " vs "
                                  << dtype_name(b.dtype()) << " " << shape_str(b.shape()));
   return EMBER_DISPATCH_ALL(a.dtype(), "where", [&]<typename T>() {
-    return map3<T, bool, T, T>(cond, a, b, [](bool c, T x, T y) { return c ? x : y; }, "where");
+    // the condition read as bytes (elements_of): the select then vectorizes
+    return map3<T, uint8_t, T, T>(cond, a, b, [](uint8_t c, T x, T y) EMBER_INLINE { return c != 0 ? x : y; }, "where");
   });
 }
 
@@ -308,7 +309,7 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
                                << shape_str(x.shape()));
   return EMBER_DISPATCH_ALL(x.dtype(), "masked_fill", [&]<typename T>() {
     const T v = static_cast<T>(value);
-    return map2<T, T, bool>(x, mask, [v](T a, bool m) { return m ? v : a; }, "masked_fill");
+    return map2<T, T, uint8_t>(x, mask, [v](T a, uint8_t m) EMBER_INLINE { return m != 0 ? v : a; }, "masked_fill");
   });
 }
 

@@ -10,8 +10,11 @@
 /// every operand is contiguous in that loop the compiler can vectorize it.
 #pragma once
 
+#include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <cstring>
+#include <type_traits>
 
 #include "base/error.h"
 #include "base/hooks.h"
@@ -95,6 +98,31 @@ struct StridedLoop {
     if (rows * inner == 0) return;
     std::array<int64_t, N> inner_st;
     for (size_t k = 0; k < N; ++k) inner_st[k] = strides[k].back();
+    // Fewer rows than threads (a tensor that coalesces into one long row,
+    // as every contiguous one does): each row is cut into pieces instead.
+    // Every element is its own, so the cut changes no bits.
+    const int64_t threads = get_num_threads();
+    if (rows < threads && inner >= 2 * kGrain) {
+      const int64_t cuts = std::min<int64_t>(inner / kGrain, threads);
+      parallel_for(rows * cuts, 1, [&](int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1; ++i) {
+          const int64_t begin = inner * (i % cuts) / cuts, end = inner * (i % cuts + 1) / cuts;
+          std::array<char*, N> p = base;
+          int64_t rem = i / cuts;
+          for (int64_t d = nd - 2; d >= 0; --d) {
+            for (size_t k = 0; k < N; ++k) p[k] += (rem % shape[d]) * strides[k][d];
+            rem /= shape[d];
+          }
+          for (size_t k = 0; k < N; ++k) p[k] += begin * inner_st[k];
+          row(p, end - begin, inner_st);
+        }
+      });
+      return;
+    }
+    if (nd >= 2 && crosses_rows()) {
+      run_in_tiles(base, row);
+      return;
+    }
     int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(inner, 1));
     parallel_for(rows, grain, [&](int64_t r0, int64_t r1) {
       // Odometer over the outer dims, starting at row r0.
@@ -113,6 +141,55 @@ struct StridedLoop {
           if (++idx[d] < shape[d]) break;
           for (size_t k = 0; k < N; ++k) p[k] -= strides[k][d] * shape[d];
           idx[d] = 0;
+        }
+      }
+    });
+  }
+
+  // Whether an operand runs through memory faster along the second-to-last
+  // dim than along the last (a transpose): then a row of the output reads
+  // one element from each of many cache lines of that operand.
+  bool crosses_rows() const {
+    const size_t nd = shape.size();
+    for (size_t k = 0; k < N; ++k) {
+      const int64_t in_row = std::abs(strides[k][nd - 1]), across = std::abs(strides[k][nd - 2]);
+      if (across != 0 && in_row > across && in_row > 64) return true;
+    }
+    return false;
+  }
+
+  // The last two dims in tiles of kTileRows x kTileCols, so that the cache
+  // lines a tile's first row brings in are used by its next rows too.
+  template <typename Row>
+  void run_in_tiles(std::array<char*, N> base, const Row& row) const {
+    constexpr int64_t kTileRows = 16, kTileCols = 64;
+    const int64_t nd = static_cast<int64_t>(shape.size());
+    const int64_t R = shape[nd - 2], C = shape[nd - 1];
+    int64_t outer = 1;
+    for (int64_t d = 0; d + 2 < nd; ++d) outer *= shape[d];
+    std::array<int64_t, N> in_row, across;
+    for (size_t k = 0; k < N; ++k) {
+      in_row[k] = strides[k][nd - 1];
+      across[k] = strides[k][nd - 2];
+    }
+    const int64_t row_tiles = (R + kTileRows - 1) / kTileRows;
+    const int64_t grain = std::max<int64_t>(1, kGrain / (kTileRows * C));
+    parallel_for(outer * row_tiles, grain, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) {
+        std::array<char*, N> p = base;
+        int64_t rem = i / row_tiles;
+        for (int64_t d = nd - 3; d >= 0; --d) {
+          for (size_t k = 0; k < N; ++k) p[k] += (rem % shape[d]) * strides[k][d];
+          rem /= shape[d];
+        }
+        const int64_t r0 = (i % row_tiles) * kTileRows, r1 = std::min(R, r0 + kTileRows);
+        for (int64_t c0 = 0; c0 < C; c0 += kTileCols) {
+          const int64_t w = std::min(kTileCols, C - c0);
+          for (int64_t r = r0; r < r1; ++r) {
+            std::array<char*, N> q;
+            for (size_t k = 0; k < N; ++k) q[k] = p[k] + r * across[k] + c0 * in_row[k];
+            row(q, w, in_row);
+          }
         }
       }
     });
@@ -137,13 +214,26 @@ inline Shape byte_strides(const Tensor& t, const Shape& target) {
   return st;
 }
 
+// The elements of a contiguous operand. A bool tensor may be read as bytes
+// (A = uint8_t, 0 or 1): GCC vectorizes a select on a loaded byte
+// (where, masked_fill), not on a loaded bool.
+template <typename A>
+const A* elements_of(const Tensor& t) {
+  if constexpr (std::is_same_v<A, uint8_t>) {
+    EMBER_CHECK(t.dtype() == kBool, "elements_of", "bytes are read from a bool tensor, not " << dtype_name(t.dtype()));
+    return static_cast<const A*>(t.raw_data());
+  } else {
+    return t.data_ptr<A>();
+  }
+}
+
 /// out[i] = f(a[i])
 template <typename O, typename A, typename F>
 Tensor map1(const Tensor& a, const F& f, DType out_dtype = dtype_of<O>::value) {
   Tensor out = empty(a.shape(), out_dtype);
   note_elementwise(out, {&a});
   if (a.is_contiguous()) {
-    const A* pa = a.data_ptr<A>();
+    const A* pa = elements_of<A>(a);
     O* po = out.data_ptr<O>();
     parallel_for(a.numel(), kGrain, [&](int64_t b, int64_t e) {
       at_width([&]() EMBER_INLINE {
@@ -156,8 +246,14 @@ Tensor map1(const Tensor& a, const F& f, DType out_dtype = dtype_of<O>::value) {
   loop.run({static_cast<char*>(out.raw_data()), static_cast<char*>(a.raw_data())},
            [&](std::array<char*, 2> p, int64_t n, std::array<int64_t, 2> st) {
              O* po = reinterpret_cast<O*>(p[0]);
-             for (int64_t i = 0; i < n; ++i)
-               po[i] = f(*reinterpret_cast<const A*>(p[1] + i * st[1]));
+             const A* pa = reinterpret_cast<const A*>(p[1]);
+             if (st[1] == sizeof(A)) {  // a run of a (a slice of rows, say): as the contiguous loop
+               at_width([&]() EMBER_INLINE {
+                 for (int64_t i = 0; i < n; ++i) po[i] = f(pa[i]);
+               });
+             } else {
+               for (int64_t i = 0; i < n; ++i) po[i] = f(*reinterpret_cast<const A*>(p[1] + i * st[1]));
+             }
            });
   return out;
 }
@@ -170,8 +266,8 @@ Tensor map2(const Tensor& a, const Tensor& b, const F& f, const char* op, DType 
   note_elementwise(out, {&a, &b});
   O* po = out.data_ptr<O>();
   if (a.shape() == b.shape() && a.is_contiguous() && b.is_contiguous()) {
-    const A* pa = a.data_ptr<A>();
-    const B* pb = b.data_ptr<B>();
+    const A* pa = elements_of<A>(a);
+    const B* pb = elements_of<B>(b);
     parallel_for(out.numel(), kGrain, [&](int64_t s, int64_t e) {
       at_width([&]() EMBER_INLINE {
         for (int64_t i = s; i < e; ++i) po[i] = f(pa[i], pb[i]);
@@ -220,9 +316,23 @@ Tensor map3(const Tensor& a, const Tensor& b, const Tensor& c, const F& f, const
             static_cast<char*>(c.raw_data())},
            [&](std::array<char*, 4> p, int64_t n, std::array<int64_t, 4> st) {
              O* o = reinterpret_cast<O*>(p[0]);
-             for (int64_t i = 0; i < n; ++i)
-               o[i] = f(*reinterpret_cast<const A*>(p[1] + i * st[1]), *reinterpret_cast<const B*>(p[2] + i * st[2]),
-                        *reinterpret_cast<const C*>(p[3] + i * st[3]));
+             const A* x = reinterpret_cast<const A*>(p[1]);
+             const B* y = reinterpret_cast<const B*>(p[2]);
+             const C* z = reinterpret_cast<const C*>(p[3]);
+             if (st[1] == sizeof(A) && st[2] == sizeof(B) && st[3] == sizeof(C)) {
+               at_width([&]() EMBER_INLINE {
+                 for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], y[i], z[i]);
+               });
+             } else if (st[1] == sizeof(A) && st[2] == sizeof(B) && st[3] == 0) {  // where(mask, x, scalar)
+               const C z0 = *z;
+               at_width([&]() EMBER_INLINE {
+                 for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], y[i], z0);
+               });
+             } else {
+               for (int64_t i = 0; i < n; ++i)
+                 o[i] = f(*reinterpret_cast<const A*>(p[1] + i * st[1]), *reinterpret_cast<const B*>(p[2] + i * st[2]),
+                          *reinterpret_cast<const C*>(p[3] + i * st[3]));
+             }
            });
   return out;
 }
@@ -236,8 +346,19 @@ void assign(const Tensor& dst, const Tensor& src, const F& f) {
   StridedLoop<2> loop(shape, {byte_strides(dst, shape), byte_strides(src, shape)});
   loop.run({static_cast<char*>(dst.raw_data()), static_cast<char*>(src.raw_data())},
            [&](std::array<char*, 2> p, int64_t n, std::array<int64_t, 2> st) {
-             for (int64_t i = 0; i < n; ++i)
-               *reinterpret_cast<D*>(p[0] + i * st[0]) = f(*reinterpret_cast<const S*>(p[1] + i * st[1]));
+             D* d = reinterpret_cast<D*>(p[0]);
+             const S* s = reinterpret_cast<const S*>(p[1]);
+             if (st[0] == sizeof(D) && st[1] == sizeof(S)) {  // a run of each: a dtype conversion, a slice
+               at_width([&]() EMBER_INLINE {
+                 for (int64_t i = 0; i < n; ++i) d[i] = f(s[i]);
+               });
+             } else if (st[0] == sizeof(D) && st[1] == 0) {  // one value broadcast along the run
+               const D v = f(*s);
+               for (int64_t i = 0; i < n; ++i) d[i] = v;
+             } else {
+               for (int64_t i = 0; i < n; ++i)
+                 *reinterpret_cast<D*>(p[0] + i * st[0]) = f(*reinterpret_cast<const S*>(p[1] + i * st[1]));
+             }
            });
 }
 
@@ -250,7 +371,9 @@ void apply_inplace(const Tensor& dst, const Tensor& src, const F& f) {
     D* pd = dst.data_ptr<D>();
     const S* ps = src.data_ptr<S>();
     parallel_for(dst.numel(), kGrain, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) pd[i] = f(pd[i], ps[i]);
+      at_width([&]() EMBER_INLINE {
+        for (int64_t i = b; i < e; ++i) pd[i] = f(pd[i], ps[i]);
+      });
     });
     return;
   }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ember.h"
+#include "tensor/kernels.h"
 #include "test_util.h"
 
 namespace {
@@ -42,6 +43,8 @@ Inputs make_inputs(DType dt) {
 struct Results {
   std::vector<double> sum_all, sum_rows, sum_cols, mean_all, softmax_rows, softmax_cols, log_softmax, matmul, var;
   std::vector<double> exp, gelu, add_bcast, mul_strided, where_, max_vals;
+  // One long row cut into pieces, and runs of a strided tensor at the SIMD width.
+  std::vector<double> where_scalar, converted, exp_narrow, copied, filled, added_in_place;
   std::vector<int64_t> max_idx;
 };
 Results run(const Inputs& in) {
@@ -60,6 +63,17 @@ Results run(const Inputs& in) {
   r.add_bcast = vals(in.m + in.m.select(0, 3));
   r.mul_strided = vals(in.m.t() * in.m.t().contiguous());
   r.where_ = vals(where(gt(in.m, 0.0), in.m, in.m * 0.01));
+  r.where_scalar = vals(where(gt(in.v, 0.0), in.v, zeros({1}, in.v.dtype())));
+  r.converted = vals(kernel::to(in.v, in.v.dtype() == kFloat32 ? kFloat64 : kFloat32));
+  r.exp_narrow = vals(exp(in.m.narrow(1, 3, 450)));
+  r.copied = vals(in.v.clone());
+  r.filled = vals(full({300000}, 0.25, in.v.dtype()));
+  Tensor w = in.v.clone();
+  {
+    NoGradGuard no_grad;
+    w.add_(in.v).mul_(0.5);
+  }
+  r.added_in_place = vals(w);
   auto [mv, mi] = max(in.m, 1);
   r.max_vals = vals(mv);
   r.max_idx = mi.to_vector<int64_t>();
@@ -83,6 +97,12 @@ void expect_same(const Results& x, const Results& y, bool include_blas) {
   EXPECT_EQ(x.add_bcast, y.add_bcast);
   EXPECT_EQ(x.mul_strided, y.mul_strided);
   EXPECT_EQ(x.where_, y.where_);
+  EXPECT_EQ(x.where_scalar, y.where_scalar);
+  EXPECT_EQ(x.converted, y.converted);
+  EXPECT_EQ(x.exp_narrow, y.exp_narrow);
+  EXPECT_EQ(x.copied, y.copied);
+  EXPECT_EQ(x.filled, y.filled);
+  EXPECT_EQ(x.added_in_place, y.added_in_place);
   EXPECT_EQ(x.max_vals, y.max_vals);
   EXPECT_EQ(x.max_idx, y.max_idx);
 }
@@ -153,6 +173,18 @@ TEST_F(TensorThreads, ParallelResultsAreCorrect) {
     for (int j = 0; j < 500; ++j) z += sm[i * 500 + j];
     EXPECT_NEAR(z, 1.0, 1e-13) << i;
   }
+  // The long rows cut into pieces, element by element against plain loops.
+  const Results r = run(in);
+  ASSERT_EQ(r.where_scalar.size(), v.size());
+  for (size_t i = 0; i < v.size(); ++i) {
+    ASSERT_EQ(r.where_scalar[i], v[i] > 0 ? v[i] : 0.0) << i;
+    ASSERT_EQ(r.converted[i], static_cast<double>(static_cast<float>(v[i]))) << i;
+    ASSERT_EQ(r.copied[i], v[i]) << i;
+    ASSERT_EQ(r.filled[i], 0.25) << i;
+    ASSERT_EQ(r.added_in_place[i], (v[i] + v[i]) * 0.5) << i;
+  }
+  for (int i = 0; i < 400; ++i)
+    for (int j = 0; j < 450; ++j) ASSERT_EQ(r.exp_narrow[i * 450 + j], std::exp(m[i * 500 + 3 + j])) << i << " " << j;
   Tensor big = full({5000000}, 0.1);  // float32, several blocks per thread
   EXPECT_EQ(big.sum().item<float>(), static_cast<float>(5e6 * static_cast<double>(0.1f)));
 }
