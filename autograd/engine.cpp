@@ -95,7 +95,7 @@ void accumulate(TensorImpl* leaf, Tensor g, bool create_graph) {
   } else if (!leaf->grad.defined()) {
     leaf->grad = held_alone(g) ? g : kernel::to(g, g.dtype());  // a contiguous copy of its own
   } else {
-    kernel::copy_(leaf->grad, kernel::binary(kernel::Binary::Add, leaf->grad, g), "backward");
+    kernel::binary_(kernel::Binary::Add, leaf->grad, g);  // in place, one pass
   }
 }
 

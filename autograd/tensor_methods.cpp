@@ -104,12 +104,12 @@ Tensor& Tensor::add_(const Tensor& other, double alpha) {
   EMBER_CHECK(b == shape(), "add_",
               "other of shape " << shape_str(other.shape()) << " cannot be broadcast to " << shape_str(shape()));
   if (tangent_moves(*this, {other})) update_tangent(*this, [&](const Tensor& t) { return t + dx(other) * alpha; });
-  kernel::copy_(*this, kernel::binary(kernel::Binary::Add, *this, o), "add_");
+  kernel::binary_(kernel::Binary::Add, *this, o);
   return *this;
 }
 Tensor& Tensor::add_(double value) {
   check_inplace(*this, "add_");
-  kernel::copy_(*this, kernel::binary_scalar(kernel::Binary::Add, *this, value), "add_");
+  kernel::binary_scalar_(kernel::Binary::Add, *this, value);
   return *this;
 }
 Tensor& Tensor::mul_(const Tensor& other) {
@@ -119,13 +119,13 @@ Tensor& Tensor::mul_(const Tensor& other) {
               "other of shape " << shape_str(other.shape()) << " cannot be broadcast to " << shape_str(shape()));
   if (tangent_moves(*this, {other}))  // d(x y) = dx y + x dy, from the old x
     update_tangent(*this, [&](const Tensor& t) { return t * other + *this * dx(other); });
-  kernel::copy_(*this, kernel::binary(kernel::Binary::Mul, *this, other), "mul_");
+  kernel::binary_(kernel::Binary::Mul, *this, other);
   return *this;
 }
 Tensor& Tensor::mul_(double value) {
   check_inplace(*this, "mul_");
   if (tangent_moves(*this, {})) update_tangent(*this, [&](const Tensor& t) { return t * value; });
-  kernel::copy_(*this, kernel::binary_scalar(kernel::Binary::Mul, *this, value), "mul_");
+  kernel::binary_scalar_(kernel::Binary::Mul, *this, value);
   return *this;
 }
 

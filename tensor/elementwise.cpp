@@ -192,15 +192,23 @@ Tensor with_scalar(const Tensor& a, double s, bool scalar_first, const char* nam
     return map1<T, T>(a, [c](T x) EMBER_INLINE { return Op::f(x, c); });
   });
 }
+// dst = Op(dst, b): b a tensor, or a 0-d one holding the scalar.
+template <typename Op>
+void into_tensor(const Tensor& dst, const Tensor& b, const char* name) {
+  EMBER_DISPATCH_NUMERIC(dst.dtype(), name, [&]<typename T>() {
+    detail::apply_inplace<T, T>(dst, b, [](T x, T y) EMBER_INLINE { return Op::f(x, y); });
+  });
+}
 struct BinaryKernel {
   Binary op;
   const char* name;
   Tensor (*two)(const Tensor& a, const Tensor& b, const char* name);
   Tensor (*scalar)(const Tensor& a, double s, bool scalar_first, const char* name);
+  void (*into)(const Tensor& dst, const Tensor& b, const char* name);
 };
 template <typename Op>
 constexpr BinaryKernel binary_row(Binary op, const char* name) {
-  return {op, name, two_tensors<Op>, with_scalar<Op>};
+  return {op, name, two_tensors<Op>, with_scalar<Op>, into_tensor<Op>};
 }
 constexpr BinaryKernel kBinary[] = {
     binary_row<AddOp>(Binary::Add, "add"),         binary_row<SubOp>(Binary::Sub, "sub"),
@@ -265,14 +273,41 @@ Tensor binary(Binary op, const Tensor& a, const Tensor& b) {
   return kBinary[static_cast<size_t>(op)].two(a, b, binary_name(op));
 }
 
-Tensor binary_scalar(Binary op, const Tensor& a, double s, bool scalar_first) {
+namespace {
+void check_scalar_operand(Binary op, const Tensor& a, double s) {
   EMBER_CHECK(a.dtype() != kBool, binary_name(op), "not defined for a bool tensor of shape " << shape_str(a.shape()));
   EMBER_CHECK(a.dtype() != kInt64 || s == std::trunc(s), binary_name(op),
               "scalar " << s << " is not an integer but the tensor of shape " << shape_str(a.shape())
                         << " is int64; convert it to a floating dtype first");
   EMBER_CHECK(!(a.dtype() == kInt64 && op == Binary::Div), binary_name(op),
               "integer division is not supported on an int64 tensor of shape " << shape_str(a.shape()));
+}
+}  // namespace
+
+Tensor binary_scalar(Binary op, const Tensor& a, double s, bool scalar_first) {
+  check_scalar_operand(op, a, s);
   return kBinary[static_cast<size_t>(op)].scalar(a, s, scalar_first, binary_name(op));
+}
+
+void binary_(Binary op, const Tensor& dst, const Tensor& b) {
+  check_binary_dtypes(op, dst, b);
+  const bool own_elements = b.storage() == dst.storage() && b.storage_offset() == dst.storage_offset() &&
+                            b.shape() == dst.shape() && b.stride() == dst.stride();
+  if (b.numel() > 0 && b.storage() == dst.storage() && !own_elements) {
+    // b reads memory the loop writes (x.add_(x.t()), say): all of it first
+    copy_(dst, binary(op, dst, b), binary_name(op));
+    return;
+  }
+  kBinary[static_cast<size_t>(op)].into(dst, b, binary_name(op));
+  dst.storage()->bump_version();
+}
+
+void binary_scalar_(Binary op, const Tensor& dst, double s) {
+  check_scalar_operand(op, dst, s);
+  Tensor value = empty({}, dst.dtype());  // s as binary_scalar converts it, broadcast
+  EMBER_DISPATCH_NUMERIC(dst.dtype(), binary_name(op), [&]<typename T>() { *value.data_ptr<T>() = static_cast<T>(s); });
+  kBinary[static_cast<size_t>(op)].into(dst, value, binary_name(op));
+  dst.storage()->bump_version();
 }
 
 Tensor compare(Compare op, const Tensor& a, const Tensor& b) {

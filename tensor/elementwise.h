@@ -380,9 +380,22 @@ void apply_inplace(const Tensor& dst, const Tensor& src, const F& f) {
   StridedLoop<2> loop(shape, {byte_strides(dst, shape), byte_strides(src, shape)});
   loop.run({static_cast<char*>(dst.raw_data()), static_cast<char*>(src.raw_data())},
            [&](std::array<char*, 2> p, int64_t n, std::array<int64_t, 2> st) {
-             for (int64_t i = 0; i < n; ++i) {
-               D* d = reinterpret_cast<D*>(p[0] + i * st[0]);
-               *d = f(*d, *reinterpret_cast<const S*>(p[1] + i * st[1]));
+             D* pd = reinterpret_cast<D*>(p[0]);
+             const S* ps = reinterpret_cast<const S*>(p[1]);
+             if (st[0] == sizeof(D) && st[1] == sizeof(S)) {
+               at_width([&]() EMBER_INLINE {
+                 for (int64_t i = 0; i < n; ++i) pd[i] = f(pd[i], ps[i]);
+               });
+             } else if (st[0] == sizeof(D) && st[1] == 0) {  // a scalar, or a broadcast column
+               const S s0 = *ps;
+               at_width([&]() EMBER_INLINE {
+                 for (int64_t i = 0; i < n; ++i) pd[i] = f(pd[i], s0);
+               });
+             } else {
+               for (int64_t i = 0; i < n; ++i) {
+                 D* d = reinterpret_cast<D*>(p[0] + i * st[0]);
+                 *d = f(*d, *reinterpret_cast<const S*>(p[1] + i * st[1]));
+               }
              }
            });
 }

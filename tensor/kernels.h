@@ -69,6 +69,12 @@ const char* binary_name(Binary op);
 Tensor binary(Binary op, const Tensor& a, const Tensor& b);  // broadcasting, same dtype
 /// a (op) s, or s (op) a when scalar_first.
 Tensor binary_scalar(Binary op, const Tensor& a, double s, bool scalar_first = false);
+/// dst = dst (op) b in place, b broadcast to dst's shape (the caller checks
+/// that it does), in one pass; the same bits as binary's. A b that shares
+/// memory with dst (other than dst's own elements) is read before any write.
+void binary_(Binary op, const Tensor& dst, const Tensor& b);
+/// dst = dst (op) s in place.
+void binary_scalar_(Binary op, const Tensor& dst, double s);
 
 enum class Compare { Eq, Ne, Lt, Le, Gt, Ge, Count };
 Tensor compare(Compare op, const Tensor& a, const Tensor& b);  // -> bool

@@ -451,6 +451,64 @@ TEST(TensorInPlace, BroadcastingSource) {
   EXPECT_EQ(vals(z), (std::vector<double>{4, 16}));
 }
 
+// In place is one pass over the destination (kernel::binary_); its bits are
+// the out-of-place op's, and a source that overlaps the destination other
+// than element for element is read whole before anything is written.
+TEST(TensorInPlace, OnePassGivesTheOutOfPlaceBitsAndReadsAnOverlappingSourceFirst) {
+  Generator g(5);
+  for (DType dt : {kFloat32, kFloat64}) {
+    SCOPED_TRACE(dtype_name(dt));
+    const Tensor a = randn({300, 400}, g, dt), row = randn({400}, g, dt), col = randn({300, 1}, g, dt);
+    const Tensor big = randn({400, 300}, g, dt);
+    struct Case {
+      const char* what;
+      std::function<void(Tensor&)> in_place;
+      std::function<Tensor(const Tensor&)> out_of_place;
+    };
+    const std::vector<Case> cases = {
+        {"add_ same shape", [&](Tensor& x) { x.add_(a); }, [&](const Tensor& x) { return x + a; }},
+        {"add_ a row", [&](Tensor& x) { x.add_(row); }, [&](const Tensor& x) { return x + row; }},
+        {"mul_ a column", [&](Tensor& x) { x.mul_(col); }, [&](const Tensor& x) { return x * col; }},
+        {"add_ with alpha", [&](Tensor& x) { x.add_(a, -0.3); }, [&](const Tensor& x) { return x + a * -0.3; }},
+        {"add_ a scalar", [&](Tensor& x) { x.add_(0.1); }, [&](const Tensor& x) { return x + 0.1; }},
+        {"mul_ a scalar", [&](Tensor& x) { x.mul_(1.7); }, [&](const Tensor& x) { return x * 1.7; }},
+        {"add_ a transposed source", [&](Tensor& x) { x.add_(big.t()); },
+         [&](const Tensor& x) { return x + big.t(); }},
+    };
+    for (const Case& c : cases) {
+      SCOPED_TRACE(c.what);
+      Tensor x = randn({300, 400}, g, dt);
+      const Tensor want = c.out_of_place(x);
+      c.in_place(x);
+      EXPECT_TRUE(equal_bits(x, want));
+      Tensor y = randn({400, 300}, g, dt);  // into a transposed view
+      Tensor yt = y.t();
+      const Tensor want_t = c.out_of_place(yt);
+      c.in_place(yt);
+      EXPECT_TRUE(equal_bits(yt, want_t));
+    }
+    // x += x.t() reads x before writing it: x[0, 1] gets x[1, 0] as it was
+    Tensor sq = randn({200, 200}, g, dt);
+    const Tensor want = sq + sq.t();
+    sq.add_(sq.t());
+    EXPECT_TRUE(equal_bits(sq, want));
+    // x *= x[0] (a row of x, broadcast over x): also read first
+    Tensor r = randn({50, 64}, g, dt);
+    const Tensor want_r = r * r.select(0, 0);
+    r.mul_(r.select(0, 0));
+    EXPECT_TRUE(equal_bits(r, want_r));
+  }
+  // int64 in place, and the errors name the op and both shapes
+  Tensor n = tensor(std::vector<int64_t>{1, 2, 3});
+  n.mul_(3.0);
+  EXPECT_EQ(n.to_vector<int64_t>(), (std::vector<int64_t>{3, 6, 9}));
+  const uint64_t v = n.version();
+  expect_error([&] { n.mul_(0.5); }, "mul", {"0.5", "int64", "(3)"});
+  expect_error([&] { n.add_(f64({1, 2, 3})); }, "add", {"int64", "float64", "(3)"});
+  EXPECT_EQ(n.to_vector<int64_t>(), (std::vector<int64_t>{3, 6, 9}));
+  EXPECT_EQ(n.version(), v);
+}
+
 TEST(TensorInPlace, SourceThatWouldGrowTheDestinationThrows) {
   Tensor x = f64({1, 2, 3});
   uint64_t ver = x.version();
