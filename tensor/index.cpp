@@ -125,8 +125,10 @@ void index_add_(const Tensor& x, int64_t d, const Tensor& ids, const Tensor& src
 namespace ember {
 // (declared in tensor/tensor.h; here, where the kernels it runs are)
 bool grad_is_shared(const Tensor& grad) {
-  return grad.defined() &&
-         (grad.requires_grad() || grad.impl_ptr().use_count() > 1 || grad.storage().use_count() > 1);
+  // (also: one memory location for several elements, as set_grad of an
+  // expanded tensor makes: adding into it in place would pile them up)
+  return grad.defined() && (grad.requires_grad() || grad.impl_ptr().use_count() > 1 ||
+                            grad.storage().use_count() > 1 || kernel::may_overlap_itself(grad));
 }
 
 void densify_row_grad(TensorImpl& t) {

@@ -194,8 +194,9 @@ struct TensorImpl {
 void densify_row_grad(TensorImpl& t);
 
 /// Whether a .grad must not be written in place: it has a graph of its own,
-/// or another handle holds it or its storage (what someone holds is never
-/// changed under them). Accumulating into it then makes a new tensor.
+/// another handle holds it or its storage (what someone holds is never
+/// changed under them), or several of its elements share one memory location
+/// (an expanded tensor). Accumulating into it then makes a new tensor.
 bool grad_is_shared(const Tensor& grad);
 
 /// Allocates an uninitialized contiguous tensor (the caller fills it).

@@ -291,6 +291,21 @@ TEST(AutogradAccumulate, AFirstGradientNobodyElseHoldsBecomesGradWithoutACopy) {
   expect_values(held, {2, 2});
 }
 
+TEST(AutogradAccumulate, AGradThatRepeatsOneMemoryIsReplacedNotWrittenThrough) {
+  // set_grad of an expanded tensor that nothing else holds: three elements,
+  // one number in memory. Adding into it in place would pile every element
+  // onto that number; the sum is a new tensor. The same for the rows of a
+  // sparse table.
+  Tensor x = param({1, 2, 3});
+  x.set_grad(tensor({10.0}, kFloat64).expand({3}));
+  (x * tensor({1.0, 2.0, 3.0}, kFloat64)).sum().backward();
+  expect_values(x.grad(), {11, 12, 13});
+  nn::Embedding table(4, 2, {.dtype = kFloat64, .sparse = true});
+  table.weight.set_grad(tensor({1.0, 1.0}, kFloat64).expand({4, 2}));
+  table.forward(tensor(std::vector<int64_t>{2})).sum().backward();
+  expect_values(table.weight.grad(), {1, 1, 1, 1, 2, 2, 1, 1});
+}
+
 TEST(AutogradHooks, NonLeafHookChangesWhatFlowsFurther) {
   Tensor x = param({1, 2});
   Tensor u = x * 3.0;
