@@ -31,7 +31,10 @@ Module::~Module() {
   for (auto& [_, t] : params_) {
     if (!t.defined()) continue;
     if (t.impl()->owner == this) t.impl()->owner = nullptr;
-    if (t.grad().defined() && t.grad().grad_fn()) t.set_grad(t.grad().detach());
+    // The stored .grad, not grad(): that would add pending sparse rows into
+    // a new dense (V, D) tensor here, which may throw. Rows never carry a graph.
+    Tensor& g = t.impl()->grad;
+    if (g.defined() && g.grad_fn()) g = g.detach();
   }
   for (auto& [_, child] : children_)
     if (child && child->parent_ == this) {

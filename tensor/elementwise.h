@@ -88,6 +88,18 @@ struct StridedLoop {
     }
   }
 
+  /// The operands' addresses at the i-th element (row-major) of the first
+  /// `dims` coalesced dims, from base; its index goes to idx if given.
+  std::array<char*, N> at(std::array<char*, N> p, int64_t i, int64_t dims, int64_t* idx = nullptr) const {
+    for (int64_t d = dims - 1; d >= 0; --d) {
+      const int64_t j = i % shape[d];
+      i /= shape[d];
+      if (idx) idx[d] = j;
+      for (size_t k = 0; k < N; ++k) p[k] += j * strides[k][d];
+    }
+    return p;
+  }
+
   /// row(ptrs, n, inner_strides) is called once per innermost row.
   template <typename Row>
   void run(std::array<char*, N> base, const Row& row) const {
@@ -107,12 +119,7 @@ struct StridedLoop {
       parallel_for(rows * cuts, 1, [&](int64_t i0, int64_t i1) {
         for (int64_t i = i0; i < i1; ++i) {
           const int64_t begin = inner * (i % cuts) / cuts, end = inner * (i % cuts + 1) / cuts;
-          std::array<char*, N> p = base;
-          int64_t rem = i / cuts;
-          for (int64_t d = nd - 2; d >= 0; --d) {
-            for (size_t k = 0; k < N; ++k) p[k] += (rem % shape[d]) * strides[k][d];
-            rem /= shape[d];
-          }
+          std::array<char*, N> p = at(base, i / cuts, nd - 1);
           for (size_t k = 0; k < N; ++k) p[k] += begin * inner_st[k];
           row(p, end - begin, inner_st);
         }
@@ -127,13 +134,7 @@ struct StridedLoop {
     parallel_for(rows, grain, [&](int64_t r0, int64_t r1) {
       // Odometer over the outer dims, starting at row r0.
       Shape idx(std::max<int64_t>(nd - 1, 0), 0);
-      std::array<char*, N> p = base;
-      int64_t rem = r0;
-      for (int64_t d = nd - 2; d >= 0; --d) {
-        idx[d] = rem % shape[d];
-        rem /= shape[d];
-        for (size_t k = 0; k < N; ++k) p[k] += idx[d] * strides[k][d];
-      }
+      std::array<char*, N> p = at(base, r0, nd - 1, idx.data());
       for (int64_t r = r0; r < r1; ++r) {
         row(p, inner, inner_st);
         for (int64_t d = nd - 2; d >= 0; --d) {
@@ -176,12 +177,7 @@ struct StridedLoop {
     const int64_t grain = std::max<int64_t>(1, kGrain / (kTileRows * C));
     parallel_for(outer * row_tiles, grain, [&](int64_t i0, int64_t i1) {
       for (int64_t i = i0; i < i1; ++i) {
-        std::array<char*, N> p = base;
-        int64_t rem = i / row_tiles;
-        for (int64_t d = nd - 3; d >= 0; --d) {
-          for (size_t k = 0; k < N; ++k) p[k] += (rem % shape[d]) * strides[k][d];
-          rem /= shape[d];
-        }
+        const std::array<char*, N> p = at(base, i / row_tiles, nd - 2);
         const int64_t r0 = (i % row_tiles) * kTileRows, r1 = std::min(R, r0 + kTileRows);
         for (int64_t c0 = 0; c0 < C; c0 += kTileCols) {
           const int64_t w = std::min(kTileCols, C - c0);

@@ -167,6 +167,21 @@ TEST(NnSparseEmbedding, ZeroGradAndSetGradDropTheRows) {
   EXPECT_EQ(p.sparse->extra_repr(), "50, 8, sparse=True");
 }
 
+// A table destroyed while its rows are pending leaves them pending on the
+// weight a user still holds: the module's destructor does not make the
+// dense (V, D) gradient (which could fail there, with nowhere to report it).
+TEST(NnSparseEmbedding, DestroyingTheModuleLeavesTheRowsPending) {
+  Pair p(kFloat32);
+  loss(*p.dense, some_ids(), 9).backward();
+  loss(*p.sparse, some_ids(), 9).backward();
+  Tensor w = p.sparse->weight;
+  p.sparse.reset();
+  ASSERT_EQ(w.row_grad().size(), 1u);
+  EXPECT_FALSE(w.impl()->grad.defined());
+  EXPECT_TRUE(equal_bits(w.grad(), p.dense->weight.grad()));
+  EXPECT_TRUE(w.row_grad().empty());
+}
+
 // SGD without momentum or weight decay updates only the rows looked up, with
 // the dense update's bits; the rows not looked up keep their bits.
 TEST(NnSparseEmbedding, SgdUpdatesOnlyTheRowsWithTheDenseBits) {
