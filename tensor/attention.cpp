@@ -113,6 +113,15 @@ Tensor empty_like_layout(const Tensor& x, int64_t c) {
   return as_strided(flat, shape, x.stride(), 0);
 }
 
+// Zeros shaped like x, in x's layout where BLAS can write that in place
+// (empty_like_layout), row-major otherwise.
+Tensor zeros_in_layout(const Tensor& x) {
+  Tensor t = empty_like_layout(x, x.size(-1));
+  if (t.numel() > 0 && !as_mats(t).t.is_same(t)) t = empty(x.shape(), x.dtype());
+  fill_(t, 0.0);
+  return t;
+}
+
 // C (m, n) = alpha op(a) op(b) + beta C for row-major a, b (op: transposed
 // when ta / tb); with k = 0 (head dim 0) C = beta C, which BLAS may refuse.
 template <typename T>
@@ -281,7 +290,10 @@ TiledAttentionGrads tiled_attention_backward(const Tensor& q, const Tensor& k, c
               "gradient " << dtype_name(g.dtype()) << " " << shape_str(g.shape()) << " must match the output "
                           << dtype_name(out.dtype()) << " " << shape_str(out.shape()));
   const int64_t Tq = q.size(-2), Tk = k.size(-2), d = q.size(-1), dv = v.size(-1);
-  Tensor dq = zeros(q.shape(), q.dtype()), dk = zeros(k.shape(), k.dtype()), dvv = zeros(v.shape(), v.dtype());
+  // Each gradient in its input's layout (as the forward's output is in q's):
+  // the gradient of a head view of a (B, T, D) projection then merges back
+  // into (B, T, D) as a view, not a copy.
+  Tensor dq = zeros_in_layout(q), dk = zeros_in_layout(k), dvv = zeros_in_layout(v);
   Shape out_shape = q.shape(), lse_shape(q.shape().begin(), q.shape().end() - 1);
   out_shape.back() = dv;
   EMBER_CHECK(out.shape() == out_shape && out.dtype() == q.dtype() && lse.shape() == lse_shape &&
@@ -293,20 +305,22 @@ TiledAttentionGrads tiled_attention_backward(const Tensor& q, const Tensor& k, c
                                 << shape_str(v.shape()));
   if (Tq == 0 || Tk == 0 || out.numel() == 0) return {dq, dk, dvv};  // d = 0 still averages v
   Mats mq = as_mats(q), mk = as_mats(k), mv = as_mats(v), mo = as_mats(out), mg = as_mats(g);
+  const Mats mdq = as_mats(dq), mdk = as_mats(dk), mdv = as_mats(dvv);  // themselves, not copies (zeros_in_layout)
   Tensor lse_c = contiguous(lse);
   const int64_t N = static_cast<int64_t>(mq.base.size());
   EMBER_DISPATCH_FLOAT(q.dtype(), op, [&]<typename T>() {
     auto at = [](const Mats& m) { return m.t.data_ptr<T>() - m.t.storage_offset(); };
     const T *pq = at(mq), *pk = at(mk), *pv = at(mv), *po = at(mo), *pg = at(mg);
     const T* pl = lse_c.data_ptr<T>();
-    T *pdq = dq.data_ptr<T>(), *pdk = dk.data_ptr<T>(), *pdv = dvv.data_ptr<T>();
+    auto at_out = [](const Mats& m) { return const_cast<T*>(m.t.data_ptr<T>()) - m.t.storage_offset(); };
+    T *pdq = at_out(mdq), *pdk = at_out(mdk), *pdv = at_out(mdv);
     const T s = static_cast<T>(scale);
     detail::parallel_for(N, grain_for(2.5 * tile_flops(Tq, Tk, d, dv, causal)), [&](int64_t n0, int64_t n1) {
       std::vector<T> P(static_cast<size_t>(kRows * kCols)), dS(static_cast<size_t>(kRows * kCols)), delta(Tq);
       for (int64_t n = n0; n < n1; ++n) {
         const T *Q = pq + mq.base[n], *K = pk + mk.base[n], *V = pv + mv.base[n], *O = po + mo.base[n],
                 *G = pg + mg.base[n], *L = pl + n * Tq;
-        T *dQ = pdq + n * Tq * d, *dK = pdk + n * Tk * d, *dV = pdv + n * Tk * dv;
+        T *dQ = pdq + mdq.base[n], *dK = pdk + mdk.base[n], *dV = pdv + mdv.base[n];
         for (int64_t i = 0; i < Tq; ++i) {  // δ_i = Σ_e dO_ie O_ie
           double acc = 0;
           for (int64_t e = 0; e < dv; ++e) acc += double(G[i * mg.ld + e]) * O[i * mo.ld + e];
@@ -325,7 +339,7 @@ TiledAttentionGrads tiled_attention_backward(const Tensor& q, const Tensor& k, c
               std::fill(row + valid, row + C, T(0));
             }
             // dV_j += Pᵀ dO_i
-            gemm<T>(true, false, C, dv, R, T(1), P.data(), kCols, G + r0 * mg.ld, mg.ld, T(1), dV + c0 * dv, dv);
+            gemm<T>(true, false, C, dv, R, T(1), P.data(), kCols, G + r0 * mg.ld, mg.ld, T(1), dV + c0 * mdv.ld, mdv.ld);
             // dP = dO_i V_jᵀ, then dS = P ⊙ (dP - δ)
             gemm<T>(false, true, R, C, dv, T(1), G + r0 * mg.ld, mg.ld, V + c0 * mv.ld, mv.ld, T(0), dS.data(), kCols);
             for (int64_t r = 0; r < R; ++r) {
@@ -335,8 +349,8 @@ TiledAttentionGrads tiled_attention_backward(const Tensor& q, const Tensor& k, c
               for (int64_t c = 0; c < C; ++c) ds[c] = p[c] * (ds[c] - dl);
             }
             // dQ_i += s dS K_j,  dK_j += s dSᵀ Q_i
-            gemm<T>(false, false, R, d, C, s, dS.data(), kCols, K + c0 * mk.ld, mk.ld, T(1), dQ + r0 * d, d);
-            gemm<T>(true, false, C, d, R, s, dS.data(), kCols, Q + r0 * mq.ld, mq.ld, T(1), dK + c0 * d, d);
+            gemm<T>(false, false, R, d, C, s, dS.data(), kCols, K + c0 * mk.ld, mk.ld, T(1), dQ + r0 * mdq.ld, mdq.ld);
+            gemm<T>(true, false, C, d, R, s, dS.data(), kCols, Q + r0 * mq.ld, mq.ld, T(1), dK + c0 * mdk.ld, mdk.ld);
           }
         }
       }
