@@ -241,6 +241,33 @@ TEST_F(TensorThreads, SetNumThreadsWhileAnotherThreadComputes) {
 // An error in one piece of a parallel loop reaches the caller as the error it
 // is (an exception leaving an OpenMP region would end the program), and the
 // other pieces still run.
+// A transposed operand runs in tiles (StridedLoop::run_in_tiles): sizes that
+// are not multiples of a tile (partial tiles at the bottom and the right), a
+// batch dim in front, and a row length of a power of two, each element
+// where a plain index loop puts it, at one thread and two.
+TEST_F(TensorThreads, TransposedCopiesPutEveryElementInItsPlace) {
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    for (const Shape& s : {Shape{3, 131, 77}, Shape{1, 256, 512}, Shape{2, 700, 9}}) {
+      const Tensor x = arange(0, static_cast<double>(numel_of(s)), 1, kFloat32).reshape(s);
+      const Tensor y = x.transpose(1, 2).contiguous();  // (B, C, R)
+      const Tensor e = exp(x.transpose(1, 2) * 1e-6);
+      ASSERT_EQ(y.shape(), (Shape{s[0], s[2], s[1]}));
+      const std::vector<float> got = y.to_vector<float>(), ex = e.to_vector<float>();
+      int64_t wrong = 0;
+      for (int64_t b = 0; b < s[0]; ++b)
+        for (int64_t c = 0; c < s[2]; ++c)
+          for (int64_t r = 0; r < s[1]; ++r) {
+            const size_t at = static_cast<size_t>((b * s[2] + c) * s[1] + r);
+            const float v = static_cast<float>((b * s[1] + r) * s[2] + c);
+            wrong += got[at] != v;
+            wrong += ex[at] != exp(full({1}, v, kFloat32) * 1e-6).item<float>();
+          }
+      EXPECT_EQ(wrong, 0) << shape_str(s) << " at " << threads << " threads";
+    }
+  }
+}
+
 TEST_F(TensorThreads, AnErrorInOnePieceReachesTheCaller) {
   set_num_threads(2);
   set_adaptive_threads(false);
