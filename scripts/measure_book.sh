@@ -8,7 +8,8 @@
 #   inside       inside_a_step: the profile, the guided reading, the memory picture (chapter 8)
 #   watch        what the instruments cost: bench_ember --watch (chapter 8)
 #   distributed  bench_distributed, 1 process and 2 ranks (chapter 10)
-#   bench        bench_ember, and bench/compare.sh against PyTorch when it is installed (chapter 11)
+#   bench        bench_ember, and bench/compare.sh against PyTorch when it is installed, and the
+#                float32 GPT step under both frameworks' profilers (chapter 11)
 #   blas         sgemm and a GPT step under every OpenBLAS core this CPU runs (chapter 11)
 #   threads      a training step with a busy core beside it, adaptive threads on and off (chapter 11)
 #   gemm         gemm_lesson at 1024^2: every GEMM step, OpenBLAS, the peaks, the roofline (chapter 13);
@@ -218,6 +219,7 @@ step_bench() {
   record bench_ember "./build/bench/bench_ember" bench
   if /usr/bin/python3 -c 'import torch' 2> /dev/null; then
     record bench_compare "bash bench/compare.sh" compare
+    record step_profile "bench_ember --profile; torch_reference.py --profile" f32profile
   else
     echo "--- bench_compare: skipped (no PyTorch: bash scripts/deps.sh --bench)"
   fi
@@ -294,18 +296,22 @@ step_bf16bench() {
   record bf16_profile "bench_ember --bf16 --profile; torch_reference.py --bf16 --profile" bf16profile
 }
 
-# Where the bfloat16 GPT step's time goes in each framework: one run under
-# each one's profiler, in the environment bench/compare.sh gives both (its
-# malloc setting, the wait policy both were fastest under).
-bf16profile() {
-  local keep
+# Where the GPT step's time goes in each framework: one run under each one's
+# profiler, in the environment bench/compare.sh gives both (its malloc
+# setting, the wait policy both were fastest under: $1); then "--bf16" for
+# autocast.
+stepprofile() {
+  local keep policy=$1
+  shift
   keep=$(sed -n 's/^keep_freed_memory=//p' "$root/bench/compare.sh")
   echo "## ember"
-  GLIBC_TUNABLES=$keep OMP_WAIT_POLICY=active "$(bin bench/bench_ember)" --bf16 --profile gpt_small_train_step
+  GLIBC_TUNABLES=$keep OMP_WAIT_POLICY=$policy "$(bin bench/bench_ember)" "$@" --profile gpt_small_train_step
   echo "## torch"
-  GLIBC_TUNABLES=$keep OMP_WAIT_POLICY=active "${PYTHON:-/usr/bin/python3}" "$root/bench/torch_reference.py" --bf16 --profile \
+  GLIBC_TUNABLES=$keep OMP_WAIT_POLICY=$policy "${PYTHON:-/usr/bin/python3}" "$root/bench/torch_reference.py" "$@" --profile \
     gpt_small_train_step
 }
+bf16profile() { stepprofile active --bf16; }
+f32profile() { stepprofile passive; }
 
 fvr() { "$(bin examples/forward_vs_reverse)" --out fvr; }
 forward_workloads=(jacfwd_64_to_16 jacrev_64_to_16 hvp_4096_params)
