@@ -100,10 +100,15 @@ class TextFields {
  public:
   TextFields(const char* op, std::vector<TextField<S>> fields) : op_(op), fields_(std::move(fields)) {}
 
-  /// "key=value key=value ...": every field, in the table's order.
+  /// "key=value key=value ...": every field, in the table's order, except
+  /// one that prints nothing (an option added later, at its default: the
+  /// text stays what it was before the option existed).
   std::string to_string(const S& s) const {
     std::string out;
-    for (const TextField<S>& f : fields_) out += (out.empty() ? "" : " ") + f.key + "=" + f.print(s);
+    for (const TextField<S>& f : fields_) {
+      std::string value = f.print(s);
+      if (!value.empty()) out += (out.empty() ? "" : " ") + f.key + "=" + value;
+    }
     return out;
   }
   /// S{} with the fields that `text` gives (in any order; a key given twice:

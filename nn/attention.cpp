@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "autograd/autocast.h"
+#include "autograd/grad_mode.h"
 #include "autograd/ops.h"
 #include "nn/init.h"
 #include "tensor/factory.h"
@@ -98,6 +99,28 @@ Attention MultiHeadAttention::forward(const Tensor& query, const Tensor& key, co
   return a;
 }
 
+Tensor MultiHeadAttention::forward(const Tensor& x, KVCache& cache, int64_t layer) {
+  ModuleScope scope(*this);
+  EMBER_CHECK(!is_grad_enabled(), "MultiHeadAttention",
+              "a key-value cache is for inference: run it under NoGradGuard (its buffers are written in place, "
+              "which a graph cannot differentiate)");
+  EMBER_CHECK(causal_, "MultiHeadAttention",
+              "a key-value cache needs causal attention: without it, earlier tokens would attend to later ones and "
+              "their cached keys and values would change");
+  EMBER_CHECK(x.dim() == 3 && x.size(2) == dim_ && x.size(0) == cache.batch(), "MultiHeadAttention",
+              "expected x (" << cache.batch() << ", T, " << dim_ << ") for a cache of batch " << cache.batch()
+                             << ", got " << shape_str(x.shape()));
+  const int64_t B = x.size(0), T = x.size(1), h = heads_, d = dim_ / heads_, past = cache.length();
+  auto split = [&](const Tensor& t) { return transpose(view(t, {B, T, h, d}), 1, 2); };
+  Tensor q = split(w_q->forward(x));
+  auto [keys, values] = cache.append(layer, split(w_k->forward(x)), split(w_v->forward(x)));
+  // query i sits at position past + i: it sees keys 0..past+i
+  Tensor heads_out = kernel::tiled_attention_forward(q, keys, values, 1.0 / std::sqrt(static_cast<double>(d)),
+                                                     /*causal=*/true, past)
+                         .out;
+  return w_o->forward(reshape(transpose(heads_out, 1, 2), {B, T, dim_}));
+}
+
 // The projections, the heads and the attention between them; the weights
 // into *weights when asked for (which stores them).
 Tensor MultiHeadAttention::project(const Tensor& query, const Tensor& key, const Tensor& value, const Tensor& mask,
@@ -135,7 +158,7 @@ std::string MultiHeadAttention::extra_repr() const {
 }
 
 // ---- Transformer block ----
-TransformerBlock::TransformerBlock(int64_t dim, int64_t heads, const TransformerBlockOptions& o) {
+TransformerBlock::TransformerBlock(int64_t dim, int64_t heads, const TransformerBlockOptions& o) : gelu_approx(o.gelu) {
   EMBER_CHECK(o.mlp_ratio > 0, "TransformerBlock", "mlp_ratio must be positive, got " << o.mlp_ratio);
   Generator& gen = init::generator(o.generator);
   const int64_t hidden = o.mlp_ratio * dim;
@@ -156,7 +179,13 @@ TransformerBlock::TransformerBlock(int64_t dim, int64_t heads, const Transformer
 Tensor TransformerBlock::forward(const Tensor& x) {
   ModuleScope scope(*this);
   Tensor y = x + drop->forward(attn->forward(ln1->forward(x)));
-  return y + drop->forward(fc2->forward(gelu(fc1->forward(ln2->forward(y)))));
+  return y + drop->forward(fc2->forward(gelu(fc1->forward(ln2->forward(y)), gelu_approx)));
+}
+
+Tensor TransformerBlock::forward(const Tensor& x, KVCache& cache, int64_t layer) {
+  ModuleScope scope(*this);
+  Tensor y = x + drop->forward(attn->forward(ln1->forward(x), cache, layer));
+  return y + drop->forward(fc2->forward(gelu(fc1->forward(ln2->forward(y)), gelu_approx)));
 }
 
 }  // namespace ember::nn

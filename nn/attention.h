@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "nn/init.h"
+#include "nn/kv_cache.h"
 #include "nn/layers.h"
 
 namespace ember::nn {
@@ -71,6 +72,14 @@ class MultiHeadAttention : public Module {
   /// General form (cross-attention): query (B, Tq, D), key/value (B, Tk, D).
   /// The weights (B, h, Tq, Tk) are returned too (so this form stores them).
   Attention forward(const Tensor& query, const Tensor& key, const Tensor& value, const Tensor& mask = Tensor());
+  /// Causal self-attention of x (B, T, D), the T tokens after the
+  /// cache.length() that `cache` holds for `layer`: their keys and values
+  /// are appended to the cache, and query i attends to the cached keys and
+  /// to the new ones up to its own. Equals forward(x_all) at those rows
+  /// (x_all: every token so far), within rounding: see nn/kv_cache.h.
+  /// The cache's length moves on in the caller (GPT::forward), after every
+  /// layer. Inference only: an error under grad mode, or without causal.
+  Tensor forward(const Tensor& x, KVCache& cache, int64_t layer);
   std::string type_name() const override { return "MultiHeadAttention"; }
   std::string extra_repr() const override;
   int64_t heads() const { return heads_; }
@@ -89,6 +98,7 @@ struct TransformerBlockOptions {
   double dropout = 0.0;
   bool causal = true;
   AttentionKernel attention = AttentionKernel::Tiled;  // MultiHeadAttention::kernel
+  GeluApprox gelu = GeluApprox::None;  // the MLP's GELU: exact (erf), or GPT-2's tanh form
   DType dtype = kFloat32;
   Generator* generator = nullptr;  // null: the default generator (nn/init.h)
 };
@@ -96,16 +106,21 @@ struct TransformerBlockOptions {
 /// Pre-LN Transformer block:
 ///   x = x + dropout(attn(ln1(x)))
 ///   x = x + dropout(fc2(gelu(fc1(ln2(x)))))     fc1: D -> mlp_ratio·D
+/// (GPT-2's layout: ln1 = ln_1, attn's four projections = c_attn split in
+/// three and c_proj, ln2 = ln_2, fc1 = mlp.c_fc, fc2 = mlp.c_proj.)
 class TransformerBlock : public UnaryModule {
  public:
   TransformerBlock(int64_t dim, int64_t heads, const TransformerBlockOptions& options = {});
   Tensor forward(const Tensor& x) override;  // (B, T, D) -> (B, T, D)
+  /// The same for the T tokens after those `cache` holds (MultiHeadAttention's form).
+  Tensor forward(const Tensor& x, KVCache& cache, int64_t layer);
   std::string type_name() const override { return "TransformerBlock"; }
 
   std::shared_ptr<LayerNorm> ln1, ln2;
   std::shared_ptr<MultiHeadAttention> attn;
   std::shared_ptr<Linear> fc1, fc2;
   std::shared_ptr<Dropout> drop;
+  GeluApprox gelu_approx;
 };
 
 }  // namespace ember::nn

@@ -54,10 +54,16 @@ Tensor PositionalEmbedding::forward(const Tensor& ids) const {
   return forward(ids.size(1));
 }
 
-void PositionalEmbedding::check_length(int64_t T) const {
-  EMBER_CHECK(T >= 0 && T <= max_length(), type_name(),
-              "sequence length T = " << T << " exceeds the maximum context length L = " << max_length()
-                                     << " (the table has rows for positions 0.." << max_length() - 1 << ")");
+void PositionalEmbedding::check_length(int64_t start, int64_t T) const {
+  EMBER_CHECK(start >= 0 && T >= 0, type_name(), "start " << start << " and sequence length T = " << T << " must be >= 0");
+  if (start == 0)
+    EMBER_CHECK(T <= max_length(), type_name(),
+                "sequence length T = " << T << " exceeds the maximum context length L = " << max_length()
+                                       << " (the table has rows for positions 0.." << max_length() - 1 << ")");
+  EMBER_CHECK(T <= max_length() - start, type_name(),
+              "positions " << start << ".." << start + T - 1 << " (start " << start << ", T = " << T
+                           << ") exceed the maximum context length L = " << max_length()
+                           << " (the table has rows for positions 0.." << max_length() - 1 << ")");
 }
 
 LearnedPositionalEmbedding::LearnedPositionalEmbedding(int64_t L, int64_t D, const InitOptions& o)
@@ -71,10 +77,10 @@ LearnedPositionalEmbedding::LearnedPositionalEmbedding(int64_t L, int64_t D, con
 // (T, D): rows 0..T-1 of the table, a view. Looking up positions 0..T-1 is a
 // contiguous slice, so no index tensor is needed; the gradient lands in rows
 // 0..T-1 only.
-Tensor LearnedPositionalEmbedding::forward(int64_t T) const {
+Tensor LearnedPositionalEmbedding::positions(int64_t start, int64_t T) const {
   ModuleScope scope(*this);
-  check_length(T);
-  return narrow(weight, 0, 0, T);
+  check_length(start, T);
+  return narrow(weight, 0, start, T);
 }
 
 std::string LearnedPositionalEmbedding::extra_repr() const {
@@ -96,10 +102,10 @@ SinusoidalPositionalEmbedding::SinusoidalPositionalEmbedding(int64_t L, int64_t 
   table = register_buffer("table", kernel::to(t64, dtype));
 }
 
-Tensor SinusoidalPositionalEmbedding::forward(int64_t T) const {
+Tensor SinusoidalPositionalEmbedding::positions(int64_t start, int64_t T) const {
   ModuleScope scope(*this);
-  check_length(T);
-  return kernel::slice(table, 0, 0, T, 1);  // a constant: no graph
+  check_length(start, T);
+  return kernel::slice(table, 0, start, start + T, 1);  // a constant: no graph
 }
 
 std::string SinusoidalPositionalEmbedding::extra_repr() const {
@@ -120,12 +126,12 @@ EmbeddingComposer::EmbeddingComposer(std::shared_ptr<Embedding> tok, std::shared
 }
 
 // ids (B, T) -> token (B, T, D) + positional (T, D) broadcast as (1, T, D)
-Tensor EmbeddingComposer::forward(const Tensor& ids) const {
+Tensor EmbeddingComposer::forward(const Tensor& ids, int64_t start) const {
   ModuleScope scope(*this);
   EMBER_CHECK(ids.dim() == 2, "EmbeddingComposer", "ids must be (B, T), got shape " << shape_str(ids.shape()));
   Tensor x = token->forward(ids);
   if (!positional) return x;
-  return x + positional->forward(ids.size(1));
+  return x + positional->positions(start, ids.size(1));
 }
 
 // ---- LM head and weight tying ----

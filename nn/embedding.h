@@ -73,15 +73,19 @@ using ember::embedding;
 /// What the composer needs from a positional module.
 class PositionalEmbedding : public Module {
  public:
-  /// (T, D) vectors for positions 0..T-1. Error naming T and L if T > L.
-  virtual Tensor forward(int64_t T) const = 0;
+  /// (T, D) vectors for positions start..start+T-1 (a view of the table).
+  /// Error naming start, T and L if start + T > L. Decoding with a KV cache
+  /// asks for the positions after the cached ones (start = the cache's length).
+  virtual Tensor positions(int64_t start, int64_t T) const = 0;
+  /// positions(0, T).
+  Tensor forward(int64_t T) const { return positions(0, T); }
   /// The same for ids (B, T): uses T = ids.size(1).
   Tensor forward(const Tensor& ids) const;
   virtual int64_t max_length() const = 0;
   virtual int64_t dim() const = 0;
 
  protected:
-  void check_length(int64_t T) const;
+  void check_length(int64_t start, int64_t T) const;
 };
 
 /// A trainable (L, D) table; row p is the vector of position p. Adds L*D parameters.
@@ -89,8 +93,7 @@ class LearnedPositionalEmbedding : public PositionalEmbedding {
  public:
   /// weight ~ normal(0, 0.02)
   LearnedPositionalEmbedding(int64_t max_context_length, int64_t embedding_dim, const InitOptions& options = {});
-  using PositionalEmbedding::forward;
-  Tensor forward(int64_t T) const override;
+  Tensor positions(int64_t start, int64_t T) const override;
   int64_t max_length() const override { return max_length_; }
   int64_t dim() const override { return dim_; }
   std::string type_name() const override { return "LearnedPositionalEmbedding"; }
@@ -110,8 +113,7 @@ class LearnedPositionalEmbedding : public PositionalEmbedding {
 class SinusoidalPositionalEmbedding : public PositionalEmbedding {
  public:
   SinusoidalPositionalEmbedding(int64_t max_context_length, int64_t embedding_dim, DType dtype = kFloat32);
-  using PositionalEmbedding::forward;
-  Tensor forward(int64_t T) const override;
+  Tensor positions(int64_t start, int64_t T) const override;
   int64_t max_length() const override { return max_length_; }
   int64_t dim() const override { return dim_; }
   std::string type_name() const override { return "SinusoidalPositionalEmbedding"; }
@@ -128,8 +130,9 @@ class SinusoidalPositionalEmbedding : public PositionalEmbedding {
 class EmbeddingComposer : public Module {
  public:
   EmbeddingComposer(std::shared_ptr<Embedding> token, std::shared_ptr<PositionalEmbedding> positional);
-  /// ids (B, T) int64 -> (B, T, D)
-  Tensor forward(const Tensor& ids) const;
+  /// ids (B, T) int64 -> (B, T, D). start: the position of ids[:, 0] (0,
+  /// or the length of a KV cache the ids continue).
+  Tensor forward(const Tensor& ids, int64_t start = 0) const;
   std::string type_name() const override { return "EmbeddingComposer"; }
 
   std::shared_ptr<Embedding> token;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "autograd/grad_mode.h"
 #include "base/text_fields.h"
@@ -27,7 +28,13 @@ const TextFields<GPTConfig>& config_fields() {
                     {{"learned", Positional::Learned}, {"sinusoidal", Positional::Sinusoidal}}),
        choice_field("tie_weights", &GPTConfig::tie_weights, {{"0", false}, {"1", true}}),
        uint_field("seed", &GPTConfig::seed),
-       choice_field("dtype", &GPTConfig::dtype, {{"float32", kFloat32}, {"float64", kFloat64}})});
+       choice_field("dtype", &GPTConfig::dtype, {{"float32", kFloat32}, {"float64", kFloat64}}),
+       // written only when not exact, so a config without it reads as it always did
+       [] {
+         TextField<GPTConfig> f = choice_field("gelu", &GPTConfig::gelu, {{"erf", GeluApprox::None}, {"tanh", GeluApprox::Tanh}});
+         f.print = [](const GPTConfig& c) { return c.gelu == GeluApprox::Tanh ? std::string("tanh") : std::string(); };
+         return f;
+       }()});
   return fields;
 }
 }  // namespace
@@ -99,7 +106,8 @@ GPT::GPT(const GPTConfig& c) : config_(c) {
   blocks = register_module("blocks", std::make_shared<ModuleList<TransformerBlock>>());
   for (int64_t l = 0; l < c.layers; ++l) {
     blocks->push_back(std::make_shared<TransformerBlock>(
-        c.dim, c.heads, TransformerBlockOptions{.dropout = c.dropout, .causal = true, .dtype = c.dtype, .generator = &gen}));
+        c.dim, c.heads,
+        TransformerBlockOptions{.dropout = c.dropout, .causal = true, .gelu = c.gelu, .dtype = c.dtype, .generator = &gen}));
   }
   ln_f = register_module("ln_f", std::make_shared<LayerNorm>(c.dim, LayerNormOptions{.dtype = c.dtype}));
   head = register_module("head", std::make_shared<LMHead>(c.dim, c.vocab_size, init));
@@ -139,62 +147,148 @@ AttentionKernel GPT::attention() const {
 
 Tensor GPT::loss(const Tensor& ids, const Tensor& targets) { return cross_entropy(forward(ids), targets); }
 
+namespace {
+
+void check_options(const SampleOptions& o, const char* op) {
+  EMBER_CHECK(std::isfinite(o.temperature) && o.temperature >= 0, op,
+              "temperature must be finite and >= 0 (0: always the most likely token), got " << o.temperature);
+  EMBER_CHECK(o.top_k >= 0, op, "top_k must be >= 0 (0: no limit), got " << o.top_k);
+  EMBER_CHECK(o.top_p > 0 && o.top_p <= 1, op, "top_p must be in (0, 1] (1: no limit), got " << o.top_p);
+}
+
+// The token drawn from logits l (modified in place), options already checked.
+int64_t draw(std::vector<double>& l, const SampleOptions& o, Generator& gen, int64_t step, const char* op) {
+  for (double v : l)
+    EMBER_CHECK(!std::isnan(v) && v != INFINITY, op,
+                "the model produced a logit of " << v << " at step " << step << ": its weights are not finite");
+  const size_t best = static_cast<size_t>(std::max_element(l.begin(), l.end()) - l.begin());
+  if (o.temperature == 0) return static_cast<int64_t>(best);  // greedy: the first most likely
+  // Subtract the max before scaling: (v - max) / T <= 0 for any T > 0, so
+  // no inf - inf even for a temperature of 1e-320 (which is then greedy).
+  const double mx = l[best];
+  for (double& v : l) v = (v - mx) / o.temperature;
+  if (o.top_k > 0 && o.top_k < static_cast<int64_t>(l.size())) {
+    std::vector<double> sorted = l;
+    std::nth_element(sorted.begin(), sorted.begin() + (o.top_k - 1), sorted.end(), std::greater<>());
+    const double kth = sorted[static_cast<size_t>(o.top_k - 1)];
+    for (double& v : l)
+      if (v < kth) v = -INFINITY;
+  }
+  double s = 0;
+  for (double& v : l) s += (v = std::exp(v));  // the max contributes exp(0) = 1: s >= 1
+  if (o.top_p < 1) {
+    // The nucleus: the most likely tokens (the lower id first on ties) until
+    // their probability reaches top_p; the token that reaches it is kept.
+    std::vector<size_t> order(l.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return l[a] > l[b]; });
+    double kept = 0;
+    size_t n = 0;
+    while (n < order.size() && (n == 0 || kept < o.top_p * s)) kept += l[order[n++]];
+    for (size_t i = n; i < order.size(); ++i) l[order[i]] = 0;
+    s = kept;
+  }
+  // inverse-CDF sampling with one uniform draw
+  const double u = gen.next_double() * s;
+  double acc = 0;
+  for (size_t i = 0; i < l.size(); ++i) {
+    acc += l[i];
+    if (u < acc) return static_cast<int64_t>(i);
+  }
+  // rounding left u at or past the last sum: the last token with weight
+  for (size_t i = l.size(); i-- > 0;)
+    if (l[i] > 0) return static_cast<int64_t>(i);
+  return static_cast<int64_t>(best);
+}
+
+// Eval mode for a scope, the previous mode after (an error included).
+class EvalScope {
+ public:
+  explicit EvalScope(Module& m) : m_(m), was_(m.is_training()) { m.eval(); }
+  ~EvalScope() { m_.train(was_); }
+  EvalScope(const EvalScope&) = delete;
+  EvalScope& operator=(const EvalScope&) = delete;
+
+ private:
+  Module& m_;
+  bool was_;
+};
+
+}  // namespace
+
+int64_t sample_next(const Tensor& logits, const SampleOptions& options, Generator& gen, int64_t step) {
+  check_options(options, "sample_next");
+  EMBER_CHECK(logits.dim() == 1 && logits.numel() > 0 && is_floating(logits.dtype()), "sample_next",
+              "logits must be a non-empty floating (V) vector, got " << dtype_name(logits.dtype()) << " "
+                                                                    << shape_str(logits.shape()));
+  std::vector<double> l = logits.to_vector<double>();
+  return draw(l, options, gen, step, "sample_next");
+}
+
+KVCache GPT::make_cache(int64_t batch) const {
+  return KVCache(config_.layers, batch, config_.heads, config_.context_length, config_.dim / config_.heads,
+                 config_.dtype);
+}
+
+Tensor GPT::forward(const Tensor& ids, KVCache& cache) {
+  ModuleScope scope(*this);
+  EMBER_CHECK(ids.dim() == 2, "GPT", "ids must be (B, T), got shape " << shape_str(ids.shape()));
+  EMBER_CHECK(cache.layers() == config_.layers && cache.capacity() == config_.context_length &&
+                  cache.dtype() == config_.dtype && cache.batch() == ids.size(0),
+              "GPT", "the cache (" << cache.layers() << " layers, capacity " << cache.capacity() << ", "
+                                   << dtype_name(cache.dtype()) << ", batch " << cache.batch()
+                                   << ") was not made for this model and ids " << shape_str(ids.shape()) << " ("
+                                   << config_.layers << " layers, context length " << config_.context_length << ", "
+                                   << dtype_name(config_.dtype) << "): use make_cache(" << ids.size(0) << ")");
+  const int64_t T = ids.size(1), past = cache.length();
+  EMBER_CHECK(T <= config_.context_length - past, "GPT",
+              T << " new tokens after the " << past << " in the cache exceed the model's context length "
+                << config_.context_length << ": reset the cache, or recompute a window of the last tokens");
+  Tensor x = drop->forward(embed->forward(ids, past));  // (B, T, D), positions past..past+T-1
+  for (size_t l = 0; l < blocks->size(); ++l) x = (*blocks)[l].forward(x, cache, static_cast<int64_t>(l));
+  cache.advance(T);
+  return head->forward(ln_f->forward(x));  // (B, T, V)
+}
+
 std::vector<int64_t> GPT::generate(const std::vector<int64_t>& prompt, int64_t max_new_tokens, double temperature,
                                    int64_t top_k, uint64_t seed) {
-  EMBER_CHECK(!prompt.empty(), "generate", "the prompt must contain at least one token");
-  EMBER_CHECK(std::isfinite(temperature) && temperature >= 0, "generate",
-              "temperature must be finite and >= 0 (0: always the most likely token), got " << temperature);
-  EMBER_CHECK(top_k >= 0, "generate", "top_k must be >= 0 (0: no limit), got " << top_k);
-  EMBER_CHECK(max_new_tokens >= 0, "generate", "max_new_tokens must be >= 0, got " << max_new_tokens);
+  return generate(prompt, max_new_tokens, SampleOptions{.temperature = temperature, .top_k = top_k, .seed = seed});
+}
+
+std::vector<int64_t> GPT::generate(const std::vector<int64_t>& prompt, int64_t max_new_tokens,
+                                   const SampleOptions& options) {
+  const char* op = "generate";
+  EMBER_CHECK(!prompt.empty(), op, "the prompt must contain at least one token");
+  check_options(options, op);
+  EMBER_CHECK(max_new_tokens >= 0, op, "max_new_tokens must be >= 0, got " << max_new_tokens);
+  const int64_t V = config_.vocab_size, L = config_.context_length;
   for (size_t i = 0; i < prompt.size(); ++i)
-    EMBER_CHECK(prompt[i] >= 0 && prompt[i] < config_.vocab_size, "generate",
-                "prompt token " << prompt[i] << " at [" << i << "] is outside the vocabulary [0, " << config_.vocab_size << ")");
+    EMBER_CHECK(prompt[i] >= 0 && prompt[i] < V, op,
+                "prompt token " << prompt[i] << " at [" << i << "] is outside the vocabulary [0, " << V << ")");
+  for (size_t i = 0; i < options.stop.size(); ++i)
+    EMBER_CHECK(options.stop[i] >= 0 && options.stop[i] < V, op,
+                "stop token " << options.stop[i] << " at [" << i << "] is outside the vocabulary [0, " << V << ")");
   NoGradGuard no_grad;
-  const bool was_training = is_training();
-  eval();
-  Generator gen(seed);
+  EvalScope eval_mode(*this);
+  Generator gen(options.seed);
   std::vector<int64_t> out = prompt;
+  std::optional<KVCache> cache;
+  if (options.cache && max_new_tokens > 0) cache.emplace(make_cache(1));
   for (int64_t n = 0; n < max_new_tokens; ++n) {
-    // the causal context window: at most the last context_length tokens
-    int64_t start = std::max<int64_t>(0, static_cast<int64_t>(out.size()) - config_.context_length);
-    std::vector<int64_t> window(out.begin() + start, out.end());
-    Tensor ids = tensor(window, {1, static_cast<int64_t>(window.size())});
-    Tensor logits = forward(ids).select(1, -1).select(0, 0);  // (V) for the last position
-    std::vector<double> l = logits.to_vector<double>();
-    for (double v : l)
-      EMBER_CHECK(!std::isnan(v) && v != INFINITY, "generate",
-                  "the model produced a logit of " << v << " at step " << n << ": its weights are not finite");
-    const size_t best = static_cast<size_t>(std::max_element(l.begin(), l.end()) - l.begin());
-    if (temperature == 0) {  // greedy: the most likely token (the first on ties)
-      out.push_back(static_cast<int64_t>(best));
-      continue;
+    const int64_t len = static_cast<int64_t>(out.size());
+    Tensor logits;
+    if (cache && len <= L) {  // the tokens the cache does not hold yet: the prompt, then the last token
+      std::vector<int64_t> fresh(out.begin() + cache->length(), out.end());
+      logits = forward(tensor(fresh, {1, static_cast<int64_t>(fresh.size())}), *cache);
+    } else {  // the sliding window: the last L tokens, recomputed
+      std::vector<int64_t> window(out.begin() + std::max<int64_t>(0, len - L), out.end());
+      logits = forward(tensor(window, {1, static_cast<int64_t>(window.size())}));
     }
-    // Subtract the max before scaling: (v - max) / T <= 0 for any T > 0, so
-    // no inf - inf even for a temperature of 1e-320 (which is then greedy).
-    const double mx = l[best];
-    for (double& v : l) v = (v - mx) / temperature;
-    if (top_k > 0 && top_k < static_cast<int64_t>(l.size())) {
-      std::vector<double> sorted = l;
-      std::nth_element(sorted.begin(), sorted.begin() + (top_k - 1), sorted.end(), std::greater<>());
-      double kth = sorted[top_k - 1];
-      for (double& v : l)
-        if (v < kth) v = -INFINITY;
-    }
-    double s = 0;
-    for (double& v : l) s += (v = std::exp(v));  // the max contributes exp(0) = 1: s >= 1
-    // inverse-CDF sampling with one uniform draw
-    double u = gen.next_double() * s, acc = 0;
-    int64_t pick = static_cast<int64_t>(l.size()) - 1;
-    for (size_t i = 0; i < l.size(); ++i) {
-      acc += l[i];
-      if (u < acc) {
-        pick = static_cast<int64_t>(i);
-        break;
-      }
-    }
+    std::vector<double> l = logits.select(1, -1).select(0, 0).to_vector<double>();  // (V) of the last position
+    const int64_t pick = draw(l, options, gen, n, op);
     out.push_back(pick);
+    if (std::find(options.stop.begin(), options.stop.end(), pick) != options.stop.end()) break;
   }
-  train(was_training);
   return out;
 }
 

@@ -14,6 +14,7 @@
 
 #include "nn/attention.h"
 #include "nn/embedding.h"
+#include "nn/kv_cache.h"
 
 namespace ember::nn {
 
@@ -30,6 +31,9 @@ struct GPTConfig {
   bool tie_weights = true;
   uint64_t seed = 0;
   DType dtype = kFloat32;
+  /// The MLP's GELU: exact (erf, the default), or the tanh form GPT-2 was
+  /// trained with ("gelu=tanh" in the text; left out at the default).
+  GeluApprox gelu = GeluApprox::None;
 
   /// "vocab_size=65 context_length=64 ..." and back (stored in checkpoints).
   std::string to_string() const;
@@ -48,18 +52,55 @@ struct GPTConfig {
   void validate() const;
 };
 
+/// How generate() picks each next token from the logits, in this order (as
+/// Hugging Face's generate applies them): divide by the temperature, keep
+/// the top_k most likely, keep the smallest set of most likely tokens whose
+/// probability sums to at least top_p (nucleus sampling), then draw one
+/// token from what is left with the generator seeded by `seed`.
+struct SampleOptions {
+  double temperature = 1.0;  // 0: greedy, always the most likely token (the first on ties)
+  int64_t top_k = 0;         // 0: no limit
+  double top_p = 1.0;        // in (0, 1]; 1: no limit
+  uint64_t seed = 0;
+  std::vector<int64_t> stop = {};  // generation ends after any of these tokens (which is kept)
+  bool cache = true;          // decode with a KV cache (false: recompute the context every token)
+};
+
+/// One token drawn from logits (V) as SampleOptions says; `step` only
+/// names the step in an error (a NaN or +inf logit). Error naming the value
+/// for a temperature, top_k or top_p out of range.
+int64_t sample_next(const Tensor& logits, const SampleOptions& options, Generator& gen, int64_t step = 0);
+
 class GPT : public Module {
  public:
   explicit GPT(const GPTConfig& config);
   /// ids (B, T) int64, T <= context_length -> logits (B, T, V)
   Tensor forward(const Tensor& ids);
+  /// The logits (B, T, V) of the T tokens after the cache.length() that
+  /// `cache` holds (prefill: the prompt into an empty cache; decode: one
+  /// token at a time), appending their keys and values and moving the
+  /// cache's length on by T. Equal to forward() of every token so far at
+  /// those rows, within rounding (nn/kv_cache.h). Inference only (an error
+  /// under grad mode); an error naming the lengths when cache.length() + T
+  /// exceeds context_length, or for a cache made for another model.
+  Tensor forward(const Tensor& ids, KVCache& cache);
+  /// An empty cache for this model: capacity context_length, one buffer
+  /// pair per block, in the model's dtype.
+  KVCache make_cache(int64_t batch = 1) const;
   /// mean cross-entropy of forward(ids) against targets (B, T)
   Tensor loss(const Tensor& ids, const Tensor& targets);
-  /// Appends max_new_tokens sampled tokens to `prompt` (ids in [0, V)), each
-  /// conditioned on at most the last context_length tokens. temperature > 0
-  /// scales the logits (temperature 0: always the most likely token, the
-  /// first on ties); top_k > 0 keeps only the k most likely tokens.
-  /// Deterministic for a given seed. Runs in eval mode without a graph.
+  /// Appends up to max_new_tokens tokens to `prompt` (ids in [0, V)), each
+  /// drawn by sample_next from the logits of the tokens before it, and
+  /// returns prompt + the new tokens (ending at the first stop token).
+  /// With options.cache, the prompt is prefilled once and each token then
+  /// decoded with the cache while the text fits in context_length; past it,
+  /// a sliding window: each token is conditioned on the last context_length
+  /// tokens, recomputed (positions are absolute, so a window that slides
+  /// changes every cached position). Deterministic for a given seed. Runs
+  /// in eval mode without a graph, and restores the mode after.
+  std::vector<int64_t> generate(const std::vector<int64_t>& prompt, int64_t max_new_tokens,
+                                const SampleOptions& options);
+  /// generate() with temperature, top_k and seed only.
   std::vector<int64_t> generate(const std::vector<int64_t>& prompt, int64_t max_new_tokens, double temperature = 1.0,
                                 int64_t top_k = 0, uint64_t seed = 0);
 

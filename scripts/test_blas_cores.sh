@@ -16,7 +16,7 @@ if ((${#cores[@]} == 0)); then
   echo "test_blas_cores.sh: this CPU has no AVX: OpenBLAS's own choice is the only one"
   exit 0
 fi
-tests='Blas|Matmul|TensorThreads|AdaptiveThreads|NnGpt|Trainer|Optim|Attention|Registry|KernelsAgree'
+tests='Blas|Matmul|TensorThreads|AdaptiveThreads|NnGpt|NnKvCache|TrainGpt2|Trainer|Optim|Attention|Registry|KernelsAgree'
 echo "--- OPENBLAS_CORETYPE unset (ember chooses)"
 log=$build/blas_core_ember.log
 if env -u OPENBLAS_CORETYPE ctest --test-dir "$build" --output-on-failure -j2 -R "$tests" >"$log" 2>&1; then
@@ -48,7 +48,7 @@ for core in "${cores[@]}"; do
   fi
 done
 
-simd_tests='VecMath|LayerNorm|TensorReduce|Gelu|Softmax|Sigmoid|Exp|Erf|CrossEntropy|NnGpt|Gemm|BFloat16|Autocast|KernelsAgree|TensorElementwise|TrainOptim'
+simd_tests='VecMath|LayerNorm|TensorReduce|Gelu|Softmax|Sigmoid|Exp|Erf|CrossEntropy|NnGpt|NnKvCache|TrainGpt2|Gemm|BFloat16|Autocast|KernelsAgree|TensorElementwise|TrainOptim'
 mapfile -t widths < <("$build/tests/blas_cores" --simd)
 for simd in "${widths[@]:1}"; do  # the widest is what every other run used
   echo "--- EMBER_SIMD=$simd"

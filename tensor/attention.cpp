@@ -192,9 +192,12 @@ void check_operands(const Tensor& q, const Tensor& k, const Tensor& v, double sc
   EMBER_CHECK(std::isfinite(scale) && scale > 0, op, "scale must be finite and positive, got " << scale);
 }
 
-// Work per matrix (multiply-adds of the tiles visited), for the thread grain.
-double tile_flops(int64_t Tq, int64_t Tk, int64_t d, int64_t dv, bool causal) {
-  const double pairs = causal ? 0.5 * double(Tq) * double(std::min(Tq, Tk)) : double(Tq) * double(Tk);
+// Work per matrix (multiply-adds of the tiles visited), for the thread grain:
+// with an offset (a cache), every query sees the first `offset` keys whole.
+double tile_flops(int64_t Tq, int64_t Tk, int64_t d, int64_t dv, bool causal, int64_t offset = 0) {
+  const double pairs = causal ? double(Tq) * double(std::min(Tk, offset)) +
+                                    0.5 * double(Tq) * double(std::min(Tq, std::max<int64_t>(Tk - offset, 0)))
+                              : double(Tq) * double(Tk);
   return 2.0 * pairs * double(d + dv);
 }
 
@@ -205,9 +208,11 @@ int64_t grain_for(double flops_per_item) {
 
 }  // namespace
 
-TiledAttention tiled_attention_forward(const Tensor& q, const Tensor& k, const Tensor& v, double scale, bool causal) {
+TiledAttention tiled_attention_forward(const Tensor& q, const Tensor& k, const Tensor& v, double scale, bool causal,
+                                       int64_t offset) {
   const char* op = "tiled_attention";
   check_operands(q, k, v, scale, op);
+  EMBER_CHECK(offset >= 0, op, "the queries' offset must be >= 0, got " << offset << " for q " << shape_str(q.shape()));
   const int64_t Tq = q.size(-2), Tk = k.size(-2), d = q.size(-1), dv = v.size(-1);
   Tensor out = empty_like_layout(q, dv);
   Shape lse_shape(q.shape().begin(), q.shape().end() - 1);
@@ -225,7 +230,7 @@ TiledAttention tiled_attention_forward(const Tensor& q, const Tensor& k, const T
     T* po = out.data_ptr<T>() - out.storage_offset();
     T* pl = lse.data_ptr<T>();
     const T s = static_cast<T>(scale), ninf = -std::numeric_limits<T>::infinity();
-    const double per_tile = tile_flops(std::min(Tq, kRows), Tk, d, dv, causal);
+    const double per_tile = tile_flops(std::min(Tq, kRows), Tk, d, dv, causal, offset);
     detail::parallel_for(N * tiles, grain_for(per_tile), [&](int64_t t0, int64_t t1) {
       std::vector<T> S(static_cast<size_t>(kRows * kCols)), acc(static_cast<size_t>(kRows * dv));
       std::vector<double> m(kRows), l(kRows);
@@ -235,12 +240,12 @@ TiledAttention tiled_attention_forward(const Tensor& q, const Tensor& k, const T
         std::fill(m.begin(), m.end(), -std::numeric_limits<double>::infinity());
         std::fill(l.begin(), l.end(), 0.0);
         std::fill(acc.begin(), acc.end(), T(0));
-        for (int64_t c0 = 0; c0 < key_end(causal, r1, Tk); c0 += kCols) {
+        for (int64_t c0 = 0; c0 < key_end(causal, offset + r1, Tk); c0 += kCols) {
           const int64_t c1 = std::min(Tk, c0 + kCols), C = c1 - c0;
           gemm<T>(false, true, R, C, d, s, Q, mq.ld, pk + mk.base[n] + c0 * mk.ld, mk.ld, T(0), S.data(), kCols);
           for (int64_t r = 0; r < R; ++r) {
             T* row = S.data() + r * kCols;
-            const int64_t valid = visible(causal, r0 + r, c0, c1);
+            const int64_t valid = visible(causal, offset + r0 + r, c0, c1);
             std::fill(row + valid, row + C, T(0));
             if (valid == 0) continue;
             const double m_new = std::max(m[r], static_cast<double>(row_max(row, valid)));
@@ -277,7 +282,7 @@ TiledAttention tiled_attention_forward(const Tensor& q, const Tensor& k, const T
     });
   });
   const double item = double(dtype_size(q.dtype()));
-  note_work(double(N) * tile_flops(Tq, Tk, d, dv, causal), item * double(q.numel() + k.numel() + v.numel()),
+  note_work(double(N) * tile_flops(Tq, Tk, d, dv, causal, offset), item * double(q.numel() + k.numel() + v.numel()),
             item * double(out.numel() + lse.numel()));
   return {out, lse};
 }

@@ -135,11 +135,15 @@ LayerNormGrads layer_norm_backward(const Tensor& x, const Tensor& weight, const 
 /// which recomputes the weights tile by tile from it. A row with no key
 /// (Tk = 0) gives 0 and lse = -inf. out keeps q's layout when q is dense
 /// (a (B, h, T, d) head view of a (B, T, D) buffer: out's heads merge back
-/// into (B, T, D) as a view).
+/// into (B, T, D) as a view). offset places the queries after a cache:
+/// query i sits at position offset + i, so (causal) it sees keys
+/// 0..offset+i; Tk = offset + Tq when the keys are a KV cache's
+/// (nn/kv_cache.h).
 struct TiledAttention {
   Tensor out, lse;
 };
-TiledAttention tiled_attention_forward(const Tensor& q, const Tensor& k, const Tensor& v, double scale, bool causal);
+TiledAttention tiled_attention_forward(const Tensor& q, const Tensor& k, const Tensor& v, double scale, bool causal,
+                                       int64_t offset = 0);
 struct TiledAttentionGrads {
   Tensor q, k, v;
 };
