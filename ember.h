@@ -52,6 +52,7 @@
 #include "nn/gpt.h"
 #include "nn/gradcheck.h"
 #include "nn/init.h"
+#include "nn/kv_cache.h"
 #include "nn/layers.h"
 #include "nn/loss.h"
 #include "nn/module.h"
@@ -59,6 +60,7 @@
 
 #include "train/checkpoint.h"
 #include "train/data.h"
+#include "train/gpt2.h"
 #include "train/optim.h"
 #include "train/resume.h"
 #include "train/run_dir.h"
