@@ -58,6 +58,7 @@
 #include "nn/module.h"
 #include "nn/recurrent.h"
 
+#include "train/bpe.h"
 #include "train/checkpoint.h"
 #include "train/data.h"
 #include "train/gpt2.h"

