@@ -59,10 +59,16 @@ using sgemm_t = void (*)(CBLAS_ORDER, CBLAS_TRANSPOSE, CBLAS_TRANSPOSE, blasint,
                          const float*, blasint, const float*, blasint, float, float*, blasint);
 using dgemm_t = void (*)(CBLAS_ORDER, CBLAS_TRANSPOSE, CBLAS_TRANSPOSE, blasint, blasint, blasint, double,
                          const double*, blasint, const double*, blasint, double, double*, blasint);
+using sgemv_t = void (*)(CBLAS_ORDER, CBLAS_TRANSPOSE, blasint, blasint, float, const float*, blasint, const float*,
+                         blasint, float, float*, blasint);
+using dgemv_t = void (*)(CBLAS_ORDER, CBLAS_TRANSPOSE, blasint, blasint, double, const double*, blasint, const double*,
+                         blasint, double, double*, blasint);
 
 struct Library {
   sgemm_t sgemm = nullptr;
   dgemm_t dgemm = nullptr;
+  sgemv_t sgemv = nullptr;
+  dgemv_t dgemv = nullptr;
   void (*set_num_threads)(int) = nullptr;
   int (*get_num_threads)() = nullptr;
   char* (*get_corename)() = nullptr;
@@ -110,6 +116,8 @@ const Library& library() {
     EMBER_CHECK(h != nullptr, "blas", "cannot load OpenBLAS from " << l.path << ": " << ::dlerror());
     l.sgemm = symbol<sgemm_t>(h, "cblas_sgemm", l.path);
     l.dgemm = symbol<dgemm_t>(h, "cblas_dgemm", l.path);
+    l.sgemv = symbol<sgemv_t>(h, "cblas_sgemv", l.path);
+    l.dgemv = symbol<dgemv_t>(h, "cblas_dgemv", l.path);
     l.set_num_threads = symbol<void (*)(int)>(h, "openblas_set_num_threads", l.path);
     l.get_num_threads = symbol<int (*)()>(h, "openblas_get_num_threads", l.path);
     l.get_corename = symbol<char* (*)()>(h, "openblas_get_corename", l.path);
@@ -202,6 +210,16 @@ void dgemm(bool ta, bool tb, int m, int n, int k, double alpha, const double* a,
            double beta, double* c, int ldc) {
   const Library& l = library();
   call([&] { l.dgemm(CblasRowMajor, flag(ta), flag(tb), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc); });
+}
+void sgemv(bool t, int m, int n, float alpha, const float* a, int lda, const float* x, int incx, float beta, float* y,
+           int incy) {
+  const Library& l = library();
+  call([&] { l.sgemv(CblasRowMajor, flag(t), m, n, alpha, a, lda, x, incx, beta, y, incy); });
+}
+void dgemv(bool t, int m, int n, double alpha, const double* a, int lda, const double* x, int incx, double beta,
+           double* y, int incy) {
+  const Library& l = library();
+  call([&] { l.dgemv(CblasRowMajor, flag(t), m, n, alpha, a, lda, x, incx, beta, y, incy); });
 }
 void set_num_threads(int n) {
   EMBER_CHECK(n >= 1 && n <= kMaxThreads, "blas::set_num_threads", "thread count must be in [1, " << kMaxThreads << "], got " << n);
