@@ -31,7 +31,7 @@ std::string input(const std::string& file) {
 int main(int argc, char** argv) {
   CLI::App app{"Byte-pair encoding: GPT-2's tokenizer, or one learned from a text."};
   examples::show_defaults(app);
-  app.require_subcommand(1);
+  app.require_subcommand(0, 1);
   std::string vocab, file = "-", out;
   int64_t vocab_size = 512;
   CLI::App* enc = app.add_subcommand("encode", "print the ids of a text");
@@ -48,6 +48,7 @@ int main(int argc, char** argv) {
   EMBER_PARSE("bpe", app, argc, argv);
 
   return examples::run("bpe", [&] {
+    EMBER_CHECK(*enc || *dec || *learn || *pieces, "bpe", "give a command: encode, decode, train or pieces");
     const std::string text = input(file);
     if (*pieces) {
       for (std::string_view p : train::pretokenize(text)) std::cout << '[' << p << "]\n";

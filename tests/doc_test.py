@@ -828,7 +828,7 @@ def check_packages(source, where, script, lines, problems):
     want = set(m.group(1).split()) if m else set()
     got = set()
     for line in lines:
-        if line.strip().startswith(("cmake", "ctest")):
+        if line.strip().startswith(("cmake", "ctest", "(")):  # the build, and a subshell's own install (npm)
             continue
         got |= {w for w in line.replace("\\", " ").split() if w not in ("sudo", "apt-get", "install", "-y")}
     if got != want:
