@@ -5,12 +5,14 @@
 //   ./build/examples/bpe decode --vocab DIR FILE    the text of FILE's ids
 //   ./build/examples/bpe train --vocab-size 512 --out DIR FILE
 //   ./build/examples/bpe pieces FILE                GPT-2's pre-tokenization, one piece per line
+//                                                   (a newline, tab or return shown as \n, \t, \r)
 //
 // DIR holds GPT-2's encoder.json and vocab.bpe (or Hugging Face's vocab.json
 // and merges.txt); bpe train writes such a DIR. FILE "-" is standard input;
 // a .gz file is decompressed. encode also prints, on stderr, how many tokens
 // and how fast (the encoding alone, the text already in memory).
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <iterator>
@@ -51,7 +53,11 @@ int main(int argc, char** argv) {
     EMBER_CHECK(*enc || *dec || *learn || *pieces, "bpe", "give a command: encode, decode, train or pieces");
     const std::string text = input(file);
     if (*pieces) {
-      for (std::string_view p : train::pretokenize(text)) std::cout << '[' << p << "]\n";
+      for (std::string_view p : train::pretokenize(text)) {  // a newline, tab or return shown as \n, \t, \r
+        std::string shown;
+        for (char ch : p) shown += ch == '\n' ? "\\n" : ch == '\t' ? "\\t" : ch == '\r' ? "\\r" : std::string(1, ch);
+        std::cout << '[' << shown << "]\n";
+      }
       return 0;
     }
     if (*learn) {
@@ -60,9 +66,16 @@ int main(int argc, char** argv) {
       const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       t.save(out);
       const size_t n = t.encode(text).size();
-      std::cout << "learned " << t.merge_count() << " merges (" << t.vocab_size() << " tokens) in " << s << " s; the text: "
-                << text.size() << " bytes -> " << n << " tokens (" << static_cast<double>(text.size()) / double(n)
+      std::cout << "learned " << t.merge_count() << " merges (" << t.vocab_size() << " tokens); the text: " << text.size()
+                << " bytes -> " << n << " tokens (" << static_cast<double>(text.size()) / double(n)
                 << " bytes per token); wrote " << out << "/encoder.json and " << out << "/vocab.bpe\n";
+      std::cout << "the first merges:";
+      for (int64_t r = 0; r < std::min<int64_t>(8, t.merge_count()); ++r) {
+        const auto [a, b] = t.merges()[static_cast<size_t>(r)];
+        std::cout << " [" << t.token(a) << "][" << t.token(b) << "]";
+      }
+      std::cout << "\n";
+      std::cerr << "bpe: learned in " << s << " s\n";
       return 0;
     }
     train::BPETokenizer t = train::BPETokenizer::from_dir(vocab);

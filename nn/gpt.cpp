@@ -242,7 +242,8 @@ Tensor GPT::forward(const Tensor& ids, KVCache& cache) {
                                    << dtype_name(config_.dtype) << "): use make_cache(" << ids.size(0) << ")");
   const int64_t T = ids.size(1), past = cache.length();
   EMBER_CHECK(T <= config_.context_length - past, "GPT",
-              T << " new tokens after the " << past << " in the cache exceed the model's context length "
+              T << (T == 1 ? " new token after the " : " new tokens after the ") << past
+                << " in the cache: more than the model's context length "
                 << config_.context_length << ": reset the cache, or recompute a window of the last tokens");
   Tensor x = drop->forward(embed->forward(ids, past));  // (B, T, D), positions past..past+T-1
   for (size_t l = 0; l < blocks->size(); ++l) x = (*blocks)[l].forward(x, cache, static_cast<int64_t>(l));

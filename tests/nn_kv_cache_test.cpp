@@ -197,7 +197,7 @@ TEST(NnKvCache, TheContextLimitIsAnErrorAndChangesNothing) {
   Tensor next = model.forward(row_of(ids, 6, 8), cache);
   EXPECT_LE(relative_gap(next, narrow(model.forward(row_of(ids, 0, 8)), 1, 6, 2)), bound(kFloat32));
   EXPECT_EQ(cache.length(), 8);
-  expect_error([&] { model.forward(row_of(ids, 8, 9), cache); }, {"GPT", "1 new tokens after the 8", "context length 8"});
+  expect_error([&] { model.forward(row_of(ids, 8, 9), cache); }, {"GPT", "1 new token after the 8", "context length 8"});
   cache.reset();
   EXPECT_EQ(cache.length(), 0);
   EXPECT_EQ(model.forward(row_of(ids, 0, 6), cache).to_vector<float>(), before.to_vector<float>());
