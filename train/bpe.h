@@ -3,11 +3,14 @@
 ///
 /// Encoding runs in two steps:
 ///
-///   1. pre-tokenization cuts the text into pieces, GPT-2's regular
-///      expression `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`
+///   1. pre-tokenization cuts the text into pieces by GPT-2's regular expression
+///      @verbatim
+///      's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+///      @endverbatim
 ///      written out as a scanner (pretokenize() below): a contraction, or
 ///      a run of letters, of numbers or of other characters (each may take
-///      one space in front), or whitespace. `\p{L}` and `\p{N}` are Unicode's
+///      one space in front), or whitespace. Letters and numbers (\\p{L},
+///      \\p{N}) are Unicode's
 ///      general categories, which std::regex does not know: utf8proc (a
 ///      small C library Debian packages, with Unicode's tables and nothing
 ///      else) gives each code point's category.
