@@ -8,7 +8,9 @@
 // scripts/deps.sh installs into tests/bpe_reference/node_modules.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <fstream>
+#include <map>
 #include <iterator>
 #include <sstream>
 #include <string>
@@ -144,6 +146,68 @@ TEST(TrainBpe, ALearnedBpeSavesAsGpt2sFiles) {
   EXPECT_EQ(back.merges(), t.merges());
   EXPECT_EQ(back.encode(corpus.substr(200000, 50000)), t.encode(corpus.substr(200000, 50000)));
   EXPECT_EQ(train::train_bpe(text, 512).merges(), t.merges());  // deterministic
+}
+
+// Merging in a piece, the plain way: the pair of lowest rank, the leftmost on
+// ties, until no pair is in the merge list (quadratic; for short pieces).
+std::vector<int64_t> merged_plainly(const BPETokenizer& t, std::string_view piece) {
+  std::map<std::pair<int64_t, int64_t>, size_t> rank;
+  for (size_t r = 0; r < t.merges().size(); ++r) rank.emplace(t.merges()[r], r);
+  std::vector<int64_t> ids;
+  for (char c : piece) ids.push_back(t.encode(std::string(1, c))[0]);
+  for (;;) {
+    size_t best = SIZE_MAX, at = 0;
+    for (size_t i = 0; i + 1 < ids.size(); ++i)
+      if (auto it = rank.find({ids[i], ids[i + 1]}); it != rank.end() && it->second < best) best = it->second, at = i;
+    if (best == SIZE_MAX) return ids;
+    ids[at] = t.encode(t.token(ids[at]) + t.token(ids[at + 1]))[0];
+    ids.erase(ids.begin() + static_cast<std::ptrdiff_t>(at) + 1);
+  }
+}
+
+// One piece of a megabyte (a run of letters is one piece) encodes in about
+// n log n steps: merges of doubling runs, a, aa, aaaa, ..., leave the binary
+// digits of the run's length, the longest token first. Random pieces merge
+// as the plain quadratic loop merges them, on a learned BPE and on GPT-2's.
+TEST(TrainBpe, LongPiecesMergeInNLogN) {
+  std::vector<std::string> tokens;
+  for (int b = 0; b < 256; ++b) tokens.emplace_back(1, static_cast<char>(b));
+  std::vector<std::pair<int64_t, int64_t>> merges;
+  int64_t run = 'a';
+  for (int k = 1; k <= 20; ++k) {  // a^2, a^4, ..., a^(2^20)
+    merges.emplace_back(run, run);
+    tokens.push_back(std::string(size_t{1} << k, 'a'));
+    run = static_cast<int64_t>(tokens.size()) - 1;
+  }
+  const BPETokenizer doubling = BPETokenizer::from_merges(tokens, merges);
+  const int64_t n = 1000000;  // 11110100001001000000 in binary
+  const std::vector<int64_t> ids = doubling.encode(std::string(static_cast<size_t>(n), 'a'));
+  std::vector<int64_t> digits;  // the token of a^(2^k) is 255 + k (k >= 1), 'a' for k = 0
+  for (int k = 19; k >= 0; --k)
+    if (n >> k & 1) digits.push_back(k == 0 ? 'a' : 255 + k);
+  EXPECT_EQ(ids, digits);
+  ASSERT_EQ(ids.size(), 7u);
+  EXPECT_EQ(doubling.token(ids[0]).size(), size_t{1} << 19);
+
+  const std::string corpus = train::read_text_file(std::string(EMBER_SOURCE_DIR) + "/data/tinyshakespeare.txt.gz");
+  const BPETokenizer learned = train::train_bpe(corpus.substr(0, 100000), 400);
+  Generator gen(7);
+  for (int trial = 0; trial < 200; ++trial) {
+    std::string piece;
+    const int64_t length = 1 + static_cast<int64_t>(gen.next_u64() % 40);
+    for (int64_t i = 0; i < length; ++i) piece += "etaoinshrd"[gen.next_u64() % (trial % 2 ? 10 : 3)];
+    SCOPED_TRACE(piece);
+    ASSERT_EQ(learned.encode(piece), merged_plainly(learned, piece));
+    ASSERT_EQ(gpt2().encode(piece), merged_plainly(gpt2(), piece));
+  }
+  // a megabyte of English letters without spaces: one piece, back as it was
+  std::string letters;
+  for (char c : corpus)
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) letters += c;
+  ASSERT_EQ(train::pretokenize(letters).size(), 1u);
+  const std::vector<int64_t> long_ids = gpt2().encode(letters);
+  EXPECT_LT(long_ids.size(), letters.size() / 2);
+  EXPECT_EQ(gpt2().decode(long_ids), letters);
 }
 
 TEST(TrainBpe, BadFilesAreNamedErrors) {

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <queue>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -220,7 +221,12 @@ BPETokenizer BPETokenizer::from_merges(const std::vector<std::string>& tokens,
 }
 
 BPETokenizer BPETokenizer::from_files(const std::string& encoder_json, const std::string& vocab_bpe) {
-  nlohmann::json enc = nlohmann::json::parse(file_text(encoder_json), nullptr, /*allow_exceptions=*/false);
+  return from_strings(file_text(encoder_json), file_text(vocab_bpe), encoder_json, vocab_bpe);
+}
+
+BPETokenizer BPETokenizer::from_strings(const std::string& encoder_text, const std::string& merges_text,
+                                        const std::string& encoder_json, const std::string& vocab_bpe) {
+  nlohmann::json enc = nlohmann::json::parse(encoder_text, nullptr, /*allow_exceptions=*/false);
   EMBER_CHECK(enc.is_object() && !enc.empty(), kOp, encoder_json << ": not a JSON object of token -> id");
   std::vector<std::string> tokens(enc.size());
   std::vector<bool> seen(enc.size(), false);
@@ -236,7 +242,7 @@ BPETokenizer BPETokenizer::from_files(const std::string& encoder_json, const std
     by_text.emplace(it.key(), id);
   }
   std::vector<std::pair<int64_t, int64_t>> merges;
-  std::istringstream lines(file_text(vocab_bpe));
+  std::istringstream lines(merges_text);
   std::string line;
   for (int64_t no = 1; std::getline(lines, line); ++no) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
@@ -252,7 +258,9 @@ BPETokenizer BPETokenizer::from_files(const std::string& encoder_json, const std
   try {
     return from_merges(tokens, merges);
   } catch (const Error& e) {
-    EMBER_FAIL(kOp, encoder_json << " and " << vocab_bpe << ": " << e.what());
+    std::string why = e.what();
+    if (why.rfind(std::string(kOp) + ": ", 0) == 0) why.erase(0, std::string(kOp).size() + 2);  // named once
+    EMBER_FAIL(kOp, encoder_json << " and " << vocab_bpe << ": " << why);
   }
 }
 
@@ -265,43 +273,76 @@ BPETokenizer BPETokenizer::from_dir(const std::string& dir) {
   return from_files((fs::path(dir) / "vocab.json").string(), (fs::path(dir) / "merges.txt").string());
 }
 
-void BPETokenizer::save(const std::string& dir) const {
-  auto text_of = [](const std::string& bytes) {
-    std::string s;
-    for (char c : bytes) s += byte_to_unicode(static_cast<uint8_t>(c));
-    return s;
-  };
+namespace {
+std::string text_of(const std::string& bytes) {
+  std::string s;
+  for (char c : bytes) s += byte_to_unicode(static_cast<uint8_t>(c));
+  return s;
+}
+}  // namespace
+
+std::string BPETokenizer::encoder_json() const {
   nlohmann::ordered_json enc = nlohmann::ordered_json::object();
   for (size_t id = 0; id < tokens_.size(); ++id) enc[text_of(tokens_[id])] = id;
+  return enc.dump();
+}
+
+std::string BPETokenizer::vocab_bpe() const {
   std::string bpe = "#version: 0.2\n";
   for (const auto& [a, b] : merge_list_)
     bpe += text_of(tokens_[static_cast<size_t>(a)]) + " " + text_of(tokens_[static_cast<size_t>(b)]) + "\n";
-  const std::string json = enc.dump();
+  return bpe;
+}
+
+void BPETokenizer::save(const std::string& dir) const {
+  const std::string json = encoder_json(), bpe = vocab_bpe();
   std::filesystem::create_directories(dir);
   write_file_atomically(dir + "/encoder.json", {json}, kOp);
   write_file_atomically(dir + "/vocab.bpe", {bpe}, kOp);
 }
 
 void BPETokenizer::encode_piece(std::string_view piece, std::vector<int64_t>& out) const {
-  std::vector<int32_t> ids(piece.size());
-  for (size_t i = 0; i < piece.size(); ++i) ids[i] = byte_token_[static_cast<unsigned char>(piece[i])];
-  // Merge the pair of lowest rank (the leftmost on ties) until none is in the list.
-  while (ids.size() > 1) {
-    int32_t best_rank = INT32_MAX, merged = -1;
-    size_t at = 0;
-    for (size_t i = 0; i + 1 < ids.size(); ++i) {
-      auto it = merges_.find(pair_key(ids[i], ids[i + 1]));
-      if (it != merges_.end() && it->second.first < best_rank) {
-        best_rank = it->second.first;
-        merged = it->second.second;
-        at = i;
-      }
-    }
-    if (merged < 0) break;
-    ids[at] = merged;
-    ids.erase(ids.begin() + static_cast<std::ptrdiff_t>(at) + 1);
+  // The piece's bytes as a doubly linked list of tokens; a min-heap holds
+  // each adjacent pair that is in the merge list, by (rank, position), so the
+  // merge of lowest rank, the leftmost on ties, comes first. A merge ends the
+  // pairs its two tokens were in: their heap entries stay until popped and
+  // are then skipped, as the tokens no longer match. O(n log n) in the
+  // piece's length n.
+  const auto n = static_cast<int32_t>(piece.size());
+  if (n == 0) return;
+  std::vector<int32_t> id(piece.size()), prev(piece.size()), next(piece.size());
+  for (int32_t i = 0; i < n; ++i) {
+    id[static_cast<size_t>(i)] = byte_token_[static_cast<unsigned char>(piece[static_cast<size_t>(i)])];
+    prev[static_cast<size_t>(i)] = i - 1;
+    next[static_cast<size_t>(i)] = i + 1 < n ? i + 1 : -1;
   }
-  out.insert(out.end(), ids.begin(), ids.end());
+  struct Candidate {
+    int32_t rank, left, left_id, right_id;
+    bool operator>(const Candidate& o) const { return rank != o.rank ? rank > o.rank : left > o.left; }
+  };
+  std::priority_queue<Candidate, std::vector<Candidate>, std::greater<Candidate>> heap;
+  auto offer = [&](int32_t left) {  // the pair starting at node `left`, if it merges
+    const int32_t right = left < 0 ? -1 : next[static_cast<size_t>(left)];
+    if (right < 0) return;
+    const int32_t a = id[static_cast<size_t>(left)], b = id[static_cast<size_t>(right)];
+    auto it = merges_.find(pair_key(a, b));
+    if (it != merges_.end()) heap.push({it->second.first, left, a, b});
+  };
+  for (int32_t i = 0; i + 1 < n; ++i) offer(i);
+  while (!heap.empty()) {
+    const Candidate c = heap.top();
+    heap.pop();
+    const int32_t right = next[static_cast<size_t>(c.left)];
+    // Stale: the left token was merged into its neighbour, or either changed.
+    if (id[static_cast<size_t>(c.left)] != c.left_id || right < 0 || id[static_cast<size_t>(right)] != c.right_id) continue;
+    id[static_cast<size_t>(c.left)] = merges_.at(pair_key(c.left_id, c.right_id)).second;
+    id[static_cast<size_t>(right)] = -1;  // removed from the list
+    next[static_cast<size_t>(c.left)] = next[static_cast<size_t>(right)];
+    if (next[static_cast<size_t>(right)] >= 0) prev[static_cast<size_t>(next[static_cast<size_t>(right)])] = c.left;
+    offer(prev[static_cast<size_t>(c.left)]);
+    offer(c.left);
+  }
+  for (int32_t i = 0; i >= 0; i = next[static_cast<size_t>(i)]) out.push_back(id[static_cast<size_t>(i)]);
 }
 
 std::vector<int64_t> BPETokenizer::encode(std::string_view text) const {

@@ -49,6 +49,10 @@ class BPETokenizer {
   static BPETokenizer from_files(const std::string& encoder_json, const std::string& vocab_bpe);
   /// dir/encoder.json + dir/vocab.bpe, or dir/vocab.json + dir/merges.txt.
   static BPETokenizer from_dir(const std::string& dir);
+  /// The two files' contents (what encoder_json() and vocab_bpe() give);
+  /// errors name `encoder_name` and `merges_name` as they would the files.
+  static BPETokenizer from_strings(const std::string& encoder_json, const std::string& vocab_bpe,
+                                   const std::string& encoder_name, const std::string& merges_name);
   /// From tokens' bytes (tokens[id]) and merges (pairs of ids, in rank
   /// order; each pair's bytes joined must be a token): what train_bpe gives.
   static BPETokenizer from_merges(const std::vector<std::string>& tokens,
@@ -67,6 +71,10 @@ class BPETokenizer {
   /// Writes GPT-2's two files (dir/encoder.json, dir/vocab.bpe) for this
   /// vocabulary: from_dir(dir) reads back the same tokenizer.
   void save(const std::string& dir) const;
+  /// The contents save() writes: encoder.json (token text -> id) and
+  /// vocab.bpe (the merges in rank order).
+  std::string encoder_json() const;
+  std::string vocab_bpe() const;
 
  private:
   void add_merge(int64_t a, int64_t b, int64_t merged);
