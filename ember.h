@@ -8,8 +8,9 @@
 ///   autograd/      the differentiable ops, backward, grad modes, gradcheck, graph export
 ///   nn/            Module and the modules: embeddings, layers, losses, recurrent
 ///                  cells, attention, the GPT
-///   train/         optimizers, character data, the training loop and the memory
-///                  of a step, safetensors, model checkpoints, the run directory
+///   train/         optimizers, character data, GPT-2's byte-level BPE, the
+///                  training loop and the memory of a step, safetensors,
+///                  model checkpoints and GPT-2's, the run directory
 ///   plot/          the pictures (PLplot)
 ///   inspect/       the instruments: backward trace, profiler, memory timeline
 ///   distributed/   several processes training one model (MPI)
@@ -67,6 +68,7 @@
 #include "train/run_dir.h"
 #include "train/safetensors.h"
 #include "train/step_memory.h"
+#include "train/tokenizer.h"
 #include "train/train_options.h"
 #include "train/train_state.h"
 #include "train/trainer.h"

@@ -6,8 +6,8 @@
 //   ./build/examples/sample_gpt --gpt2 DIR --prompt "Hello, I'm a language model," --tokens 40
 //
 // Everything needed to rebuild a train_gpt model is in DIR/model.safetensors:
-// the weights, and in its metadata the config and the vocabulary
-// (train::load_gpt reads both). A GPT-2 directory is Hugging Face's:
+// the weights, and in its metadata the config and the tokenizer: characters,
+// or the BPE of train_gpt --bpe (train::load_gpt reads both). A GPT-2 directory is Hugging Face's:
 // config.json, model.safetensors, and the tokenizer's vocab.json and
 // merges.txt (or GPT-2's encoder.json and vocab.bpe); see train/gpt2.h and
 // train/bpe.h.
@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
   app.add_option("--top-p", top_p, "sample among the most likely characters whose probability sums to p (1: all)")
       ->check(CLI::Range(0.0, 1.0));
   app.add_option("--stop", stop,
-                 "stop after generating any of these characters (kept in the output); for GPT-2, the text of "
+                 "stop after generating any of these characters (kept in the output); for a BPE (GPT-2, train_gpt --bpe), the text of "
                  "one token (GPT-2 always stops at <|endoftext|>)");
   app.add_flag("--no-cache", no_cache, "recompute the whole context for every token instead of using a KV cache");
   app.add_option("--seed", seed, "seed of the sampling")->check(ember::examples::any_number<uint64_t>());
@@ -80,10 +80,12 @@ int main(int argc, char** argv) {
     } else {
       train::LoadedGPT ck = train::load_gpt(model_dir + "/model.safetensors");
       model = std::move(ck.model);
-      auto tok = std::make_shared<train::CharTokenizer>(ck.tokenizer);
-      encode = [tok](const std::string& t) { return tok->encode(t); };  // names a character outside the vocabulary
-      decode = [tok](const std::vector<int64_t>& ids) { return tok->decode(ids); };
-      if (!stop.empty()) stops = tok->encode(stop);
+      const train::Tokenizer tok = ck.tokenizer;  // characters, or the BPE train_gpt --bpe learned
+      encode = [tok](const std::string& t) { return tok.encode(t); };  // names a character outside the vocabulary
+      decode = [tok](const std::vector<int64_t>& ids) { return tok.decode(ids); };
+      if (!stop.empty()) stops = tok.encode(stop);
+      EMBER_CHECK(!tok.is_bpe() || stops.size() <= 1, "sample_gpt",
+                  "--stop \"" << stop << "\" is " << stops.size() << " BPE tokens; give the text of one token");
     }
 
     EMBER_CHECK(!prompt.empty(), "sample_gpt", "the prompt is empty; give at least one character");

@@ -1,7 +1,9 @@
-// Train a tiny character-level GPT on the CPU and watch it learn.
+// Train a tiny GPT on the CPU and watch it learn: on characters, or with
+// --bpe N on the tokens of a byte-level BPE learned on the corpus.
 //
 //   ./build/examples/train_gpt                       # Shakespeare, defaults (docs/book/07_training_a_gpt.md)
 //   ./build/examples/train_gpt --data my.txt --steps 2000 --dim 128 --layers 4
+//   ./build/examples/train_gpt --bpe 512             # 256 bytes + 256 merges (docs/book/16_generation.md)
 //   ./build/examples/train_gpt --resume out/gpt      # continue a saved run exactly, into the same directory
 //   ./build/examples/train_gpt --resume out/gpt --more-steps 500   # train a finished run further
 //   mpirun -np 2 ./build/examples/train_gpt          # two processes share each batch
@@ -90,7 +92,10 @@ void write_csv(const std::string& path, const std::vector<train::StepLog>& h) {
 
 // Training loss of every step (light dots), validation loss (red, from the
 // untrained model at step 0), and the loss of a uniform guess, ln V.
-void write_loss_plot(const std::string& path, const std::vector<train::StepLog>& h, int64_t vocab, bool log_y) {
+void write_loss_plot(const std::string& path, const std::vector<train::StepLog>& h, const train::Tokenizer& tok,
+                     bool log_y) {
+  const int64_t vocab = tok.vocab_size();
+  const std::string unit = tok.is_bpe() ? "token" : "character";
   plot::Series train{"training loss (one batch)"}, val{"validation loss"};
   train.line = false;
   train.points = true;
@@ -109,11 +114,12 @@ void write_loss_plot(const std::string& path, const std::vector<train::StepLog>&
   }
   const double ln_v = std::log(static_cast<double>(vocab));
   char ref[128];
-  std::snprintf(ref, sizeof ref, "ln V = %.2f (a uniform guess over %lld characters)", ln_v, static_cast<long long>(vocab));
+  std::snprintf(ref, sizeof ref, "ln V = %.2f (a uniform guess over %lld %ss)", ln_v, static_cast<long long>(vocab),
+                unit.c_str());
   plot::LinePlot fig;
-  fig.title = "Training a character-level GPT";
+  fig.title = tok.is_bpe() ? "Training a GPT on BPE tokens" : "Training a character-level GPT";
   fig.x.label = "step (optimizer updates)";
-  fig.y = {.label = "cross-entropy loss (nats per character)", .log = log_y};
+  fig.y = {.label = "cross-entropy loss (nats per " + unit + ")", .log = log_y};
   fig.series = {train, val};
   fig.hlines = {{ln_v, ref}};
   fig.legend = plot::Corner::Right;
@@ -133,6 +139,8 @@ struct Flags {
   bool no_tie = false, overwrite = false, bf16 = false, checkpoint_activations = false;
   int64_t bucket_kb = distributed::DataParallelOptions{}.bucket_bytes >> 10;
   int zero = 0;  // 0: every rank keeps everything; 1, 2: ZeRO stage (distributed/zero.h)
+  int64_t bpe = 0;  // 0: characters; N: a byte-level BPE of N tokens learned on the corpus
+  std::optional<train::Tokenizer> resumed_tokenizer;  // with --resume: the checkpoint's
 };
 
 // With --resume, the model comes from the checkpoint and the training
@@ -141,7 +149,8 @@ struct Flags {
 // the difference), and --more-steps extends the run.
 void apply_resume(Flags& f, const CLI::App& app, const train::TrainOptions& run, const train::GPTInfo& ck,
                   int64_t checkpoint_step) {
-  for (const char* flag : {"--dim", "--layers", "--heads", "--context", "--positional", "--no-tie", "--dropout", "--seed"})
+  for (const char* flag :
+       {"--dim", "--layers", "--heads", "--context", "--positional", "--no-tie", "--dropout", "--seed", "--bpe"})
     EMBER_CHECK(app.count(flag) == 0, "train_gpt",
                 flag << " describes the model, which --resume " << f.resume
                      << " restores from its checkpoint (" << ck.config.to_string() << "); leave it out");
@@ -159,6 +168,7 @@ void apply_resume(Flags& f, const CLI::App& app, const train::TrainOptions& run,
     EMBER_FAIL("train_gpt", "--resume continues the run with its own training options; these flags differ:" << all);
   }
   f.cfg = ck.config;
+  f.resumed_tokenizer = ck.tokenizer;
   f.opt = run;
   if (f.opt.lr_decay_steps == 0) f.opt.lr_decay_steps = run.steps;  // the schedule the run was planned with
   if (!app.count("--out")) f.out = f.resume;
@@ -247,23 +257,49 @@ void settle_options(Flags& f, const CLI::App& app) {
   apply_resume(f, app, train::Trainer::saved_options(f.resume), ck, step);
 }
 
-// The text and its characters; sets the vocabulary (a resumed run's must match).
+// The text, its tokenizer and its ids; sets the vocabulary size. A fresh run
+// takes the text's characters, or with --bpe N learns a BPE on the text; a
+// resumed run takes the checkpoint's tokenizer, which must encode the text.
 struct Corpus {
   std::string text;
-  train::CharTokenizer tok;
+  train::Tokenizer tok;
+  std::vector<int64_t> ids;
+  double bpe_seconds = 0;  // learning the BPE
+  // Bytes per token of the validation part (BatchSampler's split): a loss
+  // per token over it is a loss per byte, comparable across tokenizers.
+  double val_bytes_per_token() const {
+    const auto n = static_cast<int64_t>(ids.size());
+    const int64_t split = n - static_cast<int64_t>(static_cast<double>(n) * val_fraction);
+    double bytes = 0;
+    for (int64_t i = split; i < n; ++i) bytes += static_cast<double>(tok.decode({ids[static_cast<size_t>(i)]}).size());
+    return bytes / static_cast<double>(std::max<int64_t>(1, n - split));
+  }
+  double val_fraction = 0.1;
 };
 Corpus read_corpus(Flags& f) {
   std::string text = train::read_text_file(f.data);
-  train::CharTokenizer tok = train::CharTokenizer::from_text(text);  // errors name empty / invalid UTF-8 input
-  if (f.resume.empty()) {
-    f.cfg.vocab_size = tok.vocab_size();
-    f.opt.lr_decay_steps = f.opt.steps;
-  } else {
-    EMBER_CHECK(f.cfg.vocab_size == tok.vocab_size(), "train_gpt",
-                "the checkpoint's vocabulary (" << f.cfg.vocab_size << " characters) differs from the one of " << f.data
-                                                << " (" << tok.vocab_size() << ")");
+  if (f.resumed_tokenizer) {
+    const train::Tokenizer& tok = *f.resumed_tokenizer;
+    EMBER_CHECK(tok.is_bpe() || tok.vocab_size() == train::CharTokenizer::from_text(text).vocab_size(), "train_gpt",
+                "the checkpoint's vocabulary (" << tok.vocab_size() << " characters) differs from the one of " << f.data
+                                                << " (" << train::CharTokenizer::from_text(text).vocab_size() << ")");
+    std::vector<int64_t> ids = tok.encode(text);
+    return {std::move(text), tok, std::move(ids), 0, f.opt.val_fraction};
   }
-  return {std::move(text), std::move(tok)};
+  f.opt.lr_decay_steps = f.opt.steps;
+  if (f.bpe == 0) {
+    train::CharTokenizer chars = train::CharTokenizer::from_text(text);  // errors name empty / invalid UTF-8 input
+    f.cfg.vocab_size = chars.vocab_size();
+    std::vector<int64_t> ids = chars.encode(text);
+    return {std::move(text), std::move(chars), std::move(ids), 0, f.opt.val_fraction};
+  }
+  EMBER_CHECK(!text.empty(), "train_gpt", f.data << " is empty: there is nothing to learn a BPE from");
+  const auto t0 = std::chrono::steady_clock::now();
+  train::BPETokenizer bpe = train::train_bpe(text, f.bpe);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  f.cfg.vocab_size = bpe.vocab_size();  // fewer than --bpe when no pair occurs twice any more
+  std::vector<int64_t> ids = bpe.encode(text);
+  return {std::move(text), std::move(bpe), std::move(ids), seconds, f.opt.val_fraction};
 }
 
 // Several ranks: DataParallel, or with --zero its sharded form (also in one
@@ -285,8 +321,11 @@ Replicas replicate(const Flags& f, const World& w, nn::GPT& model, train::Traine
   }
   if (r.ddp) {
     // Every option, the data and the resumed state, alike on every rank; and
-    // what train_gpt adds: the characters the ids stand for, the precision.
-    trainer.set_replicas(*r.ddp, {{"vocabulary", train::fingerprint(c.tok.vocab())},
+    // what train_gpt adds: the characters or BPE tokens the ids stand for, the precision.
+    const train::Metadata tok = c.tok.metadata();
+    std::string vocabulary;
+    for (const auto& [key, value] : tok) vocabulary += key + "=" + value + ";";
+    trainer.set_replicas(*r.ddp, {{"vocabulary", train::fingerprint(vocabulary)},
                                   {"precision", f.bf16 ? "bfloat16 autocast" : "float32"}});
   }
   return r;
@@ -308,8 +347,20 @@ void check_flags_take_effect(const Flags& f, const CLI::App& app, const World& w
 // What the run is, before its first step.
 void print_run(const Flags& f, const World& w, const Corpus& c, const nn::GPT& model, const Replicas& r,
                const train::Trainer& trainer) {
-  std::cout << "data        " << f.data << ": " << c.text.size() << " bytes, vocabulary of " << c.tok.vocab_size()
-            << " characters\n"
+  std::cout << "data        " << f.data << ": " << c.text.size() << " bytes, ";
+  if (!c.tok.is_bpe()) {
+    std::cout << "vocabulary of " << c.tok.vocab_size() << " characters\n";
+  } else {
+    char per[32];
+    std::snprintf(per, sizeof per, "%.2f", static_cast<double>(c.text.size()) / static_cast<double>(c.ids.size()));
+    std::cout << c.ids.size() << " tokens (" << per << " bytes per token)\n"
+              << "tokenizer   " << c.tok.describe();
+    char took[32];
+    std::snprintf(took, sizeof took, "%.2f s", c.bpe_seconds);
+    if (trainer.steps_done() == 0) std::cout << ", learned on " << f.data << " in " << took;
+    std::cout << "\n";
+  }
+  std::cout
             << "model       " << f.cfg.to_string() << "\n"
             << "parameters  " << model.num_parameters() << "\n"
             << "training    " << f.opt.steps << " steps of " << f.opt.batch << " x " << f.cfg.context_length
@@ -343,7 +394,7 @@ void print_run(const Flags& f, const World& w, const Corpus& c, const nn::GPT& m
 
 void write_outputs(const Flags& f, const train::Trainer& trainer, const Corpus& c) {
   write_csv(f.out + "/loss.csv", trainer.history());
-  write_loss_plot(f.out + "/loss.png", trainer.history(), c.tok.vocab_size(), f.loss_plot == "log");
+  write_loss_plot(f.out + "/loss.png", trainer.history(), c.tok, f.loss_plot == "log");
 }
 
 // Diverged (every rank sees the same mean loss): the run stops before a save
@@ -436,8 +487,8 @@ struct Loop {
 
   // Samples start from a newline, or from the first character of a vocabulary without one.
   std::string sample(int64_t chars) const {
-    const std::vector<int64_t> prompt = c.tok.vocab().find('\n') != std::string::npos ? c.tok.encode("\n")
-                                                                                      : std::vector<int64_t>{0};
+    const bool newline = c.tok.is_bpe() || c.tok.chars()->vocab().find('\n') != std::string::npos;
+    const std::vector<int64_t> prompt = newline ? c.tok.encode("\n") : std::vector<int64_t>{0};
     return c.tok.decode(model.generate(prompt, chars, 0.8, 0, f.cfg.seed));
   }
   double seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); }
@@ -482,8 +533,16 @@ struct Loop {
     print_sync_stats(f, r);
     struct rusage usage {};
     getrusage(RUSAGE_SELF, &usage);  // ru_maxrss: KiB on Linux
+    const double val = trainer.history().back().val_loss.value_or(NAN);
     std::cout << "trained " << trainer.steps_done() - first_step << " steps in " << format_duration(secs)
-              << "; final validation loss " << trainer.history().back().val_loss.value_or(NAN) << "\n"
+              << "; final validation loss " << val << "\n";
+    if (c.tok.is_bpe()) {
+      // nats per token / bytes per token: what a character model's loss is
+      // (per character, a byte for ASCII text)
+      const double bytes = c.val_bytes_per_token();
+      std::cout << "per byte    " << val / bytes << " nats (" << bytes << " bytes per token in the validation text)\n";
+    }
+    std::cout
               << "peak memory " << usage.ru_maxrss / 1024 << " MiB resident (the whole process)"
               << (w.ranks > 1 ? " on rank 0" : "") << "\n"
               << "wrote " << f.out << "/model.safetensors, train_state.safetensors, loss.csv, loss.png\n"
@@ -507,7 +566,7 @@ int train_main(Flags& f, const CLI::App& app, const std::string& program_name) {
   // --attention): a run may resume with other choices.
   model.set_attention(f.attention == "stored" ? nn::AttentionKernel::Stored : nn::AttentionKernel::Tiled);
   model.checkpoint_activations = f.checkpoint_activations;
-  train::Trainer trainer(model, c.tok.encode(c.text), f.opt);
+  train::Trainer trainer(model, c.ids, f.opt);
   if (!f.resume.empty()) trainer.resume(f.resume);  // (every rank reads the checkpoint)
   const Replicas r = replicate(f, w, model, trainer, c);
   check_flags_take_effect(f, app, w, trainer);
@@ -534,7 +593,7 @@ int train_main(Flags& f, const CLI::App& app, const std::string& program_name) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Train a tiny character-level GPT on the CPU."};
+  CLI::App app{"Train a tiny GPT on the CPU, on characters or (--bpe N) on BPE tokens."};
   examples::show_defaults(app);
   Flags f;
   examples::tiny_gpt_defaults(f.cfg, f.opt);
@@ -562,7 +621,16 @@ int main(int argc, char** argv) {
   app.add_option("--save-every", f.save_every, "checkpoint every N steps")->check(ember::examples::at_least<int64_t>(1));
   app.add_option("--sample-every", f.sample_every, "print a text sample every N steps (0: only at the end)")
       ->check(ember::examples::at_least<int64_t>(0));
-  app.add_option("--sample-chars", f.sample_chars, "length of the samples")->check(ember::examples::at_least<int64_t>(0));
+  app.add_option("--bpe", f.bpe, "learn a byte-level BPE of N tokens (256 bytes + merges) on --data and train on its tokens (0: characters)")
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            const std::string why = ember::examples::detail::check_number<int64_t>(v, 0, INT32_MAX);
+            if (!why.empty()) return why;
+            return v == "0" || std::stoll(v) >= 256 ? std::string()
+                                                    : "must be 0 (characters) or at least 256 (one token per byte), got " + v;
+          },
+          "0 or 256 to 2147483647"));
+  app.add_option("--sample-chars", f.sample_chars, "length of the samples (in tokens with --bpe)")->check(ember::examples::at_least<int64_t>(0));
   app.add_option("--out", f.out, "output directory (with --resume: the resumed directory unless given)");
   app.add_option("--resume", f.resume, "directory of a checkpoint to continue from (its model and training options win)");
   app.add_option("--more-steps", f.more_steps, "with --resume: train N steps beyond the checkpoint (at the schedule's final lr once the planned steps are done)")

@@ -87,21 +87,20 @@ Metadata load(nn::Module& module, const std::string& path, bool strict) {
 }
 
 // ---- GPT checkpoints ----
-Metadata gpt_metadata(const nn::GPTConfig& config, const CharTokenizer& tokenizer) {
-  return {{kConfigKey, config.to_string()}, {kVocabKey, tokenizer.vocab()}};
+Metadata gpt_metadata(const nn::GPTConfig& config, const Tokenizer& tokenizer) {
+  Metadata m = tokenizer.metadata();
+  m[kConfigKey] = config.to_string();
+  return m;
 }
 
 GPTInfo gpt_info(const Metadata& metadata, const std::string& path) {
-  auto get = [&](const char* key) {
-    auto it = metadata.find(key);
-    EMBER_CHECK(it != metadata.end(), "load_gpt",
-                path << " has no \"" << key << "\" in its metadata: was it written by train_gpt?");
-    return it->second;
-  };
-  GPTInfo info{nn::GPTConfig::from_string(get(kConfigKey)), CharTokenizer::from_vocab(get(kVocabKey))};
+  auto config = metadata.find(kConfigKey);
+  EMBER_CHECK(config != metadata.end(), "load_gpt",
+              path << " has no \"" << kConfigKey << "\" in its metadata: was it written by train_gpt?");
+  GPTInfo info{nn::GPTConfig::from_string(config->second), Tokenizer::from_metadata(metadata, path)};
   EMBER_CHECK(info.tokenizer.vocab_size() == info.config.vocab_size, "load_gpt",
-              path << ": the vocabulary has " << info.tokenizer.vocab_size() << " characters but the model "
-                   << info.config.vocab_size);
+              path << ": the tokenizer has " << info.tokenizer.vocab_size() << " " << info.tokenizer.unit()
+                   << " but the model " << info.config.vocab_size);
   return info;
 }
 

@@ -15,8 +15,8 @@
 
 #include "nn/gpt.h"
 #include "nn/module.h"
-#include "train/data.h"
 #include "train/safetensors.h"
+#include "train/tokenizer.h"
 
 namespace ember::train {
 
@@ -43,12 +43,12 @@ Metadata load(nn::Module& module, const std::string& path, bool strict = true);
 
 // ---- GPT checkpoints: the metadata that rebuilds the model ----
 inline constexpr const char* kConfigKey = "ember.config";  // nn::GPTConfig::to_string()
-inline constexpr const char* kVocabKey = "ember.vocab";    // the tokenizer's characters in id order
+// (and the tokenizer's keys: train/tokenizer.h)
 
-Metadata gpt_metadata(const nn::GPTConfig& config, const CharTokenizer& tokenizer);
+Metadata gpt_metadata(const nn::GPTConfig& config, const Tokenizer& tokenizer);
 struct GPTInfo {
   nn::GPTConfig config;
-  CharTokenizer tokenizer;
+  Tokenizer tokenizer;
 };
 /// The config and tokenizer recorded in a checkpoint's metadata; an error
 /// naming `path` and the key when one is missing or they disagree.
@@ -56,7 +56,7 @@ GPTInfo gpt_info(const Metadata& metadata, const std::string& path);
 
 struct LoadedGPT {
   std::unique_ptr<nn::GPT> model;
-  CharTokenizer tokenizer;
+  Tokenizer tokenizer;
   Metadata metadata;
 };
 /// Builds the GPT that `path` describes and loads its weights. A checkpoint
