@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Re-measures what the book quotes as timings, and redraws its pictures:
-#   bash scripts/measure_book.sh [STEP ...]     (no step: all of them, about an hour)
+#   bash scripts/measure_book.sh [STEP ...]     (no step: all of them, about an hour and a half)
 # Steps:
 #   pictures     the pictures that do not depend on time (docs/images/)
 #   race         the full lesson_c_race (chapter 6; it takes many minutes)
@@ -28,6 +28,10 @@
 #   zero         zero_memory at 1, 2 and 4 ranks and its picture; bench_distributed --zero
 #                at 2 ranks: DataParallel against ZeRO stages 1 and 2, and PyTorch's DDP
 #                against its ZeroRedundancyOptimizer (bench/torch_zero.py) (chapter 10)
+#   generation   train_gpt --bpe 512; decoding with and without the KV cache beside PyTorch,
+#                the tiny GPT and GPT-2's 124M shape (bench/decode_compare.sh); BPE encoding
+#                beside tiktoken and gpt-3-encoder (bench/bpe_speed.sh); the picture of time
+#                per token (chapter 16; about 25 minutes)
 #
 # Each step writes docs/book/measured/<name>.txt: a header (the machine, the
 # commit of the code measured, the date, the load average before and after,
@@ -379,11 +383,32 @@ step_zeropicture() {
     "./build/examples/zero_memory --plot (after mpirun -np 1, 2 and 4 of it)"
 }
 
+gpt_bpe() { "$(bin examples/train_gpt)" --bpe 512 --out gpt_bpe; }
+decode_tiny() { bash "$root/bench/decode_compare.sh" --build "$root/$build" --model tiny --prompts 16,256 --reps 3; }
+decode_gpt2() { bash "$root/bench/decode_compare.sh" --build "$root/$build" --model gpt2 --reps 1; }
+bpe_speed() { bash "$root/bench/bpe_speed.sh" --build "$root/$build" --reps 3; }
+step_generation() {
+  need examples/train_gpt
+  need examples/bpe
+  need bench/bench_decode
+  need bench/bench_ember
+  record train_gpt_bpe "./build/examples/train_gpt --bpe 512" gpt_bpe
+  if /usr/bin/python3 -c 'import torch' 2> /dev/null; then
+    record decode_tiny "bash bench/decode_compare.sh --model tiny --prompts 16,256 --reps 3" decode_tiny
+    record decode_gpt2 "bash bench/decode_compare.sh --model gpt2 --reps 1" decode_gpt2
+  else
+    echo "--- decode_tiny, decode_gpt2: skipped (no PyTorch: bash scripts/deps.sh --bench)"
+  fi
+  record bpe_speed "bash bench/bpe_speed.sh --reps 3" bpe_speed
+  (cd "$scratch" && "$(bin bench/bench_decode)" --model gpt2 --prompts 16 --new 16 --reps 1 --plot decode.png > /dev/null)
+  picture "$scratch/decode.png" decode_gpt2.png generation "./build/bench/bench_decode --model gpt2 --plot FILE"
+}
+
 steps=("$@")
-((${#steps[@]})) || steps=(pictures race gpt inside watch distributed bench blas threads gemm bits bf16bench forward memory zero)
+((${#steps[@]})) || steps=(pictures race gpt inside watch distributed bench blas threads gemm bits bf16bench forward memory zero generation)
 for s in "${steps[@]}"; do
   if ! declare -F "step_$s" > /dev/null; then
-    echo "measure_book.sh: no step '$s' (pictures race gpt inside watch distributed bench blas threads gemm bits bf16bench forward memory zero timelines zeropicture)" >&2
+    echo "measure_book.sh: no step '$s' (pictures race gpt inside watch distributed bench blas threads gemm bits bf16bench forward memory zero generation timelines zeropicture)" >&2
     exit 2
   fi
   "step_$s"
