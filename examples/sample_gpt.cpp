@@ -49,7 +49,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 1.0));
   app.add_option("--stop", stop,
                  "stop after generating any of these characters (kept in the output); for a BPE (GPT-2, train_gpt --bpe), the text of "
-                 "one token (GPT-2 always stops at <|endoftext|>)");
+                 "one token, which stops only as that token, not inside a longer one (GPT-2 always stops at "
+                 "<|endoftext|>)");
   app.add_flag("--no-cache", no_cache, "recompute the whole context for every token instead of using a KV cache");
   app.add_option("--seed", seed, "seed of the sampling")->check(ember::examples::any_number<uint64_t>());
   app.add_option("--threads", threads, "threads for ember and OpenBLAS")->check(ember::examples::at_least<int64_t>(1));

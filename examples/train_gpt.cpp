@@ -265,16 +265,14 @@ struct Corpus {
   train::Tokenizer tok;
   std::vector<int64_t> ids;
   double bpe_seconds = 0;  // learning the BPE
-  // Bytes per token of the validation part (BatchSampler's split): a loss
-  // per token over it is a loss per byte, comparable across tokenizers.
-  double val_bytes_per_token() const {
+  // Bytes per token of the validation part, ids[split..]: a loss per token
+  // over it is a loss per byte, comparable across tokenizers.
+  double val_bytes_per_token(int64_t split) const {
     const auto n = static_cast<int64_t>(ids.size());
-    const int64_t split = n - static_cast<int64_t>(static_cast<double>(n) * val_fraction);
     double bytes = 0;
     for (int64_t i = split; i < n; ++i) bytes += static_cast<double>(tok.decode({ids[static_cast<size_t>(i)]}).size());
     return bytes / static_cast<double>(std::max<int64_t>(1, n - split));
   }
-  double val_fraction = 0.1;
 };
 Corpus read_corpus(Flags& f) {
   std::string text = train::read_text_file(f.data);
@@ -284,14 +282,14 @@ Corpus read_corpus(Flags& f) {
                 "the checkpoint's vocabulary (" << tok.vocab_size() << " characters) differs from the one of " << f.data
                                                 << " (" << train::CharTokenizer::from_text(text).vocab_size() << ")");
     std::vector<int64_t> ids = tok.encode(text);
-    return {std::move(text), tok, std::move(ids), 0, f.opt.val_fraction};
+    return {std::move(text), tok, std::move(ids)};
   }
   f.opt.lr_decay_steps = f.opt.steps;
   if (f.bpe == 0) {
     train::CharTokenizer chars = train::CharTokenizer::from_text(text);  // errors name empty / invalid UTF-8 input
     f.cfg.vocab_size = chars.vocab_size();
     std::vector<int64_t> ids = chars.encode(text);
-    return {std::move(text), std::move(chars), std::move(ids), 0, f.opt.val_fraction};
+    return {std::move(text), std::move(chars), std::move(ids)};
   }
   EMBER_CHECK(!text.empty(), "train_gpt", f.data << " is empty: there is nothing to learn a BPE from");
   const auto t0 = std::chrono::steady_clock::now();
@@ -299,7 +297,7 @@ Corpus read_corpus(Flags& f) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   f.cfg.vocab_size = bpe.vocab_size();  // fewer than --bpe when no pair occurs twice any more
   std::vector<int64_t> ids = bpe.encode(text);
-  return {std::move(text), std::move(bpe), std::move(ids), seconds, f.opt.val_fraction};
+  return {std::move(text), std::move(bpe), std::move(ids), seconds};
 }
 
 // Several ranks: DataParallel, or with --zero its sharded form (also in one
@@ -357,7 +355,7 @@ void print_run(const Flags& f, const World& w, const Corpus& c, const nn::GPT& m
               << "tokenizer   " << c.tok.describe();
     char took[32];
     std::snprintf(took, sizeof took, "%.2f s", c.bpe_seconds);
-    if (trainer.steps_done() == 0) std::cout << ", learned on " << f.data << " in " << took;
+    if (!f.resumed_tokenizer) std::cout << ", learned on " << f.data << " in " << took;  // (resumed: read from the checkpoint)
     std::cout << "\n";
   }
   std::cout
@@ -539,7 +537,7 @@ struct Loop {
     if (c.tok.is_bpe()) {
       // nats per token / bytes per token: what a character model's loss is
       // (per character, a byte for ASCII text)
-      const double bytes = c.val_bytes_per_token();
+      const double bytes = c.val_bytes_per_token(trainer.train_tokens());
       std::cout << "per byte    " << val / bytes << " nats (" << bytes << " bytes per token in the validation text)\n";
     }
     std::cout
@@ -624,12 +622,14 @@ int main(int argc, char** argv) {
   app.add_option("--bpe", f.bpe, "learn a byte-level BPE of N tokens (256 bytes + merges) on --data and train on its tokens (0: characters)")
       ->check(CLI::Validator(
           [](std::string& v) {
-            const std::string why = ember::examples::detail::check_number<int64_t>(v, 0, INT32_MAX);
+            // (at most 2^20 tokens: a checkpoint's metadata holds them all, and a
+            // safetensors header may have at most 100 MiB)
+            const std::string why = ember::examples::detail::check_number<int64_t>(v, 0, int64_t{1} << 20);
             if (!why.empty()) return why;
             return v == "0" || std::stoll(v) >= 256 ? std::string()
                                                     : "must be 0 (characters) or at least 256 (one token per byte), got " + v;
           },
-          "0 or 256 to 2147483647"));
+          "0 or 256 to 1048576"));
   app.add_option("--sample-chars", f.sample_chars, "length of the samples (in tokens with --bpe)")->check(ember::examples::at_least<int64_t>(0));
   app.add_option("--out", f.out, "output directory (with --resume: the resumed directory unless given)");
   app.add_option("--resume", f.resume, "directory of a checkpoint to continue from (its model and training options win)");

@@ -8,6 +8,7 @@
 // scripts/deps.sh installs into tests/bpe_reference/node_modules.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <fstream>
 #include <map>
@@ -149,18 +150,21 @@ TEST(TrainBpe, ALearnedBpeSavesAsGpt2sFiles) {
 }
 
 // Merging in a piece, the plain way: the pair of lowest rank, the leftmost on
-// ties, until no pair is in the merge list (quadratic; for short pieces).
+// ties, until no pair is in the merge list (quadratic; for short pieces). It
+// reads only the tokenizer's vocabulary and merge list.
 std::vector<int64_t> merged_plainly(const BPETokenizer& t, std::string_view piece) {
+  std::map<std::string, int64_t> id_of;
+  for (int64_t i = 0; i < t.vocab_size(); ++i) id_of.emplace(t.token(i), i);
   std::map<std::pair<int64_t, int64_t>, size_t> rank;
   for (size_t r = 0; r < t.merges().size(); ++r) rank.emplace(t.merges()[r], r);
   std::vector<int64_t> ids;
-  for (char c : piece) ids.push_back(t.encode(std::string(1, c))[0]);
+  for (char c : piece) ids.push_back(id_of.at(std::string(1, c)));
   for (;;) {
     size_t best = SIZE_MAX, at = 0;
     for (size_t i = 0; i + 1 < ids.size(); ++i)
       if (auto it = rank.find({ids[i], ids[i + 1]}); it != rank.end() && it->second < best) best = it->second, at = i;
     if (best == SIZE_MAX) return ids;
-    ids[at] = t.encode(t.token(ids[at]) + t.token(ids[at + 1]))[0];
+    ids[at] = id_of.at(t.token(ids[at]) + t.token(ids[at + 1]));
     ids.erase(ids.begin() + static_cast<std::ptrdiff_t>(at) + 1);
   }
 }
@@ -168,7 +172,8 @@ std::vector<int64_t> merged_plainly(const BPETokenizer& t, std::string_view piec
 // One piece of a megabyte (a run of letters is one piece) encodes in about
 // n log n steps: merges of doubling runs, a, aa, aaaa, ..., leave the binary
 // digits of the run's length, the longest token first. Random pieces merge
-// as the plain quadratic loop merges them, on a learned BPE and on GPT-2's.
+// as the plain quadratic loop merges them, on a learned BPE, on GPT-2's, and
+// on random merge lists in shuffled order.
 TEST(TrainBpe, LongPiecesMergeInNLogN) {
   std::vector<std::string> tokens;
   for (int b = 0; b < 256; ++b) tokens.emplace_back(1, static_cast<char>(b));
@@ -199,6 +204,37 @@ TEST(TrainBpe, LongPiecesMergeInNLogN) {
     SCOPED_TRACE(piece);
     ASSERT_EQ(learned.encode(piece), merged_plainly(learned, piece));
     ASSERT_EQ(gpt2().encode(piece), merged_plainly(gpt2(), piece));
+  }
+  // Merge lists in any order: a merge may make a pair of lower rank than
+  // pairs still waiting (ranks (ab, c) = 0, (a, b) = 1: "abc" -> ab c -> abc).
+  std::vector<std::string> bytes;
+  for (int b = 0; b < 256; ++b) bytes.emplace_back(1, static_cast<char>(b));
+  std::vector<std::string> abc = bytes;
+  abc.insert(abc.end(), {"ab", "abc", "bc"});
+  const BPETokenizer backwards = BPETokenizer::from_merges(abc, {{256, 'c'}, {'a', 'b'}, {'b', 'c'}});
+  EXPECT_EQ(backwards.encode("abcd"), (std::vector<int64_t>{257, 'd'}));
+  EXPECT_EQ(backwards.encode("abcd"), merged_plainly(backwards, "abcd"));
+  for (int table = 0; table < 20; ++table) {
+    std::vector<std::string> tokens = bytes;
+    std::vector<std::pair<int64_t, int64_t>> merges;
+    std::map<std::string, int64_t> known;
+    for (const char c : std::string("abcd")) known.emplace(std::string(1, c), static_cast<unsigned char>(c));
+    while (merges.size() < 30) {  // random joins of tokens made of a, b, c, d, in a shuffled rank order
+      auto pick = [&] { return std::next(known.begin(), static_cast<std::ptrdiff_t>(gen.next_u64() % known.size()))->second; };
+      const int64_t a = pick(), b = pick();
+      const std::string joined = tokens[static_cast<size_t>(a)] + tokens[static_cast<size_t>(b)];
+      if (joined.size() > 6 || std::find(merges.begin(), merges.end(), std::make_pair(a, b)) != merges.end()) continue;
+      if (known.emplace(joined, static_cast<int64_t>(tokens.size())).second) tokens.push_back(joined);
+      merges.emplace_back(a, b);
+    }
+    for (size_t i = merges.size() - 1; i > 0; --i) std::swap(merges[i], merges[gen.next_u64() % (i + 1)]);
+    const BPETokenizer shuffled = BPETokenizer::from_merges(tokens, merges);
+    for (int trial = 0; trial < 20; ++trial) {
+      std::string piece;
+      for (uint64_t i = 0, len = 1 + gen.next_u64() % 30; i < len; ++i) piece += "abcd"[gen.next_u64() % 4];
+      SCOPED_TRACE(piece);
+      ASSERT_EQ(shuffled.encode(piece), merged_plainly(shuffled, piece));
+    }
   }
   // a megabyte of English letters without spaces: one piece, back as it was
   std::string letters;

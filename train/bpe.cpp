@@ -308,6 +308,9 @@ void BPETokenizer::encode_piece(std::string_view piece, std::vector<int64_t>& ou
   // pairs its two tokens were in: their heap entries stay until popped and
   // are then skipped, as the tokens no longer match. O(n log n) in the
   // piece's length n.
+  EMBER_CHECK(piece.size() <= static_cast<size_t>(INT32_MAX), kOp,
+              "a piece of " << piece.size() << " bytes (one run of letters, digits, other characters or spaces) is more "
+                            << "than the " << INT32_MAX << " one piece may have");
   const auto n = static_cast<int32_t>(piece.size());
   if (n == 0) return;
   std::vector<int32_t> id(piece.size()), prev(piece.size()), next(piece.size());

@@ -113,6 +113,8 @@ class Trainer {
   /// the same at every call (their own fixed generator), so values compare.
   double evaluate();
   int64_t steps_done() const { return steps_done_; }
+  /// Tokens of the training part; the rest, to the end, is the validation part.
+  int64_t train_tokens() const { return sampler_.train_size(); }
   const std::vector<StepLog>& history() const { return history_; }
   const TrainOptions& options() const { return options_; }
 

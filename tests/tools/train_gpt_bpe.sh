@@ -52,14 +52,14 @@ cmp "$out/a/model.safetensors" "$out/b/model.safetensors"
 
 echo "--- 3. stopped and resumed"
 # (a model large enough that its 200 steps take a few seconds: the signal
-# comes after step 10, long before the end)
+# comes after the validation of step 10, long before the end)
 long=(--bpe 320 --dim 64 --layers 2 --heads 2 --context 64 --batch 16 --steps 200 --save-every 100 --eval-every 10
       --sample-chars 0 --threads 1)
 "$train" "${long[@]}" --out "$out/full" >"$out/full.log"
 "$train" "${long[@]}" --out "$out/s" >"$out/s.log" &
 job=$!
 for _ in $(seq 1 600); do  # until the validation loss of step 10, at most a minute
-  grep -q "validation loss" "$out/s.log" 2>/dev/null && break
+  grep -q "^  validation loss" "$out/s.log" 2>/dev/null && break
   sleep 0.1
 done
 kill -USR1 "$job" 2>/dev/null || true
@@ -80,8 +80,11 @@ s1=$("$sample" --model "$out/a" --prompt "ROMEO: héllo 🔥" --chars 16 --seed 
 s2=$("$sample" --model "$out/a" --prompt "ROMEO: héllo 🔥" --chars 16 --seed 3 2>/dev/null)
 test "$s1" = "$s2"
 [[ $s1 == "ROMEO: héllo 🔥"* ]]
-"$sample" --model "$out/a" --prompt "ROMEO:" --chars 16 --seed 3 --stop $'\n' >/dev/null 2>"$out/stop.log"
+# --stop of one token: generation ends at that token, or runs to --chars
+"$sample" --model "$out/full" --prompt "ROMEO:" --chars 100 --seed 3 --stop $'\n' >"$out/stop.txt" 2>"$out/stop.log"
 grep -q "tokens/s, KV cache" "$out/stop.log"
+new=$(sed -n 's/^sample_gpt: \([0-9]*\) new tokens.*/\1/p' "$out/stop.log")
+if [ "$new" -lt 100 ]; then test "$(tail -c 2 "$out/stop.txt" | od -An -c | tr -d ' ')" = '\n\n'; fi
 
 echo "--- 5. refused"
 status=0
