@@ -28,10 +28,11 @@
 #   zero         zero_memory at 1, 2 and 4 ranks and its picture; bench_distributed --zero
 #                at 2 ranks: DataParallel against ZeRO stages 1 and 2, and PyTorch's DDP
 #                against its ZeroRedundancyOptimizer (bench/torch_zero.py) (chapter 10)
-#   generation   train_gpt --bpe 512; decoding with and without the KV cache beside PyTorch,
+#   generation   train_gpt --bpe 512 and its sample; decoding with and without the KV cache beside PyTorch,
 #                the tiny GPT and GPT-2's 124M shape (bench/decode_compare.sh); BPE encoding
 #                beside tiktoken and gpt-3-encoder (bench/bpe_speed.sh); the picture of time
-#                per token (chapter 16; about 25 minutes)
+#                per token (chapter 16; about 50 minutes)
+#   decode       only the decoding measurements of generation and the picture
 #
 # Each step writes docs/book/measured/<name>.txt: a header (the machine, the
 # commit of the code measured, the date, the load average before and after,
@@ -385,30 +386,35 @@ step_zeropicture() {
 
 gpt_bpe() { "$(bin examples/train_gpt)" --bpe 512 --out gpt_bpe; }
 decode_tiny() { bash "$root/bench/decode_compare.sh" --build "$root/$build" --model tiny --prompts 16,256 --reps 3; }
-decode_gpt2() { bash "$root/bench/decode_compare.sh" --build "$root/$build" --model gpt2 --reps 1; }
+decode_gpt2() { bash "$root/bench/decode_compare.sh" --build "$root/$build" --model gpt2 --reps 3; }
 bpe_speed() { bash "$root/bench/bpe_speed.sh" --build "$root/$build" --reps 3; }
 step_generation() {
   need examples/train_gpt
   need examples/bpe
+  record train_gpt_bpe "./build/examples/train_gpt --bpe 512 --out out/gpt_bpe" gpt_bpe
+  record bpe_speed "bash bench/bpe_speed.sh --reps 3" bpe_speed
+  step_decode
+}
+# Only the decoding measurements (about 45 minutes: the 124M shape, each
+# prompt under three wait policies in both frameworks), and the picture.
+step_decode() {
   need bench/bench_decode
   need bench/bench_ember
-  record train_gpt_bpe "./build/examples/train_gpt --bpe 512" gpt_bpe
+  (cd "$scratch" && "$(bin bench/bench_decode)" --model gpt2 --prompts 16 --new 16 --reps 1 --plot decode.png > /dev/null)
+  picture "$scratch/decode.png" decode_gpt2.png generation "./build/bench/bench_decode --model gpt2 --plot FILE"
   if /usr/bin/python3 -c 'import torch' 2> /dev/null; then
     record decode_tiny "bash bench/decode_compare.sh --model tiny --prompts 16,256 --reps 3" decode_tiny
-    record decode_gpt2 "bash bench/decode_compare.sh --model gpt2 --reps 1" decode_gpt2
+    record decode_gpt2 "bash bench/decode_compare.sh --model gpt2 --reps 3" decode_gpt2
   else
     echo "--- decode_tiny, decode_gpt2: skipped (no PyTorch: bash scripts/deps.sh --bench)"
   fi
-  record bpe_speed "bash bench/bpe_speed.sh --reps 3" bpe_speed
-  (cd "$scratch" && "$(bin bench/bench_decode)" --model gpt2 --prompts 16 --new 16 --reps 1 --plot decode.png > /dev/null)
-  picture "$scratch/decode.png" decode_gpt2.png generation "./build/bench/bench_decode --model gpt2 --plot FILE"
 }
 
 steps=("$@")
 ((${#steps[@]})) || steps=(pictures race gpt inside watch distributed bench blas threads gemm bits bf16bench forward memory zero generation)
 for s in "${steps[@]}"; do
   if ! declare -F "step_$s" > /dev/null; then
-    echo "measure_book.sh: no step '$s' (pictures race gpt inside watch distributed bench blas threads gemm bits bf16bench forward memory zero generation timelines zeropicture)" >&2
+    echo "measure_book.sh: no step '$s' (pictures race gpt inside watch distributed bench blas threads gemm bits bf16bench forward memory zero generation decode timelines zeropicture)" >&2
     exit 2
   fi
   "step_$s"
