@@ -12,7 +12,11 @@ warnings point at the right line):
     that header's page (@ref), so the book and the reference are one site;
   * a link to a source file or a folder, which the reference does not have,
     becomes its text;
-  * a picture's path becomes its file name (IMAGE_PATH is docs/images).
+  * a picture's path becomes its file name (IMAGE_PATH is docs/images);
+  * a fence of a language Doxygen has no parser for (sh, text, formula,
+    diagram) opens as ```{.unparsed}: Doxygen 1.9 would read it with its C++
+    lexer, which reads past the end of some blocks' text (a formula block
+    with `ᵀ` made it abort with a corrupted heap).
 
   doxygen_filter.py FILE.md   (the result goes to stdout)
 """
@@ -73,13 +77,26 @@ def rewrite(md, line):
     return re.sub(r"(?<!\[)`([\w./:-]+)`(?!\])", code, line)
 
 
+# Fences Doxygen highlights with a parser of their own language.
+DOXYGEN_CODE = {"cpp", "c++"}
+
+
+def fence(line):
+    """An opening fence as Doxygen gets it: C++ as written, any other (or
+    none) unparsed: shown as written, without highlighting."""
+    lang = line.strip()[3:].strip()
+    if lang in DOXYGEN_CODE:
+        return line
+    return line[: line.index("```")] + "```{.unparsed}"
+
+
 def main():
     md = pathlib.Path(sys.argv[1]).resolve()
     fenced = False
     for line in md.read_text().split("\n"):
         if line.strip().startswith("```"):
+            print(line if fenced else fence(line))
             fenced = not fenced
-            print(line)
             continue
         print(line if fenced else rewrite(md, line))
 
