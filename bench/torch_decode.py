@@ -8,6 +8,7 @@ token). The same measurements and output lines as bench_decode.
 
     /usr/bin/python3 bench/torch_decode.py --model gpt2 --prompts 16,64,256,1024 --new 256
     /usr/bin/python3 bench/torch_decode.py --model gpt2 --mv   (one-row products as torch.mv)
+    /usr/bin/python3 bench/torch_decode.py --model gpt2 --prompts 256 --no-uncached --mv --profile
 
 The model is written here from GPT-2's description (Debian 12 has no
 transformers): pre-LN blocks, the tanh GELU, learned positions, the head
@@ -89,6 +90,8 @@ def main():
     ap.add_argument("--uncached-every", type=int, default=0)
     ap.add_argument("--no-uncached", action="store_true")
     ap.add_argument("--mv", action="store_true", help="one-row products as torch.mv")
+    ap.add_argument("--profile", action="store_true",
+                    help="profile 32 cached decode steps after each prompt (torch.profiler) and print the table")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
@@ -134,6 +137,19 @@ def main():
             if not args.no_uncached and N:
                 line += " uncached_ms=%.3f uncached_tok_s=%.2f speedup=%.2f" % (um, 1e3 / um, um / dm)
             print(line, flush=True)
+            if args.profile and N:
+                profile_steps(model, cache, P, min(32, N), nxt)
+
+
+def profile_steps(model, cache, P, steps, nxt):
+    """steps cached decode steps after a prompt of P, under torch.profiler:
+    the ops by self time, as bench_decode --profile prints ember's."""
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        for i in range(steps):
+            nxt = int(model(torch.tensor([nxt]), cache, P + i)[-1].argmax())
+    print("# %d cached decode steps after a prompt of %d, under torch.profiler:" % (steps, P))
+    print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=12), flush=True)
 
 
 if __name__ == "__main__":

@@ -31,8 +31,10 @@
 #   generation   train_gpt --bpe 512 and its sample; decoding with and without the KV cache beside PyTorch,
 #                the tiny GPT and GPT-2's 124M shape (bench/decode_compare.sh); BPE encoding
 #                beside tiktoken and gpt-3-encoder (bench/bpe_speed.sh); the picture of time
-#                per token (chapter 16; about 50 minutes)
+#                per token; where a decode step spends its time (chapter 16; about 55 minutes)
 #   decode       only the decoding measurements of generation and the picture
+#   decodeprofile  only where a decode step of the 124M shape spends its time, in both
+#                frameworks, and eight alternating runs of each (bench/decode_profile.sh)
 #
 # Each step writes docs/book/measured/<name>.txt: a header (the machine, the
 # commit of the code measured, the date, the load average before and after,
@@ -394,6 +396,7 @@ step_generation() {
   record train_gpt_bpe "./build/examples/train_gpt --bpe 512 --out out/gpt_bpe" gpt_bpe
   record bpe_speed "bash bench/bpe_speed.sh --reps 3" bpe_speed
   step_decode
+  step_decodeprofile
 }
 # Only the decoding measurements (about 45 minutes: the 124M shape, each
 # prompt under three wait policies in both frameworks), and the picture.
@@ -410,11 +413,21 @@ step_decode() {
   fi
 }
 
+decode_profile() { bash "$root/bench/decode_profile.sh" --build "$root/$build" --runs 8; }
+step_decodeprofile() {
+  need bench/bench_decode
+  if /usr/bin/python3 -c 'import torch' 2> /dev/null; then
+    record decode_profile "bash bench/decode_profile.sh --runs 8" decode_profile
+  else
+    echo "--- decode_profile: skipped (no PyTorch: bash scripts/deps.sh --bench)"
+  fi
+}
+
 steps=("$@")
 ((${#steps[@]})) || steps=(pictures race gpt inside watch distributed bench blas threads gemm bits bf16bench forward memory zero generation)
 for s in "${steps[@]}"; do
   if ! declare -F "step_$s" > /dev/null; then
-    echo "measure_book.sh: no step '$s' (pictures race gpt inside watch distributed bench blas threads gemm bits bf16bench forward memory zero generation decode timelines zeropicture)" >&2
+    echo "measure_book.sh: no step '$s' (pictures race gpt inside watch distributed bench blas threads gemm bits bf16bench forward memory zero generation decode decodeprofile timelines zeropicture)" >&2
     exit 2
   fi
   "step_$s"
