@@ -6,6 +6,7 @@
 
 #include "autograd/autocast.h"
 #include "autograd/grad_mode.h"
+#include "autograd/op_scope.h"
 #include "autograd/ops.h"
 #include "nn/init.h"
 #include "tensor/factory.h"
@@ -114,10 +115,16 @@ Tensor MultiHeadAttention::forward(const Tensor& x, KVCache& cache, int64_t laye
   auto split = [&](const Tensor& t) { return transpose(view(t, {B, T, h, d}), 1, 2); };
   Tensor q = split(w_q->forward(x));
   auto [keys, values] = cache.append(layer, split(w_k->forward(x)), split(w_v->forward(x)));
-  // query i sits at position past + i: it sees keys 0..past+i
-  Tensor heads_out = kernel::tiled_attention_forward(q, keys, values, 1.0 / std::sqrt(static_cast<double>(d)),
-                                                     /*causal=*/true, past)
-                         .out;
+  // query i sits at position past + i: it sees keys 0..past+i. The kernel of
+  // tiled_attention with that offset, under the op's name, so that the
+  // profiler and the trace show it as the op it is.
+  Tensor heads_out;
+  {
+    OpScope scope("tiled_attention", q, keys, values);
+    heads_out = kernel::tiled_attention_forward(q, keys, values, 1.0 / std::sqrt(static_cast<double>(d)),
+                                                /*causal=*/true, past)
+                    .out;
+  }
   return w_o->forward(reshape(transpose(heads_out, 1, 2), {B, T, dim_}));
 }
 
