@@ -125,6 +125,35 @@ TEST(NnKvCache, DecodingOneTokenAtATimeMatchesRecomputing) {
   }
 }
 
+// What the profiler and the trace see of a cached step: attention over the
+// cache as one tiled_attention op a layer, its inputs the queries and the
+// whole cache so far.
+TEST(NnKvCache, AttentionOverTheCacheIsAnOpTheObserversSee) {
+  struct Watcher : AutogradObserver {
+    std::vector<std::vector<Shape>> attention;  // the input shapes of each tiled_attention
+    void op_begin(const char* op, const std::vector<const Tensor*>& inputs) override {
+      if (std::string(op) != "tiled_attention") return;
+      attention.emplace_back();
+      for (const Tensor* t : inputs) attention.back().push_back(t->shape());
+    }
+  } watcher;
+  nn::GPT model(config(11, 8, 16, 2, 3, true, nn::Positional::Learned, kFloat32, 3));
+  model.eval();
+  NoGradGuard no_grad;
+  nn::KVCache cache = model.make_cache();
+  model.forward(row_of({1, 2, 3}, 0, 3), cache);
+  {
+    struct Install {  // removed again also when forward throws
+      explicit Install(AutogradObserver* o) { set_autograd_observer(o); }
+      ~Install() { set_autograd_observer(nullptr); }
+    } install(&watcher);
+    model.forward(row_of({4}, 0, 1), cache);
+  }
+  // 3 layers; q (1, 2 heads, 1 token, 8) against the 4 keys and values so far
+  const std::vector<Shape> one = {Shape{1, 2, 1, 8}, Shape{1, 2, 4, 8}, Shape{1, 2, 4, 8}};
+  EXPECT_EQ(watcher.attention, (std::vector<std::vector<Shape>>{one, one, one}));
+}
+
 // Pieces of several tokens (a prompt in chunks, a batch of 2 sequences).
 TEST(NnKvCache, ChunksAndBatchesMatchRecomputing) {
   nn::GPTConfig c = config(19, 16, 24, 3, 2, false, nn::Positional::Learned, kFloat32, 11);
