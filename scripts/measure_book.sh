@@ -416,6 +416,7 @@ step_decode() {
 decode_profile() { bash "$root/bench/decode_profile.sh" --build "$root/$build" --runs 8; }
 step_decodeprofile() {
   need bench/bench_decode
+  need bench/bench_ember
   if /usr/bin/python3 -c 'import torch' 2> /dev/null; then
     record decode_profile "bash bench/decode_profile.sh --runs 8" decode_profile
   else
