@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "autograd/op_args.h"
 #include "tensor/tensor.h"
 
 namespace ember {
@@ -30,6 +31,18 @@ struct AutogradObserver {
   /// An op (OpScope, autograd/op_scope.h) starts / ends.
   virtual void op_begin(const char* /*op*/, const std::vector<const Tensor*>& /*inputs*/) {}
   virtual void op_end(const char* /*op*/) {}
+  /// Whether this observer wants each op's arguments and results (compile/'s
+  /// tracer does; the profiler does not, and costs no copies).
+  virtual bool wants_calls() const { return false; }
+  /// Right after op_begin, if wants_calls(): every argument of the op, in
+  /// the order of its parameters (tensors and the rest: dims, scalars, flags).
+  virtual void op_call(const char* /*op*/, const std::vector<OpArg>& /*args*/) {}
+  /// Right before op_end, if wants_calls(): what the op returns (two tensors
+  /// for max(x, d)). An op that ends without it (an error, or an op with no
+  /// result to hand over, such as an in-place one) reports none.
+  virtual void op_results(const char* /*op*/, const std::vector<Tensor>& /*results*/) {}
+  /// An in-place method (fill_, add_, copy_, ...) is about to write into t.
+  virtual void writes_in_place(const char* /*op*/, const Tensor& /*t*/) {}
   /// A module's forward starts / ends (ModuleScope, nn/module.h); `path` is
   /// its dotted name in the tree ("blocks.0.attn"), "" for the root.
   virtual void module_begin(const std::string& /*path*/, const std::string& /*type*/) {}

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "autograd/op_args.h"
 #include "tensor/tensor.h"
 
 namespace ember {
@@ -53,7 +54,6 @@ Tensor operator-(const Tensor& a);
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
 
 // ---- the layers' building blocks ----
-enum class GeluApprox { None, Tanh };
 Tensor gelu(const Tensor& x, GeluApprox approx = GeluApprox::None);  // autograd/ops/unary.cpp
 /// softmax(scale * x, -1), and with causal row i of each trailing (Tq, Tk)
 /// block sees keys 0..i only: attention's weights in one op, the same as
@@ -93,7 +93,6 @@ Tensor& index_add_(Tensor& x, int64_t d, const Tensor& ids, const Tensor& src);
 /// x (*, D), weight and bias (D).
 Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps = 1e-5);
 
-enum class Reduction { Mean, Sum, None };
 /// logits (N, C) or (B, T, C), targets (N) or (B, T) int64 in [0, C).
 /// Targets equal to ignore_index contribute nothing (and are not counted by
 /// Mean). Reduction::None returns the per-target losses (0 where ignored).

@@ -6,6 +6,7 @@
 #include "autograd/forward.h"
 #include "autograd/grad_mode.h"
 #include "autograd/node.h"
+#include "autograd/observer.h"
 #include "autograd/ops.h"
 #include "tensor/factory.h"
 #include "tensor/kernels.h"
@@ -54,7 +55,8 @@ void check_inplace(const Tensor& t, const char* op) {
                        << "); ember does not rewrite graphs in place: use the out-of-place op");
   }
   kernel::check_no_internal_overlap(t, op);
-  detail::before_write(t, op);  // a checkpointed function's inputs are refused (autograd/checkpoint.h)
+  detail::before_write(t, op);
+  if (AutogradObserver* o = autograd_observer()) o->writes_in_place(op, t);  // a checkpointed function's inputs are refused (autograd/checkpoint.h)
 }
 
 // Forward mode: an in-place write updates the tangent of the memory it

@@ -61,9 +61,12 @@ Tensor empty(const Shape& shape, DType dtype, const char* op) {
 }
 
 // ---- reading values ----
+thread_local detail::ValueReadWatcher* detail::value_read_watcher = nullptr;
+
 template <typename T>
 T Tensor::item() const {
   EMBER_CHECK(defined(), "item", "tensor is undefined");
+  if (detail::value_read_watcher) [[unlikely]] detail::value_read_watcher->reading_values(*this, "item");
   EMBER_CHECK(numel() == 1, "item",
               "only a tensor with one element can be converted to a scalar, got shape " << shape_str(shape()));
   return EMBER_DISPATCH_STORAGE(dtype(), "item", [&]<typename S>() { return static_cast<T>(*static_cast<S*>(raw_data())); });
@@ -72,6 +75,7 @@ T Tensor::item() const {
 template <typename T>
 std::vector<T> Tensor::to_vector() const {
   EMBER_CHECK(defined(), "to_vector", "tensor is undefined");
+  if (detail::value_read_watcher) [[unlikely]] detail::value_read_watcher->reading_values(*this, "to_vector");
   std::vector<T> out(static_cast<size_t>(numel()));
   if (out.empty()) return out;
   EMBER_DISPATCH_STORAGE(dtype(), "to_vector", [&]<typename S>() {

@@ -160,6 +160,21 @@ class TensorOwner {
   ~TensorOwner() = default;
 };
 
+namespace detail {
+/// Told, on this thread, when a program reads a tensor's values into C++
+/// numbers (item, to_vector). Its one user is compile/'s tracer: a value read
+/// while it captures a function would decide what the function does next,
+/// and a graph cannot hold that, so the tracer refuses it. Null when nothing
+/// watches.
+struct ValueReadWatcher {
+  virtual void reading_values(const Tensor& t, const char* how) = 0;
+
+ protected:
+  ~ValueReadWatcher() = default;
+};
+extern thread_local ValueReadWatcher* value_read_watcher;
+}  // namespace detail
+
 /// Rows of a gradient along dim 0: rows[k] (shape (D...)) adds at row ids[k].
 struct RowGrad {
   Tensor ids;   // int64, (n)

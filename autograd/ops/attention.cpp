@@ -50,14 +50,14 @@ struct TiledAttentionBackward final : ComposedBackward {
 };
 
 Tensor tiled_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal) {
-  OpScope scope("tiled_attention", q, k, v);
+  OpScope scope("tiled_attention", q, k, v, causal);
   EMBER_CHECK(q.dim() >= 2, "tiled_attention", "q needs shape (..., T, d), got " << shape_str(q.shape()));
   const double scale = attention_scale(q);
   kernel::TiledAttention f = kernel::tiled_attention_forward(q, k, v, scale, causal);
   if (needs_grad({q, k, v}))
     record(f.out, std::make_shared<TiledAttentionBackward>(q, k, v, f.out, f.lse, scale, causal), {q, k, v});
   composed_forward_rule(f.out, [&] { return composed::tiled_attention(q, k, v, causal); }, q, k, v);
-  return f.out;
+  return scope.out(f.out);
 }
 
 }  // namespace ember

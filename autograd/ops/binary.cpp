@@ -25,11 +25,11 @@ struct AddBackward final : BinaryBackward<AddBackward, 0, 0> {
 };
 Tensor add(const Tensor& a, const Tensor& b) {
   OpScope scope("add", a, b);
-  return binary_rules(kernel::binary(Binary::Add, a, b), a, b, AddBackward(1.0));
+  return scope.out(binary_rules(kernel::binary(Binary::Add, a, b), a, b, AddBackward(1.0)));
 }
 Tensor sub(const Tensor& a, const Tensor& b) {
   OpScope scope("sub", a, b);
-  return binary_rules(kernel::binary(Binary::Sub, a, b), a, b, AddBackward(-1.0));
+  return scope.out(binary_rules(kernel::binary(Binary::Sub, a, b), a, b, AddBackward(-1.0)));
 }
 
 // ---- mul: d(a b) = da b + a db ----
@@ -40,7 +40,7 @@ struct MulBackward final : BinaryBackward<MulBackward, kB, kA> {
 };
 Tensor mul(const Tensor& a, const Tensor& b) {
   OpScope scope("mul", a, b);
-  return binary_rules<MulBackward>(kernel::binary(Binary::Mul, a, b), a, b);
+  return scope.out(binary_rules<MulBackward>(kernel::binary(Binary::Mul, a, b), a, b));
 }
 
 // ---- div: d(a / b) = da / b - a db / b^2 ----
@@ -51,7 +51,7 @@ struct DivBackward final : BinaryBackward<DivBackward, kB, kA | kB> {
 };
 Tensor div(const Tensor& a, const Tensor& b) {
   OpScope scope("div", a, b);
-  return binary_rules<DivBackward>(kernel::binary(Binary::Div, a, b), a, b);
+  return scope.out(binary_rules<DivBackward>(kernel::binary(Binary::Div, a, b), a, b));
 }
 
 // ---- pow: d(a^b) = b a^(b-1) da + a^b log(a) db ----
@@ -62,7 +62,7 @@ struct PowBackward final : BinaryBackward<PowBackward, kA | kB, kA | kOut> {
 };
 Tensor pow(const Tensor& a, const Tensor& b) {
   OpScope scope("pow", a, b);
-  return binary_rules<PowBackward>(kernel::binary(Binary::Pow, a, b), a, b);
+  return scope.out(binary_rules<PowBackward>(kernel::binary(Binary::Pow, a, b), a, b));
 }
 
 // ---- maximum / minimum: the change of the larger (smaller) input; ties take half of each ----
@@ -86,11 +86,11 @@ struct MaximumBackward final : BinaryBackward<MaximumBackward, kA | kB, kA | kB>
 };
 Tensor maximum(const Tensor& a, const Tensor& b) {
   OpScope scope("maximum", a, b);
-  return binary_rules(kernel::binary(Binary::Maximum, a, b), a, b, MaximumBackward(true));
+  return scope.out(binary_rules(kernel::binary(Binary::Maximum, a, b), a, b, MaximumBackward(true)));
 }
 Tensor minimum(const Tensor& a, const Tensor& b) {
   OpScope scope("minimum", a, b);
-  return binary_rules(kernel::binary(Binary::Minimum, a, b), a, b, MaximumBackward(false));
+  return scope.out(binary_rules(kernel::binary(Binary::Minimum, a, b), a, b, MaximumBackward(false)));
 }
 
 // ---- operators and scalar forms: unary ops with the scalar as a parameter ----
@@ -106,12 +106,12 @@ struct AddScalarBackward final : UnaryBackward<AddScalarBackward, Keep::Nothing>
   static Tensor d(const Tensor& v, const Tensor&, const Tensor&) { return v; }
 };
 Tensor operator+(const Tensor& a, double s) {
-  OpScope scope("add", a);
-  return unary_rules<AddScalarBackward>(kernel::binary_scalar(Binary::Add, a, s), a);
+  OpScope scope("add", a, s);
+  return scope.out(unary_rules<AddScalarBackward>(kernel::binary_scalar(Binary::Add, a, s), a));
 }
 Tensor operator-(const Tensor& a, double s) {
-  OpScope scope("sub", a);
-  return unary_rules<AddScalarBackward>(kernel::binary_scalar(Binary::Sub, a, s), a);
+  OpScope scope("sub", a, s);
+  return scope.out(unary_rules<AddScalarBackward>(kernel::binary_scalar(Binary::Sub, a, s), a));
 }
 Tensor operator+(double s, const Tensor& a) { return a + s; }
 
@@ -123,13 +123,13 @@ struct MulScalarBackward final : UnaryBackward<MulScalarBackward, Keep::Nothing>
   Tensor d(const Tensor& v, const Tensor&, const Tensor&) const { return v * s; }
 };
 Tensor operator*(const Tensor& a, double s) {
-  OpScope scope("mul", a);
-  return unary_rules(kernel::binary_scalar(Binary::Mul, a, s), a, MulScalarBackward(s));
+  OpScope scope("mul", a, s);
+  return scope.out(unary_rules(kernel::binary_scalar(Binary::Mul, a, s), a, MulScalarBackward(s)));
 }
 Tensor operator*(double s, const Tensor& a) { return a * s; }
 Tensor operator-(double s, const Tensor& a) {  // d(s - a) = -da
-  OpScope scope("rsub", a);
-  return unary_rules(kernel::binary_scalar(Binary::Sub, a, s, /*scalar_first=*/true), a, MulScalarBackward(-1.0));
+  OpScope scope("rsub", s, a);
+  return scope.out(unary_rules(kernel::binary_scalar(Binary::Sub, a, s, /*scalar_first=*/true), a, MulScalarBackward(-1.0)));
 }
 
 // d(a / s) = da / s
@@ -140,8 +140,8 @@ struct DivScalarBackward final : UnaryBackward<DivScalarBackward, Keep::Nothing>
   Tensor d(const Tensor& v, const Tensor&, const Tensor&) const { return v / s; }
 };
 Tensor operator/(const Tensor& a, double s) {
-  OpScope scope("div", a);
-  return unary_rules(kernel::binary_scalar(Binary::Div, a, s), a, DivScalarBackward(s));
+  OpScope scope("div", a, s);
+  return scope.out(unary_rules(kernel::binary_scalar(Binary::Div, a, s), a, DivScalarBackward(s)));
 }
 
 // d(s / a) = -(s / a) / a da = -y / a da
@@ -150,8 +150,8 @@ struct RDivScalarBackward final : UnaryBackward<RDivScalarBackward, Keep::Both> 
   static Tensor d(const Tensor& v, const Tensor& a, const Tensor& y) { return -v * y / a; }
 };
 Tensor operator/(double s, const Tensor& a) {
-  OpScope scope("rdiv", a);
-  return unary_rules<RDivScalarBackward>(kernel::binary_scalar(Binary::Div, a, s, /*scalar_first=*/true), a);
+  OpScope scope("rdiv", s, a);
+  return scope.out(unary_rules<RDivScalarBackward>(kernel::binary_scalar(Binary::Div, a, s, /*scalar_first=*/true), a));
 }
 
 // d(a^e) = e a^(e-1) da
@@ -164,8 +164,8 @@ struct PowScalarBackward final : UnaryBackward<PowScalarBackward, Keep::Input> {
   }
 };
 Tensor pow(const Tensor& a, double e) {
-  OpScope scope("pow", a);
-  return unary_rules(kernel::binary_scalar(Binary::Pow, a, e), a, PowScalarBackward(e));
+  OpScope scope("pow", a, e);
+  return scope.out(unary_rules(kernel::binary_scalar(Binary::Pow, a, e), a, PowScalarBackward(e)));
 }
 
 // ---- comparisons: bool results, no gradient ----
@@ -173,12 +173,12 @@ Tensor pow(const Tensor& a, double e) {
   Tensor NAME(const Tensor& a, const Tensor& b) {           \
     OpScope scope(#NAME, a, b);                             \
     detail::no_forward_rule_needed(); /* a bool result */   \
-    return kernel::compare(kernel::Compare::OP, a, b);      \
+    return scope.out(kernel::compare(kernel::Compare::OP, a, b)); \
   }                                                         \
   Tensor NAME(const Tensor& a, double s) {                  \
-    OpScope scope(#NAME, a);                                \
+    OpScope scope(#NAME, a, s);                             \
     detail::no_forward_rule_needed();                       \
-    return kernel::compare_scalar(kernel::Compare::OP, a, s); \
+    return scope.out(kernel::compare_scalar(kernel::Compare::OP, a, s)); \
   }
 EMBER_COMPARE(eq, Eq)
 EMBER_COMPARE(ne, Ne)

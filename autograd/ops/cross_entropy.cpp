@@ -57,7 +57,7 @@ struct CrossEntropyBackward final : ComposedBackward {
 // logits:(N,C) targets:(N) -> () or (N); leading dims (B,T) are flattened to N.
 // The kernel checks the shapes, the dtypes and every target.
 Tensor cross_entropy(const Tensor& logits, const Tensor& targets, Reduction reduction, int64_t ignore_index) {
-  OpScope scope("cross_entropy", logits, targets);
+  OpScope scope("cross_entropy", logits, targets, reduction, ignore_index);
   kernel::CrossEntropyForward f = kernel::cross_entropy_forward(logits, targets, ignore_index);
   Tensor out;
   double scale = 1.0;
@@ -74,7 +74,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, Reduction redu
     record(out, std::make_shared<CrossEntropyBackward>(logits, f.lse, targets, reduction, ignore_index, scale), {logits});
   composed_forward_rule(out, [&] { return composed::cross_entropy(logits, targets, reduction, ignore_index, scale); },
                         logits);
-  return out;
+  return scope.out(out);
 }
 
 }  // namespace ember

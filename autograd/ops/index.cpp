@@ -59,13 +59,13 @@ struct IndexSelectBackward final : LinearBackward {
   }
 };
 Tensor index_select(const Tensor& x, int64_t d, const Tensor& ids) {
-  OpScope scope("index_select", x, ids);
+  OpScope scope("index_select", x, d, ids);
   Tensor out = kernel::index_select(x, d, ids);
   if (needs_grad({x}))
     record(out, std::make_shared<IndexSelectBackward>(x.shape(), out.shape(), wrap_dim(d, x.dim(), "index_select"), ids),
            {x});
   forward_rule(out, [&] { return index_select(dx(x), d, ids); }, x);  // linear: the same rows of the tangent
-  return out;
+  return scope.out(out);
 }
 
 // ---- embedding: row lookup in a (V, D) table ----
@@ -80,7 +80,7 @@ int64_t padding_index(int64_t padding_idx, const Shape& weight_shape, const char
 // weight:(V, D) ids:(*) -> (*, D): index_select of the flattened ids, seen
 // in the ids' shape. One node: IndexSelectBackward (with the padding row).
 Tensor embedding(const Tensor& weight, const Tensor& ids, std::optional<int64_t> padding_idx, bool sparse) {
-  OpScope scope("embedding", weight, ids);
+  OpScope scope("embedding", weight, ids, padding_idx, sparse);
   EMBER_CHECK(weight.dim() == 2, "embedding", "weight must be (V, D), got shape " << shape_str(weight.shape()));
   kernel::check_ids(ids, weight.size(0), "embedding", "id", "the vocabulary");  // positions as in ids' shape
   std::optional<int64_t> pad;
@@ -92,7 +92,7 @@ Tensor embedding(const Tensor& weight, const Tensor& ids, std::optional<int64_t>
   if (needs_grad({weight}))
     record(out, std::make_shared<IndexSelectBackward>(weight.shape(), out_shape, 0, flat_ids, pad, sparse), {weight});
   forward_rule(out, [&] { return rows_at(dx(weight), 0, flat_ids, pad, out_shape); }, weight);
-  return out;
+  return scope.out(out);
 }
 
 // Lᵀ g: grad_x = scatter_add(zeros(x.shape), d, ids, grad_out)
@@ -107,11 +107,11 @@ struct GatherBackward final : LinearBackward {
   Tensor transposed(const Tensor& g) const override { return kernel::scatter_add(in_shape, dim, ids.get(*this), g); }
 };
 Tensor gather(const Tensor& x, int64_t d, const Tensor& ids) {
-  OpScope scope("gather", x, ids);
+  OpScope scope("gather", x, d, ids);
   Tensor out = kernel::gather(x, d, ids);
   if (needs_grad({x})) record(out, std::make_shared<GatherBackward>(x.shape(), wrap_dim(d, x.dim(), "gather"), ids), {x});
   forward_rule(out, [&] { return gather(dx(x), d, ids); }, x);
-  return out;
+  return scope.out(out);
 }
 
 // ---- the scatters, out of place: the adjoints of index_select and gather ----
@@ -129,14 +129,14 @@ struct IndexAddBackward final : Node {
   }
 };
 Tensor index_add(const Tensor& x, int64_t d, const Tensor& ids, const Tensor& src) {
-  OpScope scope("index_add", x, ids, src);
+  OpScope scope("index_add", x, d, ids, src);
   EMBER_CHECK(x.dtype() == src.dtype(), "index_add",
               "dtype mismatch: destination " << dtype_name(x.dtype()) << " vs source " << dtype_name(src.dtype()));
   Tensor out = kernel::to(x, x.dtype());  // a copy of its own
   kernel::index_add_(out, d, ids, src);
   if (needs_grad({x, src})) record(out, std::make_shared<IndexAddBackward>(wrap_dim(d, x.dim(), "index_add"), ids), {x, src});
   forward_rule(out, [&] { return index_add(dx(x), d, ids, dx(src)); }, x, src);  // linear: the same op on the tangents
-  return out;
+  return scope.out(out);
 }
 
 // d scatter_add(x, d, ids, src) = (g, gather(g, d, ids))
@@ -149,7 +149,7 @@ struct ScatterAddBackward final : Node {
   std::vector<Tensor> apply(const Tensor& g) override { return {g, gather(g, dim, ids.get(*this))}; }
 };
 Tensor scatter_add(const Tensor& x, int64_t d, const Tensor& ids, const Tensor& src) {
-  OpScope scope("scatter_add", x, ids, src);
+  OpScope scope("scatter_add", x, d, ids, src);
   EMBER_CHECK(x.dtype() == src.dtype(), "scatter_add",
               "dtype mismatch: destination " << dtype_name(x.dtype()) << " vs source " << dtype_name(src.dtype()));
   EMBER_CHECK(ids.shape() == src.shape(), "scatter_add",
@@ -159,16 +159,16 @@ Tensor scatter_add(const Tensor& x, int64_t d, const Tensor& ids, const Tensor& 
   EMBER_CHECK(out.shape() == x.shape(), "scatter_add", "the source does not fit the destination's shape");
   if (needs_grad({x, src})) record(out, std::make_shared<ScatterAddBackward>(wrap_dim(d, x.dim(), "scatter_add"), ids), {x, src});
   forward_rule(out, [&] { return scatter_add(dx(x), d, ids, dx(src)); }, x, src);
-  return out;
+  return scope.out(out);
 }
 
 Tensor one_hot(const Tensor& ids, int64_t num_classes) {
-  OpScope scope("one_hot", ids);
-  return kernel::one_hot(ids, num_classes);
+  OpScope scope("one_hot", ids, num_classes);
+  return scope.out(kernel::one_hot(ids, num_classes));
 }
 
 Tensor& index_add_(Tensor& x, int64_t d, const Tensor& ids, const Tensor& src) {
-  OpScope scope("index_add_", x, ids, src);
+  OpScope scope("index_add_", x, d, ids, src);
   EMBER_CHECK(!(is_grad_enabled() && (x.requires_grad() || src.requires_grad())), "index_add_",
               "in-place index_add_ on tensors that require grad (destination " << shape_str(x.shape()) << ", source "
                                                                                << shape_str(src.shape())

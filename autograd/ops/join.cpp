@@ -24,7 +24,7 @@ struct CatBackward final : Node {
   }
 };
 Tensor cat(const std::vector<Tensor>& xs, int64_t d) {
-  OpScope scope("cat", xs);
+  OpScope scope("cat", xs, d);
   Tensor out = kernel::cat(xs, d);  // checks that xs is not empty and that the shapes fit
   if (needs_grad(xs)) {
     std::vector<int64_t> sizes;
@@ -36,11 +36,11 @@ Tensor cat(const std::vector<Tensor>& xs, int64_t d) {
     for (const Tensor& x : xs) ts.push_back(dx(x));
     return cat(ts, d);
   }, xs);
-  return out;
+  return scope.out(out);
 }
 
 Tensor stack(const std::vector<Tensor>& xs, int64_t d) {
-  OpScope scope("stack", xs);
+  OpScope scope("stack", xs, d);
   EMBER_CHECK(!xs.empty(), "stack", "expected a non-empty list of tensors");
   int64_t w = wrap_dim(d, xs[0].dim() + 1, "stack");
   for (size_t i = 0; i < xs.size(); ++i) {
@@ -50,7 +50,7 @@ Tensor stack(const std::vector<Tensor>& xs, int64_t d) {
   }
   std::vector<Tensor> us;
   for (const Tensor& x : xs) us.push_back(unsqueeze(x, w));
-  return cat(us, w);
+  return scope.out(cat(us, w));
 }
 
 }  // namespace ember

@@ -45,12 +45,12 @@ struct LayerNormBackward final : ComposedBackward {
 // x:(N, D) rows (any leading dims), weight/bias:(D); the kernel checks the
 // shapes and dtypes
 Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {
-  OpScope scope("layer_norm", x, weight, bias);
+  OpScope scope("layer_norm", x, weight, bias, eps);
   kernel::LayerNormForward f = kernel::layer_norm_forward(x, weight, bias, eps);
   if (needs_grad({x, weight, bias}))
     record(f.out, std::make_shared<LayerNormBackward>(x, f.mean, f.rstd, weight, bias, eps), {x, weight, bias});
   composed_forward_rule(f.out, [&] { return composed::layer_norm(x, weight, bias, eps); }, x, weight, bias);
-  return f.out;
+  return scope.out(f.out);
 }
 
 }  // namespace ember

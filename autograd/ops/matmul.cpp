@@ -84,7 +84,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   // (chapter 14) forward mode: d(A B) = dA B + A dB, on the tangents
   forward_rule(out, [&] { return plus(term(a, [&](const Tensor& da) { return matmul(da, b); }),
                                       term(b, [&](const Tensor& db) { return matmul(a, db); })); }, a, b);
-  return out;
+  return scope.out(out);
 }
 
 }  // namespace ember

@@ -47,10 +47,10 @@ struct SumBackward final : Node {
   }
 };
 Tensor sum_to(const Tensor& x, const Shape& shape) {
-  OpScope scope("sum_to", x);
+  OpScope scope("sum_to", x, shape);
   if (x.shape() == shape) {
     detail::no_forward_rule_needed();  // x itself, with its tangent
-    return x;
+    return scope.out(x);
   }
   EMBER_CHECK(broadcast_shapes(shape, x.shape(), "sum_to") == x.shape(), "sum_to",
               "shape " << shape_str(x.shape()) << " is not a broadcast of " << shape_str(shape));
@@ -60,26 +60,26 @@ Tensor sum_to(const Tensor& x, const Shape& shape) {
     if (d < lead || (shape[static_cast<size_t>(d - lead)] == 1 && x.shape()[static_cast<size_t>(d)] != 1))
       dims.push_back(d);
   Tensor s = dims.empty() ? x : sum(x, dims, /*keepdim=*/true);
-  return reshape(s, shape);
+  return scope.out(reshape(s, shape));
 }
 Tensor sum(const Tensor& x) { return sum(x, {}, false); }
 Tensor sum(const Tensor& x, const Shape& dims, bool keepdim) {
-  OpScope scope("sum", x);
+  OpScope scope("sum", x, dims, keepdim);
   Tensor out = kernel::sum(x, dims, keepdim);
   if (needs_grad({x})) record(out, std::make_shared<SumBackward>(x.shape(), dims, keepdim, 1.0), {x});
   forward_rule(out, [&] { return sum(dx(x), dims, keepdim); }, x);
-  return out;
+  return scope.out(out);
 }
 Tensor mean(const Tensor& x) { return mean(x, {}, false); }
 Tensor mean(const Tensor& x, const Shape& dims, bool keepdim) {
-  OpScope scope("mean", x);
+  OpScope scope("mean", x, dims, keepdim);
   Tensor out = kernel::mean(x, dims, keepdim);
   if (needs_grad({x})) {
     const double scale = 1.0 / static_cast<double>(reduced_count(x.shape(), dims));
     record(out, std::make_shared<SumBackward>(x.shape(), dims, keepdim, scale), {x});
   }
   forward_rule(out, [&] { return mean(dx(x), dims, keepdim); }, x);
-  return out;
+  return scope.out(out);
 }
 
 // ---- var ----
@@ -100,14 +100,14 @@ struct VarBackward final : Node {
   }
 };
 Tensor var(const Tensor& x, const Shape& dims, int64_t correction, bool keepdim) {
-  OpScope scope("var", x);
+  OpScope scope("var", x, dims, correction, keepdim);
   Tensor out = kernel::var(x, dims, correction, keepdim);
   if (needs_grad({x})) record(out, std::make_shared<VarBackward>(x, dims, correction, keepdim), {x});
   forward_rule(out, [&] {  // d var = 2/(K - correction) sum((x - mean) dx)
     const double denom = static_cast<double>(reduced_count(x.shape(), dims) - correction);
     return sum((x - mean(x, dims, true)) * dx(x), dims, keepdim) * (2.0 / denom);
   }, x);
-  return out;
+  return scope.out(out);
 }
 
 // ---- norm ----
@@ -143,11 +143,11 @@ struct NormBackward final : Node {
   }
 };
 Tensor norm(const Tensor& x, double p, const Shape& dims, bool keepdim) {
-  OpScope scope("norm", x);
+  OpScope scope("norm", x, p, dims, keepdim);
   Tensor out = kernel::norm(x, p, dims, keepdim);
   if (needs_grad({x})) record(out, std::make_shared<NormBackward>(x, out, p, dims, keepdim), {x});
   forward_rule(out, [&] { return sum(norm_derivative(x, out, p, dims, keepdim) * dx(x), dims, keepdim); }, x);
-  return out;
+  return scope.out(out);
 }
 
 // ---- max / min: linear in x given the winners (autograd/linear_rule.h) ----
@@ -177,41 +177,41 @@ struct MaxBackward final : LinearBackward {
   }
 };
 std::pair<Tensor, Tensor> max(const Tensor& x, int64_t d, bool keepdim) {
-  OpScope scope("max", x);
+  OpScope scope("max", x, d, keepdim);
   auto [values, indices] = kernel::max(x, d, keepdim);
   const int64_t w = wrap_dim_or_scalar(d, x.dim(), "max");
   if (needs_grad({x})) record(values, std::make_shared<MaxBackward>(x.shape(), w, keepdim, indices), {x});
   forward_rule(values, [&, idx = indices] { return pick(dx(x), w, keepdim, idx); }, x);
-  return {values, indices};
+  return scope.out(TensorPair{values, indices});
 }
 std::pair<Tensor, Tensor> min(const Tensor& x, int64_t d, bool keepdim) {
-  OpScope scope("min", x);
+  OpScope scope("min", x, d, keepdim);
   auto [values, indices] = kernel::min(x, d, keepdim);
   const int64_t w = wrap_dim_or_scalar(d, x.dim(), "min");
   if (needs_grad({x})) record(values, std::make_shared<MaxBackward>(x.shape(), w, keepdim, indices), {x});
   forward_rule(values, [&, idx = indices] { return pick(dx(x), w, keepdim, idx); }, x);
-  return {values, indices};
+  return scope.out(TensorPair{values, indices});
 }
 Tensor max(const Tensor& x) {
   OpScope scope("max", x);
   EMBER_CHECK(x.numel() > 0, "max", "cannot take the max of an empty tensor of shape " << shape_str(x.shape()));
-  return reshape(max(reshape(x, {-1}), 0, false).first, {});
+  return scope.out(reshape(max(reshape(x, {-1}), 0, false).first, {}));
 }
 Tensor min(const Tensor& x) {
   OpScope scope("min", x);
   EMBER_CHECK(x.numel() > 0, "min", "cannot take the min of an empty tensor of shape " << shape_str(x.shape()));
-  return reshape(min(reshape(x, {-1}), 0, false).first, {});
+  return scope.out(reshape(min(reshape(x, {-1}), 0, false).first, {}));
 }
 
 Tensor argmax(const Tensor& x) {
   OpScope scope("argmax", x);
   detail::no_forward_rule_needed();  // an index: not differentiable
-  return kernel::argmax(x, std::nullopt, false);
+  return scope.out(kernel::argmax(x, std::nullopt, false));
 }
 Tensor argmax(const Tensor& x, int64_t d, bool keepdim) {
-  OpScope scope("argmax", x);
+  OpScope scope("argmax", x, d, keepdim);
   detail::no_forward_rule_needed();
-  return kernel::argmax(x, d, keepdim);
+  return scope.out(kernel::argmax(x, d, keepdim));
 }
 
 // ---- softmax / log_softmax ----
@@ -256,28 +256,28 @@ struct SoftmaxBackward final : Node {
   }
 };
 Tensor scaled_softmax(const Tensor& x, double scale, bool causal) {
-  OpScope scope("scaled_softmax", x);
+  OpScope scope("scaled_softmax", x, scale, causal);
   Tensor out = kernel::scaled_softmax(x, scale, causal);
   const int64_t last = x.dim() - 1;
   if (needs_grad({x})) record(out, std::make_shared<SoftmaxBackward>(out, last, false, scale, causal), {x});
   forward_rule(out, [&] { return masked_softmax_d(dx(x), out, last, scale, causal); }, x);
-  return out;
+  return scope.out(out);
 }
 Tensor softmax(const Tensor& x, int64_t d) {
-  OpScope scope("softmax", x);
+  OpScope scope("softmax", x, d);
   Tensor out = kernel::softmax(x, d);
   const int64_t w = wrap_dim_or_scalar(d, x.dim(), "softmax");
   if (needs_grad({x})) record(out, std::make_shared<SoftmaxBackward>(out, w, false), {x});
   forward_rule(out, [&] { return softmax_d(dx(x), out, w, 1.0); }, x);
-  return out;
+  return scope.out(out);
 }
 Tensor log_softmax(const Tensor& x, int64_t d) {
-  OpScope scope("log_softmax", x);
+  OpScope scope("log_softmax", x, d);
   Tensor out = kernel::log_softmax(x, d);
   const int64_t w = wrap_dim_or_scalar(d, x.dim(), "log_softmax");
   if (needs_grad({x})) record(out, std::make_shared<SoftmaxBackward>(out, w, true), {x});
   forward_rule(out, [&] { return log_softmax_jvp(dx(x), out, w); }, x);
-  return out;
+  return scope.out(out);
 }
 
 }  // namespace ember

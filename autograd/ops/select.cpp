@@ -26,7 +26,7 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   Tensor out = kernel::where(cond, a, b);
   if (needs_grad({a, b})) record(out, std::make_shared<WhereBackward>(cond), {a, b});
   forward_rule(out, [&] { return where(cond, dx(a), dx(b)); }, a, b);
-  return out;
+  return scope.out(out);
 }
 
 // filled positions are constants: zero gradient there
@@ -38,11 +38,11 @@ struct MaskedFillBackward final : Node {
   std::vector<Tensor> apply(const Tensor& g) override { return {masked_fill(g, mask.get(*this), 0.0)}; }
 };
 Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
-  OpScope scope("masked_fill", x, mask);
+  OpScope scope("masked_fill", x, mask, value);
   Tensor out = kernel::masked_fill(x, mask, value);
   if (needs_grad({x})) record(out, std::make_shared<MaskedFillBackward>(mask), {x});
   forward_rule(out, [&] { return masked_fill(dx(x), mask, 0.0); }, x);
-  return out;
+  return scope.out(out);
 }
 
 // the same triangle of the gradient
@@ -54,18 +54,18 @@ struct TriangleBackward final : Node {
   std::vector<Tensor> apply(const Tensor& g) override { return {lower ? tril(g, k) : triu(g, k)}; }
 };
 Tensor tril(const Tensor& x, int64_t k) {
-  OpScope scope("tril", x);
+  OpScope scope("tril", x, k);
   Tensor out = kernel::tril(x, k);
   if (needs_grad({x})) record(out, std::make_shared<TriangleBackward>(k, true), {x});
   forward_rule(out, [&] { return tril(dx(x), k); }, x);
-  return out;
+  return scope.out(out);
 }
 Tensor triu(const Tensor& x, int64_t k) {
-  OpScope scope("triu", x);
+  OpScope scope("triu", x, k);
   Tensor out = kernel::triu(x, k);
   if (needs_grad({x})) record(out, std::make_shared<TriangleBackward>(k, false), {x});
   forward_rule(out, [&] { return triu(dx(x), k); }, x);
-  return out;
+  return scope.out(out);
 }
 
 }  // namespace ember

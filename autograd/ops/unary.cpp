@@ -26,7 +26,7 @@ struct NegBackward final : UnaryBackward<NegBackward, Keep::Nothing> {
 };
 Tensor neg(const Tensor& x) {
   OpScope scope("neg", x);
-  return unary_rules<NegBackward>(kernel::unary(Unary::Neg, x), x);
+  return scope.out(unary_rules<NegBackward>(kernel::unary(Unary::Neg, x), x));
 }
 
 // d exp(x) = exp(x) dx = y dx
@@ -36,7 +36,7 @@ struct ExpBackward final : UnaryBackward<ExpBackward, Keep::Output> {
 };
 Tensor exp(const Tensor& x) {
   OpScope scope("exp", x);
-  return unary_rules<ExpBackward>(kernel::unary(Unary::Exp, x), x);
+  return scope.out(unary_rules<ExpBackward>(kernel::unary(Unary::Exp, x), x));
 }
 
 // d log(x) = dx / x
@@ -46,7 +46,7 @@ struct LogBackward final : UnaryBackward<LogBackward, Keep::Input> {
 };
 Tensor log(const Tensor& x) {
   OpScope scope("log", x);
-  return unary_rules<LogBackward>(kernel::unary(Unary::Log, x), x);
+  return scope.out(unary_rules<LogBackward>(kernel::unary(Unary::Log, x), x));
 }
 
 // d sqrt(x) = dx / (2 sqrt(x)) = 0.5 dx / y
@@ -56,7 +56,7 @@ struct SqrtBackward final : UnaryBackward<SqrtBackward, Keep::Output> {
 };
 Tensor sqrt(const Tensor& x) {
   OpScope scope("sqrt", x);
-  return unary_rules<SqrtBackward>(kernel::unary(Unary::Sqrt, x), x);
+  return scope.out(unary_rules<SqrtBackward>(kernel::unary(Unary::Sqrt, x), x));
 }
 
 // d x^(-1/2) = -x^(-3/2) / 2 dx = -0.5 y^3 dx
@@ -66,7 +66,7 @@ struct RsqrtBackward final : UnaryBackward<RsqrtBackward, Keep::Output> {
 };
 Tensor rsqrt(const Tensor& x) {
   OpScope scope("rsqrt", x);
-  return unary_rules<RsqrtBackward>(kernel::unary(Unary::Rsqrt, x), x);
+  return scope.out(unary_rules<RsqrtBackward>(kernel::unary(Unary::Rsqrt, x), x));
 }
 
 // d|x| = sign(x) dx (0 at 0, like PyTorch)
@@ -76,7 +76,7 @@ struct AbsBackward final : UnaryBackward<AbsBackward, Keep::Input> {
 };
 Tensor abs(const Tensor& x) {
   OpScope scope("abs", x);
-  return unary_rules<AbsBackward>(kernel::unary(Unary::Abs, x), x);
+  return scope.out(unary_rules<AbsBackward>(kernel::unary(Unary::Abs, x), x));
 }
 
 // d sin(x) = cos(x) dx
@@ -86,7 +86,7 @@ struct SinBackward final : UnaryBackward<SinBackward, Keep::Input> {
 };
 Tensor sin(const Tensor& x) {
   OpScope scope("sin", x);
-  return unary_rules<SinBackward>(kernel::unary(Unary::Sin, x), x);
+  return scope.out(unary_rules<SinBackward>(kernel::unary(Unary::Sin, x), x));
 }
 
 // d cos(x) = -sin(x) dx
@@ -96,7 +96,7 @@ struct CosBackward final : UnaryBackward<CosBackward, Keep::Input> {
 };
 Tensor cos(const Tensor& x) {
   OpScope scope("cos", x);
-  return unary_rules<CosBackward>(kernel::unary(Unary::Cos, x), x);
+  return scope.out(unary_rules<CosBackward>(kernel::unary(Unary::Cos, x), x));
 }
 
 // d erf(x) = 2/sqrt(pi) exp(-x^2) dx
@@ -108,7 +108,7 @@ struct ErfBackward final : UnaryBackward<ErfBackward, Keep::Input> {
 };
 Tensor erf(const Tensor& x) {
   OpScope scope("erf", x);
-  return unary_rules<ErfBackward>(kernel::unary(Unary::Erf, x), x);
+  return scope.out(unary_rules<ErfBackward>(kernel::unary(Unary::Erf, x), x));
 }
 
 // d tanh(x) = (1 - tanh(x)^2) dx = (1 - y^2) dx
@@ -118,7 +118,7 @@ struct TanhBackward final : UnaryBackward<TanhBackward, Keep::Output, Loop::Fuse
 };
 Tensor tanh(const Tensor& x) {
   OpScope scope("tanh", x);
-  return unary_rules<TanhBackward>(kernel::unary(Unary::Tanh, x), x);
+  return scope.out(unary_rules<TanhBackward>(kernel::unary(Unary::Tanh, x), x));
 }
 
 // d sigmoid(x) = y (1 - y) dx
@@ -128,7 +128,7 @@ struct SigmoidBackward final : UnaryBackward<SigmoidBackward, Keep::Output, Loop
 };
 Tensor sigmoid(const Tensor& x) {
   OpScope scope("sigmoid", x);
-  return unary_rules<SigmoidBackward>(kernel::unary(Unary::Sigmoid, x), x);
+  return scope.out(unary_rules<SigmoidBackward>(kernel::unary(Unary::Sigmoid, x), x));
 }
 
 // d relu(x) = dx where x > 0, i.e. where y > 0 (0 at 0, like PyTorch)
@@ -138,7 +138,7 @@ struct ReluBackward final : UnaryBackward<ReluBackward, Keep::Output, Loop::Fuse
 };
 Tensor relu(const Tensor& x) {
   OpScope scope("relu", x);
-  return unary_rules<ReluBackward>(kernel::unary(Unary::Relu, x), x);
+  return scope.out(unary_rules<ReluBackward>(kernel::unary(Unary::Relu, x), x));
 }
 
 // d clamp(x) = dx where lo <= x <= hi, else 0
@@ -149,8 +149,8 @@ struct ClampBackward final : UnaryBackward<ClampBackward, Keep::Input, Loop::Fus
   auto d(const auto& v, const auto& x, const auto&) const { return when(ge(x, lo), when(le(x, hi), v)); }
 };
 Tensor clamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi) {
-  OpScope scope("clamp", x);
-  return unary_rules(kernel::clamp(x, lo, hi), x, ClampBackward(lo, hi));
+  OpScope scope("clamp", x, lo, hi);
+  return scope.out(unary_rules(kernel::clamp(x, lo, hi), x, ClampBackward(lo, hi)));
 }
 
 // d softplus(x) = sigmoid(x) dx, softplus(x) = log(1 + e^x)
@@ -164,7 +164,7 @@ Tensor softplus(const Tensor& x) {
   Tensor out = detail::map_floats(x, "softplus", [](auto v) {
     return std::max(v, decltype(v)(0)) + std::log1p(std::exp(-std::abs(v)));
   });
-  return unary_rules<SoftplusBackward>(out, x);
+  return scope.out(unary_rules<SoftplusBackward>(out, x));
 }
 
 // ---- gelu: a fused op (autograd/composed_rule.h) ----
@@ -192,11 +192,11 @@ struct GeluBackward final : ComposedBackward {
   std::vector<Tensor> fallback_inputs() override { return {x.get(*this)}; }
 };
 Tensor gelu(const Tensor& x, GeluApprox approx) {
-  OpScope scope("gelu", x);
+  OpScope scope("gelu", x, approx);
   Tensor out = kernel::unary(approx == GeluApprox::Tanh ? Unary::GeluTanh : Unary::Gelu, x);
   if (needs_grad({x})) record(out, std::make_shared<GeluBackward>(x, approx), {x});
   composed_forward_rule(out, [&] { return composed::gelu(x, approx); }, x);
-  return out;
+  return scope.out(out);
 }
 
 }  // namespace ember

@@ -25,46 +25,46 @@ struct ReshapeBackward final : Node {
   std::vector<Tensor> apply(const Tensor& g) override { return {reshape(g, in_shape)}; }
 };
 Tensor reshape(const Tensor& x, const Shape& shape) {
-  OpScope scope("reshape", x);
+  OpScope scope("reshape", x, shape);
   Tensor out = kernel::reshape(x, shape);
   if (needs_grad({x})) record(out, std::make_shared<ReshapeBackward>(x.shape()), {x});
   forward_rule(out, [&] { return reshape(dx(x), shape); }, x);
-  return out;
+  return scope.out(out);
 }
 Tensor view(const Tensor& x, const Shape& shape) {
-  OpScope scope("view", x);
+  OpScope scope("view", x, shape);
   Tensor out = kernel::view(x, shape);
   if (needs_grad({x})) record(out, std::make_shared<ReshapeBackward>(x.shape()), {x});
   forward_rule(out, [&] { return view(dx(x), shape); }, x);
-  return out;
+  return scope.out(out);
 }
 Tensor flatten(const Tensor& x, int64_t start, int64_t end) {
-  OpScope scope("flatten", x);
+  OpScope scope("flatten", x, start, end);
   Tensor out = kernel::flatten(x, start, end);
   if (needs_grad({x})) record(out, std::make_shared<ReshapeBackward>(x.shape()), {x});
   forward_rule(out, [&] { return flatten(dx(x), start, end); }, x);
-  return out;
+  return scope.out(out);
 }
 Tensor squeeze(const Tensor& x) {
   OpScope scope("squeeze", x);
   Tensor out = kernel::squeeze(x, std::nullopt);
   if (needs_grad({x})) record(out, std::make_shared<ReshapeBackward>(x.shape()), {x});
   forward_rule(out, [&] { return squeeze(dx(x)); }, x);
-  return out;
+  return scope.out(out);
 }
 Tensor squeeze(const Tensor& x, int64_t d) {
-  OpScope scope("squeeze", x);
+  OpScope scope("squeeze", x, d);
   Tensor out = kernel::squeeze(x, d);
   if (needs_grad({x})) record(out, std::make_shared<ReshapeBackward>(x.shape()), {x});
   forward_rule(out, [&] { return squeeze(dx(x), d); }, x);
-  return out;
+  return scope.out(out);
 }
 Tensor unsqueeze(const Tensor& x, int64_t d) {
-  OpScope scope("unsqueeze", x);
+  OpScope scope("unsqueeze", x, d);
   Tensor out = kernel::unsqueeze(x, d);
   if (needs_grad({x})) record(out, std::make_shared<ReshapeBackward>(x.shape()), {x});
   forward_rule(out, [&] { return unsqueeze(dx(x), d); }, x);
-  return out;
+  return scope.out(out);
 }
 
 // ---- transpose / permute ----
@@ -79,21 +79,21 @@ struct PermuteBackward final : Node {
   }
 };
 Tensor permute(const Tensor& x, const Shape& dims) {
-  OpScope scope("permute", x);
+  OpScope scope("permute", x, dims);
   Tensor out = kernel::permute(x, dims);
   if (needs_grad({x})) record(out, std::make_shared<PermuteBackward>(dims), {x});
   forward_rule(out, [&] { return permute(dx(x), dims); }, x);
-  return out;
+  return scope.out(out);
 }
 Tensor transpose(const Tensor& x, int64_t d0, int64_t d1) {
-  OpScope scope("transpose", x);
+  OpScope scope("transpose", x, d0, d1);
   Tensor out = kernel::transpose(x, d0, d1);
   Shape dims(x.dim());
   for (int64_t i = 0; i < x.dim(); ++i) dims[i] = i;
   if (x.dim() > 0) std::swap(dims[wrap_dim(d0, x.dim(), "transpose")], dims[wrap_dim(d1, x.dim(), "transpose")]);
   if (needs_grad({x})) record(out, std::make_shared<PermuteBackward>(dims), {x});
   forward_rule(out, [&] { return transpose(dx(x), d0, d1); }, x);
-  return out;
+  return scope.out(out);
 }
 
 // ---- expand: the gradient of a broadcast is a sum (the engine's sum_to does it) ----
@@ -102,11 +102,11 @@ struct ExpandBackward final : Node {
   std::vector<Tensor> apply(const Tensor& g) override { return {g}; }  // summed to the input shape by the engine
 };
 Tensor expand(const Tensor& x, const Shape& shape) {
-  OpScope scope("expand", x);
+  OpScope scope("expand", x, shape);
   Tensor out = kernel::expand(x, shape);
   if (needs_grad({x})) record(out, std::make_shared<ExpandBackward>(), {x});
   forward_rule(out, [&] { return expand(dx(x), shape); }, x);
-  return out;
+  return scope.out(out);
 }
 
 // ---- slice / narrow / select: linear (autograd/linear_rule.h) ----
@@ -131,16 +131,16 @@ struct SliceBackward final : LinearBackward {
   int64_t last() const { return length == 0 ? start : start + (length - 1) * step + 1; }  // the slice's end
 };
 Tensor slice(const Tensor& x, int64_t d, int64_t start, int64_t end, int64_t step) {
-  OpScope scope("slice", x);
+  OpScope scope("slice", x, d, start, end, step);
   Tensor out = kernel::slice(x, d, start, end, step);
   int64_t w = wrap_dim(d, x.dim(), "slice"), n = x.shape()[w];
   int64_t first = std::clamp<int64_t>(start < 0 ? start + n : start, 0, n);  // as kernel::slice clamps it
   if (needs_grad({x})) record(out, std::make_shared<SliceBackward>(x.shape(), w, first, step, out.shape()[w], false), {x});
   forward_rule(out, [&] { return slice(dx(x), d, start, end, step); }, x);
-  return out;
+  return scope.out(out);
 }
 Tensor narrow(const Tensor& x, int64_t d, int64_t start, int64_t length) {
-  OpScope scope("narrow", x);
+  OpScope scope("narrow", x, d, start, length);
   int64_t w = wrap_dim(d, x.dim(), "narrow");
   int64_t n = x.shape()[w];
   EMBER_CHECK(start >= -n && start <= n, "narrow",
@@ -150,10 +150,10 @@ Tensor narrow(const Tensor& x, int64_t d, int64_t start, int64_t length) {
   EMBER_CHECK(length >= 0 && length <= n - start, "narrow",
               "start " << start << " + length " << length << " exceeds size " << n << " of dim " << d << " (shape "
                        << shape_str(x.shape()) << ")");
-  return slice(x, w, start, start + length, 1);
+  return scope.out(slice(x, w, start, start + length, 1));
 }
 Tensor select(const Tensor& x, int64_t d, int64_t index) {
-  OpScope scope("select", x);
+  OpScope scope("select", x, d, index);
   Tensor out = kernel::select(x, d, index);
   int64_t w = wrap_dim(d, x.dim(), "select");
   if (needs_grad({x})) {
@@ -161,7 +161,7 @@ Tensor select(const Tensor& x, int64_t d, int64_t index) {
     record(out, std::make_shared<SliceBackward>(x.shape(), w, at, 1, 1, true), {x});
   }
   forward_rule(out, [&] { return select(dx(x), d, index); }, x);
-  return out;
+  return scope.out(out);
 }
 
 // ---- contiguous / clone / to ----
@@ -173,12 +173,12 @@ Tensor contiguous(const Tensor& x) {
   OpScope scope("contiguous", x);
   if (x.is_contiguous()) {
     detail::no_forward_rule_needed();  // x itself, with its tangent
-    return x;
+    return scope.out(x);
   }
   Tensor out = kernel::contiguous(x);
   if (needs_grad({x})) record(out, std::make_shared<IdentityBackward>(), {x});
   forward_rule(out, [&] { return contiguous(dx(x)); }, x);
-  return out;
+  return scope.out(out);
 }
 Tensor clone(const Tensor& x) {
   OpScope scope("clone", x);
@@ -186,7 +186,7 @@ Tensor clone(const Tensor& x) {
   kernel::copy_(out, x, "clone");
   if (needs_grad({x})) record(out, std::make_shared<IdentityBackward>(), {x});
   forward_rule(out, [&] { return clone(dx(x)); }, x);
-  return out;
+  return scope.out(out);
 }
 
 // A composed fallback's handle on one input (autograd/composed_rule.h): the
@@ -196,7 +196,7 @@ Tensor detail::stand_in(const Tensor& x) {
   detail::no_forward_rule_needed();  // x's memory, so x's tangent
   Tensor out = kernel::as_strided(x, x.shape(), x.stride(), x.storage_offset(), "stand_in");
   if (needs_grad({x})) record(out, std::make_shared<IdentityBackward>(), {x});
-  return out;
+  return scope.out(out);
 }
 
 // make_dual's copy (autograd/forward.h): the elements x's view spans, from
@@ -211,7 +211,7 @@ Tensor detail::copy_with_layout(const Tensor& x) {
     Tensor out = empty(x.shape(), x.dtype());
     kernel::copy_(out, x, "make_dual");
     if (needs_grad({x})) record(out, std::make_shared<IdentityBackward>(), {x});
-    return out;
+    return scope.out(out);
   }
   int64_t span = x.numel() == 0 ? 0 : 1;
   for (int64_t d = 0; d < x.dim(); ++d)
@@ -228,7 +228,7 @@ Tensor detail::copy_with_layout(const Tensor& x) {
   impl->dtype = x.dtype();
   Tensor out(std::move(impl));
   if (needs_grad({x})) record(out, std::make_shared<IdentityBackward>(), {x});
-  return out;
+  return scope.out(out);
 }
 
 struct ToBackward final : Node {
@@ -238,10 +238,10 @@ struct ToBackward final : Node {
   std::vector<Tensor> apply(const Tensor& g) override { return {to(g, in_dtype)}; }
 };
 Tensor to(const Tensor& x, DType dt) {
-  OpScope scope("to", x);
+  OpScope scope("to", x, dt);
   // x itself; or an integer, bool or bfloat16 copy, which has no tangent
   if (x.dtype() == dt || !is_floating(dt)) detail::no_forward_rule_needed();
-  if (x.dtype() == dt) return x;
+  if (x.dtype() == dt) return scope.out(x);
   // bfloat16 tensors do not take part in autograd (a storage type): a
   // silent cut from the graph would leave the weights without gradients.
   EMBER_CHECK(dt != kBFloat16 || !needs_grad({x}), "to",
@@ -252,7 +252,7 @@ Tensor to(const Tensor& x, DType dt) {
   if (is_floating(dt) && is_floating(x.dtype()) && needs_grad({x}))
     record(out, std::make_shared<ToBackward>(x.dtype()), {x});
   if (is_floating(dt)) forward_rule(out, [&] { return to(dx(x), dt); }, x);
-  return out;
+  return scope.out(out);
 }
 
 }  // namespace ember
