@@ -6,6 +6,7 @@
 ///   tensor/        Tensor, dtypes, shapes, factories, random numbers, threads
 ///   tensor/machine/ what adapts to the machine: BLAS kernels, thread governor, SIMD width
 ///   autograd/      the differentiable ops, backward, grad modes, gradcheck, graph export
+///   compile/       a function captured into a graph of ops, passes, the graph run again
 ///   nn/            Module and the modules: embeddings, layers, losses, recurrent
 ///                  cells, attention, the GPT
 ///   train/         optimizers, character data, GPT-2's byte-level BPE, the
@@ -45,6 +46,15 @@
 #include "autograd/node.h"
 #include "autograd/op_scope.h"
 #include "autograd/ops.h"
+
+#include "compile/capture.h"
+#include "compile/codegen.h"
+#include "compile/compile.h"
+#include "compile/fusion.h"
+#include "compile/graph.h"
+#include "compile/passes.h"
+#include "compile/run.h"
+#include "compile/toolchain.h"
 
 #include "nn/attention.h"
 #include "nn/checkpoint.h"

@@ -162,6 +162,30 @@ Tensor gelu_tanh_backward(const Tensor& x, const Tensor& g) {
   return gelu_backward_with<detail::gelu_tanh_backward_f32, gelu_tanh_f64_backward>(x, g, "gelu (tanh form) backward");
 }
 
+namespace {
+template <auto F, typename T>
+void erased(const void* x, void* y, int64_t n) {
+  F(static_cast<const T*>(x), static_cast<T*>(y), n);
+}
+template <auto F32, auto F64>
+UnaryBlock for_dtype(DType dt) {
+  if (dt == DType::Float32) return &erased<F32, float>;
+  return dt == DType::Float64 ? &erased<F64, double> : nullptr;
+}
+}  // namespace
+
+UnaryBlock unary_block(Unary op, DType dt) {
+  switch (op) {  // the same functions as kUnary's rows
+    case Unary::Exp: return for_dtype<exp_block<float>, exp_block<double>>(dt);
+    case Unary::Tanh: return for_dtype<detail::tanh_f32, tanh_f64>(dt);
+    case Unary::Sigmoid: return for_dtype<sigmoid_block<float>, sigmoid_block<double>>(dt);
+    case Unary::Gelu: return for_dtype<detail::gelu_f32, gelu_f64>(dt);
+    case Unary::GeluTanh: return for_dtype<detail::gelu_tanh_f32, gelu_tanh_f64>(dt);
+    case Unary::Erf: return for_dtype<erf_block<float>, erf_block<double>>(dt);
+    default: return nullptr;
+  }
+}
+
 const char* unary_name(Unary op) { return kUnary[static_cast<size_t>(op)].name; }
 Tensor unary(Unary op, const Tensor& x) { return kUnary[static_cast<size_t>(op)].run(x, unary_name(op)); }
 

@@ -59,6 +59,14 @@ Tensor cat(const std::vector<Tensor>& xs, int64_t d);
 enum class Unary { Neg, Exp, Log, Sqrt, Rsqrt, Abs, Sin, Cos, Tanh, Sigmoid, Relu, Gelu, GeluTanh, Sign, Erf, Count };
 const char* unary_name(Unary op);
 Tensor unary(Unary op, const Tensor& x);
+/// The function unary(op, x) applies to each contiguous block of a float x
+/// of dtype dt, for the ops that go a block at a time (exp, tanh, sigmoid,
+/// erf, gelu, gelu_tanh); null for the rest (formulas on one number) and
+/// for other dtypes. compile/'s generated kernels call it on their blocks,
+/// so a fused exp gives eager's bits. y must not overlap x (sigmoid reads x
+/// again after its first pass over y).
+using UnaryBlock = void (*)(const void* x, void* y, int64_t n);
+UnaryBlock unary_block(Unary op, DType dt);
 /// g * gelu'(x) for the exact GELU: Phi(x) + x phi(x), one pass.
 Tensor gelu_backward(const Tensor& x, const Tensor& g);
 /// g * gelu'(x) for GELU's tanh form, one pass.

@@ -1,0 +1,229 @@
+#include "compile/capture.h"
+
+#include <map>
+#include <optional>
+#include <sstream>
+#include <thread>
+
+#include "autograd/observer.h"
+#include "base/error.h"
+#include "compile/op_table.h"
+#include "tensor/random.h"
+#include "tensor/shape.h"
+
+namespace ember::compiler {
+
+namespace {
+
+// The tracer: an observer of this thread's ops, a watcher of its random
+// draws and of its reads of values. Depth counts the ops open: only calls
+// at depth 1 (made by the function itself) go into the graph.
+class Tracer final : public AutogradObserver, detail::DrawWatcher, detail::ValueReadWatcher {
+ public:
+  Tracer(Graph& g, const CaptureOptions& o) : g_(g), options_(o), thread_(std::this_thread::get_id()) {}
+
+  // Installs the tracer on this thread's hooks; the destructor puts back what was there.
+  struct Installed {
+    Tracer& t;
+    AutogradObserver* observer;
+    detail::DrawWatcher* draws;
+    detail::ValueReadWatcher* reads;
+    explicit Installed(Tracer& tr)
+        : t(tr), observer(autograd_observer()), draws(detail::draw_watcher), reads(detail::value_read_watcher) {
+      set_autograd_observer(&t);
+      detail::draw_watcher = &t;
+      detail::value_read_watcher = &t;
+    }
+    ~Installed() {
+      set_autograd_observer(observer);
+      detail::draw_watcher = draws;
+      detail::value_read_watcher = reads;
+    }
+  };
+
+  void add_input(const Tensor& x) {
+    auto known = ids_.find(x.impl());
+    if (known != ids_.end()) {  // the same tensor twice: compile.h keys graphs on it
+      g_.inputs.push_back(known->second);
+      return;
+    }
+    const int id = g_.add_value(x.shape(), x.dtype(), Origin::Input);
+    g_.inputs.push_back(id);
+    remember(x, id);
+  }
+  int value_of(const Tensor& t) { return id_of(t); }
+  // A refusal an op's end noted (an observer must not throw there).
+  void check() const {
+    if (!refusal_.empty()) EMBER_FAIL("compile", refusal_);
+  }
+
+  // ---- AutogradObserver ----
+  bool wants_calls() const override { return true; }
+  bool reads_gradients() const override { return false; }
+  void op_begin(const char*, const std::vector<const Tensor*>&) override {
+    if (mine()) ++depth_;
+  }
+  void op_end(const char* op) override {
+    if (!mine()) return;
+    if (depth_ == 1 && pending_ && refusal_.empty())
+      refusal_ = std::string("op ") + op + " ended without handing over a result to capture";
+    if (depth_ == 1) pending_.reset();
+    --depth_;
+  }
+  void op_call(const char* op, const std::vector<OpArg>& args) override {
+    if (!mine() || depth_ != 1) return;
+    check();
+    const std::string name = op;
+    if (!name.empty() && name.back() == '_')
+      EMBER_FAIL("compile", name << " writes in place, and a captured function must not (a graph is pure): "
+                                    "use the op that returns a new tensor");
+    const OpRule* rule = find_rule(name, args);
+    if (!rule)
+      EMBER_FAIL("compile", "op " << name << " (" << args.size() << " arguments) has no capture rule "
+                                  "(compile/op_table.h): it cannot be captured");
+    Call c;
+    c.op = name;
+    c.rule = rule;
+    if (!modules_.empty()) c.module = modules_.back();
+    for (const OpArg& a : args) c.args.push_back(to_arg(a));
+    pending_ = std::move(c);
+  }
+  void op_results(const char*, const std::vector<Tensor>& results) override {
+    if (!mine() || depth_ != 1 || !pending_) return;
+    for (const Tensor& r : results) {
+      const int id = g_.add_value(r.shape(), r.dtype(), Origin::Result);
+      pending_->results.push_back(id);
+      remember(r, id);
+    }
+    g_.calls.push_back(std::move(*pending_));
+    pending_.reset();
+  }
+  void module_begin(const std::string& path, const std::string&) override {
+    if (mine()) modules_.push_back(path);
+  }
+  void module_end() override {
+    if (mine() && !modules_.empty()) modules_.pop_back();
+  }
+  void writes_in_place(const char* op, const Tensor& t) override {
+    if (!mine() || depth_ != 0) return;
+    EMBER_FAIL("compile", op << " writes in place into a tensor of shape " << shape_str(t.shape())
+                             << ", and a captured function must not (a graph is pure): use the op that "
+                                "returns a new tensor");
+  }
+
+  // ---- random draws and reads of values ----
+  void drawing(Generator&) override {
+    if (options_.draws_are_constants) return;
+    EMBER_FAIL("compile", "the function draws random numbers (dropout, rand, randn) while it is captured; the "
+                          "graph would repeat this run's numbers: draw them outside and pass them in");
+  }
+  void reading_values(const Tensor& t, const char* how) override {
+    if (depth_ != 0) return;  // an op reading its own ids
+    EMBER_FAIL("compile", "the function reads a tensor's values (" << how << "() of a tensor of shape "
+                              << shape_str(t.shape())
+                              << ") while it is captured; what it does next would depend on them, and a graph "
+                                 "cannot: compile the parts before and after that read separately");
+  }
+
+ private:
+  bool mine() const { return std::this_thread::get_id() == thread_; }
+
+  void remember(const Tensor& t, int id) {
+    ids_[t.impl()] = id;
+    hold(t, id);
+    if (t.storage()) storages_[t.storage().get()].push_back(id);
+  }
+  // The value a tensor is: known, a detach() of a known one, or a new constant.
+  int id_of(const Tensor& t) {
+    auto known = ids_.find(t.impl());
+    if (known != ids_.end()) return known->second;
+    auto shared = t.storage() ? storages_.find(t.storage().get()) : storages_.end();
+    if (shared != storages_.end()) {
+      for (int id : shared->second) {
+        const Tensor& v = held_value(id);
+        if (v.shape() != t.shape() || v.stride() != t.stride() || v.storage_offset() != t.storage_offset() ||
+            v.dtype() != t.dtype())
+          continue;
+        if (!t.requires_grad()) return detach_of(id, t);
+        EMBER_FAIL("compile", "a tensor that shares %" << id << "'s memory is a new leaf that requires grad "
+                              "(x.detach().requires_grad_(), as checkpoint does with its inputs): a graph cannot "
+                              "hold two leaves over one memory. Call checkpoint outside the captured function, "
+                              "or capture the function that checkpoint runs");
+      }
+      EMBER_FAIL("compile", "a tensor of shape " << shape_str(t.shape()) << " shares memory with %"
+                                                 << shared->second.front()
+                                                 << " but was not made by an ember op (a view made by hand?): "
+                                                    "it cannot be captured");
+    }
+    const int id = g_.add_value(t.shape(), t.dtype(), Origin::Constant);
+    g_.constants.emplace_back(id, t);
+    ids_[t.impl()] = id;
+    hold(t, id);
+    return id;
+  }
+  // Every tensor seen is kept alive, so no other tensor gets its address while we trace.
+  void hold(const Tensor& t, int id) {
+    if (held_.size() <= static_cast<size_t>(id)) held_.resize(static_cast<size_t>(id) + 1);
+    held_[static_cast<size_t>(id)] = t;
+  }
+  const Tensor& held_value(int id) const { return held_[static_cast<size_t>(id)]; }
+  int detach_of(int id, const Tensor& t) {
+    Call c;
+    c.op = "detach";
+    c.rule = find_rule("detach", {OpArg(std::in_place_type<Tensor>, t)});
+    c.args.push_back(ValueRef{id});
+    if (!modules_.empty()) c.module = modules_.back();
+    const int out = g_.add_value(t.shape(), t.dtype(), Origin::Result);
+    c.results.push_back(out);
+    g_.calls.push_back(std::move(c));
+    remember(t, out);
+    return out;
+  }
+  Arg to_arg(const OpArg& a) {
+    return std::visit(
+        [this](const auto& v) -> Arg {
+          using V = std::decay_t<decltype(v)>;
+          if constexpr (std::is_same_v<V, Tensor>) return ValueRef{id_of(v)};
+          else if constexpr (std::is_same_v<V, std::vector<Tensor>>) {
+            ValueList l;
+            for (const Tensor& t : v) l.ids.push_back(id_of(t));
+            return l;
+          } else return v;
+        },
+        a);
+  }
+
+  Graph& g_;
+  CaptureOptions options_;
+  std::thread::id thread_;
+  int depth_ = 0;
+  std::optional<Call> pending_;
+  std::string refusal_;
+  std::vector<std::string> modules_;
+  std::map<const TensorImpl*, int> ids_;
+  std::map<const Storage*, std::vector<int>> storages_;
+  std::vector<Tensor> held_;  // by value id
+};
+
+}  // namespace
+
+Capture capture(const Function& fn, const std::vector<Tensor>& inputs, const CaptureOptions& options) {
+  EMBER_CHECK(static_cast<bool>(fn), "compile", "the function to capture is empty");
+  for (size_t i = 0; i < inputs.size(); ++i)
+    EMBER_CHECK(inputs[i].defined(), "compile", "input " << i << " is an undefined tensor");
+  Capture c;
+  Tracer tracer(c.graph, options);
+  for (const Tensor& x : inputs) tracer.add_input(x);
+  {
+    Tracer::Installed on(tracer);
+    c.results = fn(inputs);
+    tracer.check();
+    for (size_t i = 0; i < c.results.size(); ++i) {
+      EMBER_CHECK(c.results[i].defined(), "compile", "the function's result " << i << " is an undefined tensor");
+      c.graph.outputs.push_back(tracer.value_of(c.results[i]));
+    }
+  }
+  return c;
+}
+
+}  // namespace ember::compiler

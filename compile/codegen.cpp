@@ -1,0 +1,299 @@
+#include "compile/codegen.h"
+
+#include <bit>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <sstream>
+
+#include "base/error.h"
+#include "tensor/kernels.h"
+
+namespace ember::compiler {
+
+namespace {
+
+using kernel::Unary;
+
+// One call as the kernel computes it: a formula on its operands ($0, $1, in
+// the order of its tensor arguments; S is its scalar, as T), or eager's block
+// function for an op that goes a block at a time.
+struct OpCode {
+  std::string formula;              // "" for a block op
+  std::optional<Unary> block;       // kernel::unary_block(*block, dtype)
+  std::vector<int> operands;        // value ids
+  std::optional<double> scalar;     // S
+  std::optional<double> lo, hi;     // clamp's bounds
+};
+
+// The formulas of tensor/elementwise.cpp's kernels, on one number each.
+const std::map<std::string, std::string>& unary_formulas() {
+  static const std::map<std::string, std::string> f = {
+      {"neg", "-$0"},
+      {"log", "std::log($0)"},
+      {"sqrt", "std::sqrt($0)"},
+      {"rsqrt", "T(1) / std::sqrt($0)"},
+      {"abs", "($0 < 0 ? -$0 : $0)"},
+      {"sin", "std::sin($0)"},
+      {"cos", "std::cos($0)"},
+      {"relu", "($0 < 0 ? T(0) : $0)"},
+      {"softplus", "(std::max($0, T(0)) + std::log1p(std::exp(-std::abs($0))))"},
+  };
+  return f;
+}
+const std::map<std::string, Unary>& unary_blocks() {
+  static const std::map<std::string, Unary> b = {
+      {"exp", Unary::Exp}, {"tanh", Unary::Tanh}, {"sigmoid", Unary::Sigmoid}, {"erf", Unary::Erf}};
+  return b;
+}
+const std::map<std::string, std::string>& binary_formulas() {  // with a tensor or a scalar (S) second
+  static const std::map<std::string, std::string> f = {
+      {"add", "$0 + $1"},
+      {"sub", "$0 - $1"},
+      {"mul", "$0 * $1"},
+      {"div", "$0 / $1"},
+      {"pow", "static_cast<T>(std::pow($0, $1))"},
+      {"maximum", "($0 > $1 || $0 != $0 ? $0 : $1)"},  // NaN propagates
+      {"minimum", "($0 < $1 || $0 != $0 ? $0 : $1)"},
+  };
+  return f;
+}
+
+std::optional<int> value_at(const Call& c, size_t i) {
+  if (i >= c.args.size()) return std::nullopt;
+  if (const auto* v = std::get_if<ValueRef>(&c.args[i])) return v->id;
+  return std::nullopt;
+}
+std::optional<double> double_at(const Call& c, size_t i) {
+  if (i >= c.args.size()) return std::nullopt;
+  if (const auto* d = std::get_if<double>(&c.args[i])) return *d;
+  return std::nullopt;
+}
+
+std::optional<OpCode> op_code(const Call& c) {
+  const size_t n = c.args.size();
+  const auto a = value_at(c, 0), b = value_at(c, 1);
+  OpCode code;
+  if (n == 1 && a) {
+    code.operands = {*a};
+    if (auto f = unary_formulas().find(c.op); f != unary_formulas().end()) code.formula = f->second;
+    else if (auto k = unary_blocks().find(c.op); k != unary_blocks().end()) code.block = k->second;
+    else return std::nullopt;
+    return code;
+  }
+  if (c.op == "gelu" && n == 2 && a) {
+    code.operands = {*a};
+    code.block = std::get<GeluApprox>(c.args[1]) == GeluApprox::Tanh ? Unary::GeluTanh : Unary::Gelu;
+    return code;
+  }
+  if (c.op == "clamp" && n == 3 && a) {
+    code.operands = {*a};
+    code.lo = std::get<std::optional<double>>(c.args[1]);
+    code.hi = std::get<std::optional<double>>(c.args[2]);
+    code.formula = "($0 < L ? L : ($0 > H ? H : $0))";
+    return code;
+  }
+  if (n != 2) return std::nullopt;
+  auto f = binary_formulas().find(c.op);
+  if (f != binary_formulas().end() && a && b) {  // two tensors
+    code.operands = {*a, *b};
+    code.formula = f->second;
+    return code;
+  }
+  if (f != binary_formulas().end() && a && double_at(c, 1) && c.op != "maximum" && c.op != "minimum") {
+    code.operands = {*a};  // x op S
+    code.scalar = double_at(c, 1);
+    code.formula = f->second;
+    code.formula.replace(code.formula.find("$1"), 2, "S");
+    return code;
+  }
+  if ((c.op == "rsub" || c.op == "rdiv") && double_at(c, 0) && b) {  // S op x
+    code.operands = {*b};
+    code.scalar = double_at(c, 0);
+    code.formula = c.op == "rsub" ? "S - $0" : "S / $0";
+    return code;
+  }
+  return std::nullopt;
+}
+
+// The exact T value of `v` as C++: static_cast<T>(v), written so that the
+// compiler reads back the same bits.
+std::string literal(double v, DType dt) {
+  char buf[64];
+  if (dt == DType::Float32) {
+    const float f = static_cast<float>(v);
+    if (std::isfinite(f)) {
+      std::snprintf(buf, sizeof buf, "%af", static_cast<double>(f));
+    } else {
+      std::snprintf(buf, sizeof buf, "__builtin_bit_cast(float, 0x%08xu)", std::bit_cast<uint32_t>(f));
+    }
+    return buf;
+  }
+  if (std::isfinite(v)) {
+    std::snprintf(buf, sizeof buf, "%a", v);
+  } else {
+    std::snprintf(buf, sizeof buf, "__builtin_bit_cast(double, 0x%016llxull)",
+                  static_cast<unsigned long long>(std::bit_cast<uint64_t>(v)));
+  }
+  return buf;
+}
+
+std::string replaced(std::string s, const std::string& from, const std::string& to) {
+  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
+  return s;
+}
+
+}  // namespace
+
+bool fusible(const Call& c, const Graph& g) {
+  if (c.fused || c.results.size() != 1) return false;
+  const std::optional<OpCode> code = op_code(c);
+  if (!code) return false;
+  const Value& out = g.values[static_cast<size_t>(c.results[0])];
+  if (out.dtype != DType::Float32 && out.dtype != DType::Float64) return false;
+  for (int id : code->operands)
+    if (g.values[static_cast<size_t>(id)].dtype != out.dtype) return false;
+  return true;
+}
+
+namespace {
+
+// Writes the kernel's body, one block of at most 512 elements at a time.
+class Writer {
+ public:
+  Writer(const Fused& f, const std::vector<int>& outputs, const Graph& g) : f_(f), outputs_(outputs), g_(g) {}
+
+  std::string source() {
+    const char* t = f_.dtype == DType::Float32 ? "float" : "double";
+    os_ << "// ember fused kernel: " << f_.name << " over " << type_str(Value{f_.shape, f_.dtype}) << "\n"
+        << "// generated by compile/codegen.cpp; each loop names the call it computes\n"
+        << "#include <algorithm>\n#include <cmath>\n#include <cstdint>\n#include <limits>\n\n"
+        << "using T = " << t << ";\nusing Block = void (*)(const void*, void*, int64_t);\n\n"
+        << "extern \"C\" void ember_kernel(const void* const* in, void* const* out, const void* const* blocks,\n"
+        << "                             int64_t begin, int64_t end) {\n";
+    for (size_t k = 0; k < f_.inputs.size(); ++k)
+      os_ << "  const T* in" << k << " = static_cast<const T*>(in[" << k << "]);  // %" << f_.inputs[k] << "\n";
+    for (size_t k = 0; k < outputs_.size(); ++k)
+      os_ << "  T* out" << k << " = static_cast<T*>(out[" << k << "]);  // %" << outputs_[k] << "\n";
+    plan();
+    os_ << "  alignas(64) T b[" << slots_ << "][512];  // the block's values, in L1\n"
+        << "  for (int64_t j0 = begin; j0 < end; j0 += 512) {\n"
+        << "    const int64_t m = std::min<int64_t>(512, end - j0);\n"
+        << loops_.str() << "  }\n}\n";
+    return os_.str();
+  }
+
+ private:
+  // The expression of value `id` at element t of the block.
+  std::string at(int id) const {
+    auto s = slot_.find(id);
+    if (s != slot_.end()) return "b[" + std::to_string(s->second) + "][t]";
+    const size_t k = input_index(id);
+    return f_.reads[k] == Reads::One ? "in" + std::to_string(k) + "[0]" : "in" + std::to_string(k) + "[j0 + t]";
+  }
+  size_t input_index(int id) const {
+    for (size_t k = 0; k < f_.inputs.size(); ++k)
+      if (f_.inputs[k] == id) return k;
+    EMBER_FAIL("compile", "internal: %" << id << " is neither an input nor a value of the fused kernel");
+  }
+  int take_slot() {
+    if (!free_.empty()) {
+      const int s = free_.back();
+      free_.pop_back();
+      return s;
+    }
+    return slots_++;
+  }
+  void release_dead(size_t member, const std::vector<int>& reads) {
+    for (int id : reads)
+      if (last_.at(id) == member && slot_.count(id)) {
+        free_.push_back(slot_.at(id));
+        slot_.erase(id);
+      }
+  }
+
+  void plan() {
+    std::map<int, size_t> last;  // each value's last reader in the group
+    std::vector<OpCode> codes;
+    for (size_t i = 0; i < f_.members.size(); ++i) {
+      codes.push_back(*op_code(f_.members[i]));
+      for (int id : codes.back().operands) last[id] = i;
+    }
+    last_ = last;
+    // The inputs read through an index other than j: gathered into a slot first.
+    for (size_t k = 0; k < f_.inputs.size(); ++k) {
+      if (f_.reads[k] != Reads::Rows && f_.reads[k] != Reads::Columns) continue;
+      const int s = take_slot();
+      slot_[f_.inputs[k]] = s;
+      const std::string index = f_.reads[k] == Reads::Rows ? "(j0 + t) % " + std::to_string(f_.read_sizes[k])
+                                                           : "(j0 + t) / " + std::to_string(f_.read_sizes[k]);
+      loops_ << "    for (int64_t t = 0; t < m; ++t) b[" << s << "][t] = in" << k << "[" << index << "];  // %"
+             << f_.inputs[k] << ", broadcast\n";
+    }
+    for (size_t i = 0; i < f_.members.size(); ++i) member(i, codes[i]);
+  }
+
+  void member(size_t i, const OpCode& code) {
+    const Call& c = f_.members[i];
+    const int id = c.results[0];
+    std::vector<std::string> operands;
+    for (int v : code.operands) operands.push_back(at(v));
+    // A block op reads an array: a slot, or a whole input in place.
+    std::string from;
+    if (code.block) {
+      const int src = code.operands[0];
+      if (auto in = slot_.find(src); in != slot_.end()) from = "b[" + std::to_string(in->second) + "]";
+      else if (f_.reads[input_index(src)] != Reads::One) from = "in" + std::to_string(input_index(src)) + " + j0";
+    }
+    const std::string comment = "  // %" + std::to_string(id) + " = " + c.op + "\n";
+    // A formula reads element t and writes element t: its result may take the
+    // slot of an operand read for the last time. A block function may read
+    // its input after writing some of its output: never in place.
+    if (!code.block) release_dead(i, code.operands);
+    const int s = take_slot();
+    if (code.block) release_dead(i, code.operands);
+    slot_[id] = s;
+    const std::string dst = "b[" + std::to_string(s) + "]";
+    if (code.block) {
+      if (from.empty()) {  // one element, broadcast: spread it over the block first
+        loops_ << "    for (int64_t t = 0; t < m; ++t) " << dst << "[t] = " << operands[0] << ";\n";
+        from = dst;
+      }
+      loops_ << "    reinterpret_cast<Block>(blocks[" << static_cast<int>(*code.block) << "])(" << from << ", " << dst
+             << ", m);" << comment;
+    } else {
+      std::string e = code.formula;
+      for (size_t k = 0; k < operands.size(); ++k) e = replaced(e, k == 0 ? "$0" : "$1", operands[k]);
+      if (code.scalar) e = replaced(e, "S", literal(*code.scalar, f_.dtype));
+      if (c.op == "clamp") {
+        e = replaced(e, "L", code.lo ? literal(*code.lo, f_.dtype) : "std::numeric_limits<T>::lowest()");
+        e = replaced(e, "H", code.hi ? literal(*code.hi, f_.dtype) : "std::numeric_limits<T>::max()");
+      }
+      loops_ << "    for (int64_t t = 0; t < m; ++t) " << dst << "[t] = " << e << ";" << comment;
+    }
+    for (size_t k = 0; k < outputs_.size(); ++k)
+      if (outputs_[k] == id) loops_ << "    std::copy(" << dst << ", " << dst << " + m, out" << k << " + j0);\n";
+    if (!last_.count(id)) {  // read by no later member: its slot is free again
+      free_.push_back(s);
+      slot_.erase(id);
+    }
+  }
+
+  const Fused& f_;
+  const std::vector<int>& outputs_;
+  const Graph& g_;
+  std::ostringstream os_, loops_;
+  std::map<int, int> slot_;  // value -> slot of b
+  std::map<int, size_t> last_;
+  std::vector<int> free_;
+  int slots_ = 0;
+};
+
+}  // namespace
+
+std::string generate(const Fused& f, const std::vector<int>& outputs, const Graph& g) {
+  return Writer(f, outputs, g).source();
+}
+
+}  // namespace ember::compiler

@@ -1,0 +1,264 @@
+// compile/'s capture, graph, passes and interpreter:
+//   * every op of the gradcheck registry, captured on one draw of its samples
+//     and run from the graph on another draw, gives what the op gives on that
+//     draw, bit for bit (the graph calls the same kernels);
+//   * the graph prints as documented, the passes drop and merge what they say;
+//   * what a graph cannot hold is refused by name, and a refused capture
+//     leaves the hooks as they were;
+//   * compile(): one graph per signature, constants read live, gradients
+//     through the graph equal to eager ones.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <map>
+
+#include "autograd/op_scope.h"
+#include "compile/capture.h"
+#include "compile/compile.h"
+#include "compile/op_table.h"
+#include "compile/passes.h"
+#include "compile/run.h"
+#include "registry.h"
+#include "test_util.h"
+
+namespace ember::samples {
+void PrintTo(const OpInfo& op, std::ostream* os);  // (tests/autograd_registry_test.cpp)
+}  // namespace ember::samples
+
+namespace {
+
+using namespace ember;
+using namespace ember::compiler;
+using ember::test::expect_error;
+using Inputs = std::vector<Tensor>;
+
+// Equal shapes, dtypes and bits (a NaN equals a NaN with the same bits; -0 is not 0).
+::testing::AssertionResult same_bits(const Tensor& a, const Tensor& b) {
+  if (a.shape() != b.shape() || a.dtype() != b.dtype())
+    return ::testing::AssertionFailure() << type_str(Value{a.shape(), a.dtype()}) << " vs "
+                                         << type_str(Value{b.shape(), b.dtype()});
+  const std::vector<double> x = a.to_vector<double>(), y = b.to_vector<double>();
+  for (size_t i = 0; i < x.size(); ++i)
+    if (std::bit_cast<uint64_t>(x[i]) != std::bit_cast<uint64_t>(y[i]))
+      return ::testing::AssertionFailure() << "element " << i << ": " << x[i] << " vs " << y[i];
+  return ::testing::AssertionSuccess();
+}
+
+std::string test_name(const ::testing::TestParamInfo<samples::OpInfo>& info) {
+  std::string n;
+  for (char c : info.param.name) n += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return n;
+}
+
+class CompileRegistry : public ::testing::TestWithParam<samples::OpInfo> {};
+
+// The entries a graph refuses, and the words of the refusal.
+const std::map<std::string, std::string> kRefused = {
+    {"nn.checkpoint(TransformerBlock)", "as checkpoint does with its inputs"},
+};
+
+// The registry's modules build themselves inside fn with a generator of a
+// fixed seed (the same weights at every call), hence draws_are_constants.
+TEST_P(CompileRegistry, GraphOnNewInputsEqualsEagerBitForBit) {
+  const samples::OpInfo& op = GetParam();
+  Generator g1(2024), g2(99);
+  const std::vector<samples::OpSample> first = op.samples(g1), second = op.samples(g2);
+  ASSERT_EQ(first.size(), second.size());
+  const Function fn = [&](const Inputs& in) { return Inputs{op.fn(in)}; };
+  for (size_t s = 0; s < first.size(); ++s) {
+    SCOPED_TRACE(op.name + " on " + first[s].label);
+    if (kRefused.count(op.name)) {
+      expect_error([&] { capture(fn, first[s].inputs, {.draws_are_constants = true}); }, "compile",
+                   {kRefused.at(op.name)});
+      continue;
+    }
+    Capture c = capture(fn, first[s].inputs, {.draws_are_constants = true});
+    ASSERT_FALSE(c.graph.calls.empty()) << "nothing captured";
+    optimize(c.graph);
+    const Inputs& fresh = second[s].inputs;
+    const Inputs eager = fn(fresh), replayed = run(c.graph, fresh);
+    ASSERT_EQ(replayed.size(), 1u);
+    EXPECT_TRUE(same_bits(replayed[0], eager[0])) << to_string(c.graph);
+    // and the gradients through the graph are eager's too
+    if (!eager[0].requires_grad()) continue;
+    Inputs leaves;
+    for (const Tensor& x : fresh)
+      if (x.requires_grad()) leaves.push_back(x);
+    const Tensor seed = ones_like(eager[0]);
+    const Inputs ge = grad({eager[0]}, leaves, {seed}, {.allow_unused = true});
+    const Inputs gr = grad({replayed[0]}, leaves, {seed}, {.allow_unused = true});
+    for (size_t i = 0; i < leaves.size(); ++i) {
+      ASSERT_EQ(ge[i].defined(), gr[i].defined());
+      if (ge[i].defined()) {
+        EXPECT_TRUE(same_bits(gr[i], ge[i])) << "gradient of input " << i;
+      }
+    }
+  }
+}
+INSTANTIATE_TEST_SUITE_P(Compile, CompileRegistry, ::testing::ValuesIn(samples::op_registry()), test_name);
+
+// Every op of tensor/op_list.h and autograd/ops.h has a rule (the registry
+// check above runs most of them; this names the table's size).
+TEST(CompileTable, EveryOpOfTheListHasARuleWithItsParameterNames) {
+  int from_list = 0;
+#define EMBER_DEFAULT(v)
+#define EMBER_OP(R, name, params, args) ++from_list;
+#include "tensor/op_list.h"
+#undef EMBER_OP
+#undef EMBER_DEFAULT
+  EXPECT_EQ(from_list, 72);
+  EXPECT_EQ(op_rules().size(), 72u + 18u);  // and the 18 of autograd/ops.h alone (with detach, matmul_bf16)
+  const OpRule* sum = find_rule("sum", {OpArg(Tensor()), OpArg(Shape{1}), OpArg(false)});
+  ASSERT_NE(sum, nullptr);
+  EXPECT_EQ(sum->params, (std::vector<std::string>{"self", "dims", "keepdim"}));
+  const OpRule* var = find_rule("var", {OpArg(Tensor()), OpArg(Shape{}), OpArg(int64_t{1}), OpArg(false)});
+  ASSERT_NE(var, nullptr);
+  EXPECT_EQ(var->params, (std::vector<std::string>{"self", "dims", "correction", "keepdim"}));
+  EXPECT_EQ(find_rule("sum", {OpArg(Tensor()), OpArg(1.0)}), nullptr);  // no such overload
+}
+
+Inputs gelu_sum(const Inputs& in) { return {sum(gelu(in[0] + in[1]), {1})}; }
+
+TEST(CompileGraph, PrintsOneLinePerCall) {
+  Capture c = capture(gelu_sum, {zeros({4, 8}), zeros({8})});
+  EXPECT_EQ(to_string(c.graph),
+            "graph(%0: f32[4, 8], %1: f32[8]):\n"
+            "  %2: f32[4, 8] = add(%0, %1)\n"
+            "  %3: f32[4, 8] = gelu(%2, approx=none)\n"
+            "  %4: f32[4] = sum(%3, dims=[1], keepdim=false)\n"
+            "  return %4\n");
+}
+
+TEST(CompileGraph, ConstantsAndModulesAreNamed) {
+  nn::Sequential net({std::make_shared<nn::Linear>(3, 2, nn::LinearOptions{.generator = test::seeded(1)})});
+  Capture c = capture([&](const Inputs& in) { return Inputs{net.forward(in[0]) * 0.5}; }, {ones({5, 3})});
+  const std::string text = to_string(c.graph);
+  EXPECT_NE(text.find("%1: f32[2, 3] = constant\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("# 0\n"), std::string::npos) << text;  // the call ran in module "0"
+  EXPECT_NE(text.find("= mul(%"), std::string::npos) << text;
+  EXPECT_NE(text.find(", other=0.5)"), std::string::npos) << text;
+}
+
+TEST(CompilePasses, DeadCodeAndCommonSubexpressions) {
+  Capture c = capture(
+      [](const Inputs& in) {
+        Tensor a = exp(in[0]), b = exp(in[0]);  // the same call twice
+        Tensor unused = log(in[0]) * 3.0;       // read by nothing
+        (void)unused;
+        return Inputs{a + b};
+      },
+      {ones({3})});
+  ASSERT_EQ(c.graph.calls.size(), 5u);
+  EXPECT_EQ(dead_code(c.graph), 2);
+  EXPECT_EQ(common_subexpressions(c.graph), 1);
+  EXPECT_EQ(to_string(c.graph),
+            "graph(%0: f32[3]):\n"
+            "  %1: f32[3] = exp(%0)\n"
+            "  %5: f32[3] = add(%1, %1)\n"
+            "  return %5\n");
+  const Tensor x = tensor(std::vector<float>{0.f, 1.f, -2.f});
+  EXPECT_TRUE(same_bits(run(c.graph, {x})[0], exp(x) + exp(x)));
+}
+
+// ---- refusals ----
+
+// An op of the test's own, with no capture rule.
+Tensor twice(const Tensor& x) {
+  OpScope scope("twice", x);
+  return scope.out(x * 2.0);
+}
+
+TEST(CompileRefuses, WhatAGraphCannotHold) {
+  const Tensor x = ones({2, 3});
+  expect_error([&] { capture([](const Inputs& in) { return Inputs{in[0] * in[0].sum().item()}; }, {x}); }, "compile",
+               {"item() of a tensor of shape ()", "compile the parts before and after"});
+  expect_error([&] { capture([](const Inputs& in) { return Inputs{in[0] + randn({2, 3})}; }, {x}); }, "compile",
+               {"draws random numbers"});
+  expect_error(
+      [&] {
+        capture(
+            [](const Inputs& in) {
+              Tensor y = in[0] * 2.0;
+              y.add_(1.0);
+              return Inputs{y};
+            },
+            {x});
+      },
+      "compile", {"add_ writes in place into a tensor of shape (2, 3)"});
+  expect_error([&] { capture([](const Inputs& in) { return Inputs{twice(in[0])}; }, {x}); }, "compile",
+               {"op twice (1 arguments) has no capture rule"});
+  expect_error([&] { capture(Function(), {x}); }, "compile", {"empty"});
+  expect_error([&] { capture([](const Inputs& in) { return in; }, {x, Tensor()}); }, "compile",
+               {"input 1 is an undefined tensor"});
+  // the hooks are put back: nothing watches after a refusal
+  EXPECT_EQ(autograd_observer(), nullptr);
+  EXPECT_EQ(detail::value_read_watcher, nullptr);
+  EXPECT_EQ(detail::draw_watcher, nullptr);
+  EXPECT_EQ((x * 2.0).sum().item(), 12.0);  // item() works again
+}
+
+TEST(CompileRefuses, RunOnInputsOfAnotherShapeOrDtype) {
+  Capture c = capture(gelu_sum, {zeros({4, 8}), zeros({8})});
+  expect_error([&] { run(c.graph, {zeros({4, 9}), zeros({9})}); }, "compile",
+               {"input 0 is float32 of shape (4, 9), but the graph was captured for float32 of shape (4, 8)"});
+  expect_error([&] { run(c.graph, {zeros({4, 8}, kFloat64), zeros({8})}); }, "compile", {"float64"});
+  expect_error([&] { run(c.graph, {zeros({4, 8})}); }, "compile", {"takes 2 inputs, got 1"});
+}
+
+// ---- compile() ----
+
+TEST(Compile, OneGraphPerSignature) {
+  int calls = 0;
+  Compiled f = compile([&](const Inputs& in) {
+    ++calls;
+    return Inputs{in[0] * in[1] + 1.0};
+  });
+  const Tensor a = tensor(std::vector<float>{1, 2, 3}), b = tensor(std::vector<float>{4, 5, 6});
+  EXPECT_TRUE(same_bits(f({a, b})[0], a * b + 1.0));
+  EXPECT_TRUE(same_bits(f({b, a})[0], b * a + 1.0));  // the graph runs: fn is not called again
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(f.captures(), 1u);
+  const Tensor c = tensor(std::vector<float>{1, 2});
+  EXPECT_TRUE(same_bits(f({c, c})[0], c * c + 1.0));  // new shape, and the same tensor twice
+  EXPECT_EQ(f.captures(), 2u);
+  const Tensor d = tensor(std::vector<float>{3, 4});
+  EXPECT_TRUE(same_bits(f({c, d})[0], c * d + 1.0));  // not "the same tensor twice": captured anew
+  EXPECT_EQ(f.captures(), 3u);
+  EXPECT_EQ(signature({c, c}), "f32[2] f32[2]=0");
+}
+
+TEST(Compile, ConstantsAreReadWhenTheGraphRuns) {
+  Tensor w = tensor(std::vector<float>{1, 1});
+  Compiled f = compile([&](const Inputs& in) { return Inputs{in[0] * w}; });
+  const Tensor x = tensor(std::vector<float>{2, 3});
+  f({x});
+  w.mul_(10.0);  // an optimizer's step, in place
+  EXPECT_EQ(f({x})[0].to_vector<float>(), (std::vector<float>{20, 30}));
+}
+
+TEST(Compile, GradientsThroughTheGraph) {
+  Compiled f = compile([](const Inputs& in) { return Inputs{(tanh(matmul(in[0], in[1])) * in[1].sum()).sum()}; });
+  Generator g(3);
+  auto leaf = [&](Shape s) { return randn(s, g, kFloat64).requires_grad_(); };
+  f({leaf({3, 4}), leaf({4, 2})});  // captured; gradcheck's calls run the graph
+  const GradcheckResult r = gradcheck([&](const Inputs& in) { return f(in)[0]; }, {leaf({3, 4}), leaf({4, 2})});
+  EXPECT_TRUE(r.ok) << r.report;
+  EXPECT_EQ(f.captures(), 1u);
+}
+
+// detach() is no op, but the graph keeps it: the gradient stops there as in eager
+TEST(Compile, DetachInsideTheFunction) {
+  const Function fn = [](const Inputs& in) {
+    Tensor h = tanh(in[0]);
+    return Inputs{(h * h.detach()).sum()};
+  };
+  Compiled f = compile(fn);
+  Generator g(4);
+  f({randn({5}, g, kFloat64).requires_grad_()});
+  const Tensor x = randn({5}, g, kFloat64).requires_grad_();
+  EXPECT_NE(to_string(f.graph_for({x})).find("= detach(%1)"), std::string::npos) << to_string(f.graph_for({x}));
+  EXPECT_TRUE(same_bits(grad(f({x}), {x})[0], grad(fn({x}), {x})[0]));
+}
+
+}  // namespace

@@ -1,0 +1,257 @@
+// compile/'s fusion and generated kernels:
+//   * every op of the gradcheck registry, followed by neg so that an
+//     elementwise op has a chain to join, compiled and run with no autograd
+//     (the kernels run) on new inputs, in float64 and float32, gives eager's
+//     bits;
+//   * the pass groups what it says, and the kernel reads broadcast inputs
+//     four ways (whole, one element, rows, columns, copied);
+//   * the cache: a kernel compiled once is loaded from disk by the next
+//     process, a new source compiles anew, a failed compile names its file;
+//   * with autograd recording, a group runs its eager ops (gradients equal).
+// The kernels compile into EMBER_KERNEL_CACHE (set by tests/CMakeLists.txt
+// to one folder of the build), so a second run of the suite compiles none.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cstdlib>
+#include <filesystem>
+
+#include "compile/capture.h"
+#include "compile/codegen.h"
+#include "compile/compile.h"
+#include "compile/fusion.h"
+#include "compile/passes.h"
+#include "compile/run.h"
+#include "compile/toolchain.h"
+#include "registry.h"
+#include "test_util.h"
+
+namespace {
+
+using namespace ember;
+using namespace ember::compiler;
+using ember::test::expect_error;
+using Inputs = std::vector<Tensor>;
+
+::testing::AssertionResult same_bits(const Tensor& a, const Tensor& b) {
+  if (a.shape() != b.shape() || a.dtype() != b.dtype())
+    return ::testing::AssertionFailure() << type_str(Value{a.shape(), a.dtype()}) << " vs "
+                                         << type_str(Value{b.shape(), b.dtype()});
+  const std::vector<double> x = a.to_vector<double>(), y = b.to_vector<double>();
+  for (size_t i = 0; i < x.size(); ++i)
+    if (std::bit_cast<uint64_t>(x[i]) != std::bit_cast<uint64_t>(y[i]))
+      return ::testing::AssertionFailure() << "element " << i << ": " << x[i] << " vs " << y[i];
+  return ::testing::AssertionSuccess();
+}
+
+std::string test_name(const ::testing::TestParamInfo<samples::OpInfo>& info) {
+  std::string n;
+  for (char c : info.param.name) n += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return n;
+}
+
+Inputs as_dtype(const Inputs& in, DType dt) {
+  Inputs out;
+  for (const Tensor& x : in) out.push_back(x.is_floating_point() ? x.detach().to(dt) : x);
+  return out;
+}
+
+int fused_calls(const Graph& g) {
+  int n = 0;
+  for (const Call& c : g.calls) n += c.fused != nullptr;
+  return n;
+}
+
+class CompileFusionRegistry : public ::testing::TestWithParam<samples::OpInfo> {};
+
+TEST_P(CompileFusionRegistry, KernelsGiveEagersBits) {
+  const samples::OpInfo& op = GetParam();
+  if (op.name == "nn.checkpoint(TransformerBlock)") GTEST_SKIP() << "refused at capture (compile_capture_test)";
+  NoGradGuard no_grad;  // the kernels run (with autograd recording, a group runs its eager ops)
+  Generator g1(2024), g2(99);
+  const std::vector<samples::OpSample> first = op.samples(g1), second = op.samples(g2);
+  const Function fn = [&](const Inputs& in) {
+    Tensor y = op.fn(in);
+    return Inputs{y.is_floating_point() ? neg(y) : y};
+  };
+  for (DType dt : {kFloat64, kFloat32}) {
+    for (size_t s = 0; s < first.size(); ++s) {
+      SCOPED_TRACE(op.name + " on " + first[s].label + " in " + dtype_name(dt));
+      const Inputs a = as_dtype(first[s].inputs, dt), b = as_dtype(second[s].inputs, dt);
+      Inputs eager;
+      try {
+        eager = fn(b);
+      } catch (const Error&) {
+        continue;  // the op does not take this dtype (its own tests say so)
+      }
+      Capture c = capture(fn, a, {.draws_are_constants = true});
+      optimize(c.graph);
+      prepare_kernels(c.graph);
+      EXPECT_TRUE(same_bits(run(c.graph, b)[0], eager[0])) << to_string(c.graph);
+    }
+  }
+}
+INSTANTIATE_TEST_SUITE_P(Compile, CompileFusionRegistry, ::testing::ValuesIn(samples::op_registry()), test_name);
+
+Inputs bias_gelu_scale(const Inputs& in) { return {gelu(in[0] + in[1]) * 0.5}; }
+
+TEST(CompileFusion, AChainBecomesOneKernel) {
+  Capture c = capture(bias_gelu_scale, {zeros({4, 8}), zeros({8})});
+  optimize(c.graph);
+  EXPECT_EQ(to_string(c.graph),
+            "graph(%0: f32[4, 8], %1: f32[8]):\n"
+            "  %4: f32[4, 8] = fused(%0, %1) {\n"
+            "      %2: f32[4, 8] = add(%0, %1)\n"
+            "      %3: f32[4, 8] = gelu(%2, approx=none)\n"
+            "      %4: f32[4, 8] = mul(%3, other=0.5)\n"
+            "  }\n"
+            "  return %4\n");
+  prepare_kernels(c.graph);
+  const Fused& f = *c.graph.calls[0].fused;
+  EXPECT_EQ(f.name, "fused[add,gelu,mul]");
+  EXPECT_EQ(f.reads, (std::vector<Reads>{Reads::Whole, Reads::Rows}));
+  EXPECT_NE(f.source.find("in1[(j0 + t) % 8]"), std::string::npos) << f.source;
+  EXPECT_NE(f.source.find("* 0x1p-1f;"), std::string::npos) << f.source;  // 0.5, exactly
+  Generator g(1);
+  const Tensor x = randn({4, 8}, g), b = randn({8}, g);
+  NoGradGuard no_grad;
+  EXPECT_TRUE(same_bits(run(c.graph, {x, b})[0], bias_gelu_scale({x, b})[0]));
+}
+
+// An op eager computes a block at a time, on a value of the group (not an
+// input): its block function reads an array of the kernel's own.
+TEST(CompileFusion, BlockOpsOnValuesOfTheGroup) {
+  const std::vector<std::pair<std::string, std::function<Tensor(const Tensor&)>>> ops = {
+      {"exp", [](const Tensor& v) { return exp(v); }},
+      {"tanh", [](const Tensor& v) { return tanh(v); }},
+      {"sigmoid", [](const Tensor& v) { return sigmoid(v); }},
+      {"erf", [](const Tensor& v) { return erf(v); }},
+      {"gelu", [](const Tensor& v) { return gelu(v); }},
+      {"gelu tanh", [](const Tensor& v) { return gelu(v, GeluApprox::Tanh); }}};
+  Generator g(6);
+  NoGradGuard no_grad;
+  for (DType dt : {kFloat32, kFloat64}) {
+    for (const auto& [name, op] : ops) {
+      SCOPED_TRACE(name + " in " + dtype_name(dt));
+      const Function fn = [&](const Inputs& in) { return Inputs{op(in[0] * 3.0 - 1.0) + in[0]}; };
+      Capture c = capture(fn, {zeros({1000}, dt)});
+      optimize(c.graph);
+      prepare_kernels(c.graph);
+      ASSERT_EQ(fused_calls(c.graph), 1);
+      const Tensor x = randn({1000}, g, dt);
+      EXPECT_TRUE(same_bits(run(c.graph, {x})[0], fn({x})[0]));
+    }
+  }
+}
+
+// The four ways a kernel reads a broadcast input, each against eager.
+TEST(CompileFusion, BroadcastInputsEveryWay) {
+  Generator g(2);
+  const Function fn = [](const Inputs& in) { return Inputs{exp(in[0] * in[1]) - in[1]}; };
+  for (const Shape& s : std::vector<Shape>{{3, 5, 7}, {}, {7}, {1, 5, 7}, {3, 1, 1}, {3, 5, 1}, {3, 1, 7}, {5, 1}}) {
+    SCOPED_TRACE(shape_str(s));
+    const Tensor x = randn({3, 5, 7}, g, kFloat64), y = randn(s, g, kFloat64);
+    Capture c = capture(fn, {x, y});
+    optimize(c.graph);
+    prepare_kernels(c.graph);
+    ASSERT_EQ(fused_calls(c.graph), 1);
+    const Tensor x2 = randn({3, 5, 7}, g, kFloat64), y2 = randn(s, g, kFloat64);
+    EXPECT_TRUE(same_bits(run(c.graph, {x2, y2})[0], fn({x2, y2})[0]));
+    EXPECT_TRUE(same_bits(run(c.graph, {x2.transpose(0, 2).contiguous().transpose(0, 2), y2})[0], fn({x2, y2})[0]))
+        << "a non-contiguous input";
+  }
+}
+
+TEST(CompileFusion, GroupsCloseWhereAnotherOpReadsThem) {
+  Capture c = capture(
+      [](const Inputs& in) {
+        Tensor h = tanh(in[0] * 2.0) + 1.0;           // a group of three
+        Tensor s = h.sum({1}, true);                  // reads it: the group closes before
+        return Inputs{exp(in[0] - s) * h, s};         // a second group, reading h again
+      },
+      {ones({4, 6})});
+  optimize(c.graph);
+  prepare_kernels(c.graph);
+  EXPECT_EQ(fused_calls(c.graph), 2);
+  ASSERT_EQ(c.graph.calls.size(), 3u);
+  EXPECT_EQ(c.graph.calls[1].op, "sum");
+  EXPECT_EQ(c.graph.calls[0].results.size(), 1u);  // h, which sum and the second group read
+  NoGradGuard no_grad;
+  Generator g(3);
+  const Tensor x = randn({4, 6}, g);
+  const Inputs got = run(c.graph, {x});
+  const Tensor h = tanh(x * 2.0) + 1.0, s = h.sum({1}, true);
+  EXPECT_TRUE(same_bits(got[0], exp(x - s) * h));
+  EXPECT_TRUE(same_bits(got[1], s));
+}
+
+TEST(CompileFusion, WithAutogradAGroupRunsItsOps) {
+  Compiled f = compile(bias_gelu_scale);
+  Generator g(4);
+  auto leaf = [&](Shape s) { return randn(s, g, kFloat64).requires_grad_(); };
+  f({leaf({3, 5}), leaf({5})});
+  const Inputs in = {leaf({3, 5}), leaf({5})};
+  const Tensor y = f(in)[0];
+  ASSERT_NE(y.grad_fn(), nullptr);
+  const Inputs ge = grad({bias_gelu_scale(in)[0].sum()}, in), gc = grad({y.sum()}, in);
+  EXPECT_TRUE(same_bits(gc[0], ge[0]));
+  EXPECT_TRUE(same_bits(gc[1], ge[1]));
+  const GradcheckResult r = gradcheck([&](const Inputs& x) { return f(x)[0]; }, {leaf({3, 5}), leaf({5})});
+  EXPECT_TRUE(r.ok) << r.report;
+}
+
+// ---- the cache ----
+
+struct ScopedEnv {
+  std::string name;
+  std::optional<std::string> old;
+  ScopedEnv(const char* n, const std::string& value) : name(n) {
+    if (const char* v = std::getenv(n)) old = v;
+    ::setenv(n, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (old) ::setenv(name.c_str(), old->c_str(), 1);
+    else ::unsetenv(name.c_str());
+  }
+};
+
+std::string kernel_source(double scale) {
+  Capture c = capture([&](const Inputs& in) { return Inputs{exp(in[0]) * scale}; }, {ones({10})});
+  optimize(c.graph);
+  Fused f = *c.graph.calls.at(0).fused;
+  return generate(f, c.graph.calls[0].results, c.graph);
+}
+
+TEST(CompileCache, CompiledOnceThenLoadedFromDisk) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("ember_kernels_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  ScopedEnv cache("EMBER_KERNEL_CACHE", dir.string());
+  // a source no other test makes (a scale of its own), so this process has not loaded it
+  const std::string src = kernel_source(1.0 + 1.0 / (1 << 20));
+  const KernelStats before = kernel_stats();
+  const LoadedKernel k = load_kernel(src);
+  EXPECT_TRUE(k.compiled);
+  EXPECT_EQ(kernel_stats().compiled, before.compiled + 1);
+  EXPECT_TRUE(fs::exists(k.file));
+  EXPECT_TRUE(fs::exists(fs::path(k.file).replace_extension(".cpp")));
+  EXPECT_FALSE(load_kernel(src).compiled);  // in memory
+  EXPECT_EQ(kernel_stats().from_memory, before.from_memory + 1);
+  EXPECT_NE(load_kernel(kernel_source(2.0)).file, k.file);  // another source, another file
+  // (another process finds it on disk: examples/compile_tour, run twice by CTest)
+  fs::remove_all(dir);
+}
+
+TEST(CompileCache, AMissingCompilerOrAFailedCompileIsNamed) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("ember_kernels_bad_" + std::to_string(::getpid()));
+  ScopedEnv cache("EMBER_KERNEL_CACHE", dir.string());
+  {
+    ScopedEnv cxx("EMBER_CXX", "/nonexistent/c++");
+    expect_error([] { load_kernel(kernel_source(3.0)); }, "compile", {"no C++ compiler '/nonexistent/c++'", "EMBER_CXX"});
+  }
+  expect_error([] { load_kernel("this is not C++\n"); }, "compile", {"did not compile", ".cpp", "error"});
+  fs::remove_all(dir);
+}
+
+}  // namespace
