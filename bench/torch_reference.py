@@ -76,6 +76,55 @@ def layer_norm_fwd_bwd_3m():
     return body
 
 
+# bench_compile's workloads (compile/), forward only and without autograd;
+# PyTorch 1.13 runs them eagerly (it has no torch.compile).
+def no_grad(fn):
+    def body():
+        with torch.no_grad():
+            fn()
+    return body
+
+
+def mlp_inputs():
+    return torch.randn(1024, 3072), torch.randn(3072)
+
+
+def gelu_fwd_3m():
+    x, _ = mlp_inputs()
+    return no_grad(lambda: torch.nn.functional.gelu(x))
+
+
+def bias_gelu_fwd_3m():
+    x, b = mlp_inputs()
+    return no_grad(lambda: torch.nn.functional.gelu(x + b))
+
+
+def gelu_tanh_by_ops_fwd_3m():
+    x, _ = mlp_inputs()
+    k = 0.7978845608028654
+    return no_grad(lambda: 0.5 * x * (1.0 + torch.tanh(k * (x + 0.044715 * x * x * x))))
+
+
+def layer_norm_fwd_3m():
+    x, weight, bias = torch.randn(4096, 768), torch.randn(768), torch.randn(768)
+    return no_grad(lambda: torch.nn.functional.layer_norm(x, (768,), weight, bias))
+
+
+def softmax_fwd_3m():
+    x = torch.randn(4096, 768)
+    return no_grad(lambda: torch.softmax(x, -1))
+
+
+def chain_2000_small_ops_fwd():
+    x = torch.ones(4)
+
+    def chain():
+        y = x
+        for _ in range(1000):
+            y = y * 1.0001 + 0.5
+    return no_grad(chain)
+
+
 def small_op_overhead():
     a, b = torch.randn(4), torch.randn(4)
 
@@ -267,6 +316,12 @@ WORKLOADS = {
     "gelu_tanh_fwd_bwd_3M": (gelu_fwd_bwd("tanh"), 20, 0, 0),
     "layer_norm_fwd_bwd_3M": (layer_norm_fwd_bwd_3m, 20, 0, 0),
     "small_op_overhead": (small_op_overhead, 20, 10000, 0),
+    "gelu_fwd_3M": (gelu_fwd_3m, 20, 0, 0),
+    "bias_gelu_fwd_3M": (bias_gelu_fwd_3m, 20, 0, 0),
+    "gelu_tanh_by_ops_fwd_3M": (gelu_tanh_by_ops_fwd_3m, 20, 0, 0),
+    "layer_norm_fwd_3M": (layer_norm_fwd_3m, 20, 0, 0),
+    "softmax_fwd_3M": (softmax_fwd_3m, 20, 0, 0),
+    "chain_2000_small_ops_fwd": (chain_2000_small_ops_fwd, 20, 0, 0),
     "chain_2000_small_ops": (chain_2000_small_ops, 20, 0, 0),
     "matmul_fwd_bwd_1024": (matmul_fwd_bwd_1024, 5, 0, 0),
     "attention_block_fwd_bwd": (attention_block_fwd_bwd, 10, 0, 0),

@@ -104,6 +104,12 @@ class Tracer final : public AutogradObserver, detail::DrawWatcher, detail::Value
   void module_end() override {
     if (mine() && !modules_.empty()) modules_.pop_back();
   }
+  void backward_begin(const Tensor&) override {
+    if (!mine()) return;
+    EMBER_FAIL("compile", "the function runs backward (backward() or grad()) while it is captured; a graph holds "
+                          "forward ops only: call backward on what the compiled function returns (autograd records "
+                          "through the graph)");
+  }
   void writes_in_place(const char* op, const Tensor& t) override {
     if (!mine() || depth_ != 0) return;
     EMBER_FAIL("compile", op << " writes in place into a tensor of shape " << shape_str(t.shape())

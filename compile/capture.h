@@ -19,6 +19,8 @@
 ///     numbers (unless the options say that is what the function does: one
 ///     that seeds a generator of its own the same way at every call);
 ///   * an in-place write (fill_, add_, copy_, index_add_): the graph is pure;
+///   * backward() or grad(): a graph holds forward ops; autograd records
+///     through a compiled function's results as through eager ones;
 ///   * an op with no rule in compile/op_table.h;
 ///   * a view of a traced value made outside ember's ops.
 /// A value of the function that C++ reads some other way (data_ptr()) is not

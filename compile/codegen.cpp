@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include "base/error.h"
@@ -173,9 +174,10 @@ class Writer {
         << "extern \"C\" void ember_kernel(const void* const* in, void* const* out, const void* const* blocks,\n"
         << "                             int64_t begin, int64_t end) {\n";
     for (size_t k = 0; k < f_.inputs.size(); ++k)
-      os_ << "  const T* in" << k << " = static_cast<const T*>(in[" << k << "]);  // %" << f_.inputs[k] << "\n";
+      os_ << "  const T* __restrict in" << k << " = static_cast<const T*>(in[" << k << "]);  // %" << f_.inputs[k]
+          << "\n";
     for (size_t k = 0; k < outputs_.size(); ++k)
-      os_ << "  T* out" << k << " = static_cast<T*>(out[" << k << "]);  // %" << outputs_[k] << "\n";
+      os_ << "  T* __restrict out" << k << " = static_cast<T*>(out[" << k << "]);  // %" << outputs_[k] << "\n";
     plan();
     os_ << "  alignas(64) T b[" << slots_ << "][512];  // the block's values, in L1\n"
         << "  for (int64_t j0 = begin; j0 < end; j0 += 512) {\n"
@@ -221,57 +223,111 @@ class Writer {
       for (int id : codes.back().operands) last[id] = i;
     }
     last_ = last;
-    // The inputs read through an index other than j: gathered into a slot first.
+    // The inputs read through an index other than j, gathered into a slot
+    // first, run by run: rows are copied (element j is x[j % size]), columns
+    // filled (element j is x[j / size]); one division a block, not one an element.
     for (size_t k = 0; k < f_.inputs.size(); ++k) {
       if (f_.reads[k] != Reads::Rows && f_.reads[k] != Reads::Columns) continue;
       const int s = take_slot();
       slot_[f_.inputs[k]] = s;
-      const std::string index = f_.reads[k] == Reads::Rows ? "(j0 + t) % " + std::to_string(f_.read_sizes[k])
-                                                           : "(j0 + t) / " + std::to_string(f_.read_sizes[k]);
-      loops_ << "    for (int64_t t = 0; t < m; ++t) b[" << s << "][t] = in" << k << "[" << index << "];  // %"
-             << f_.inputs[k] << ", broadcast\n";
+      const std::string size = std::to_string(f_.read_sizes[k]), in = "in" + std::to_string(k);
+      const std::string dst = "b[" + std::to_string(s) + "]";
+      loops_ << "    for (int64_t t = 0, r = j0 % " << size << ", q = j0 / " << size << "; t < m; r = 0, ++q) {  // %"
+             << f_.inputs[k] << (f_.reads[k] == Reads::Rows ? ", its rows\n" : ", its columns\n")
+             << "      const int64_t n = std::min<int64_t>(m - t, " << size << " - r);\n";
+      if (f_.reads[k] == Reads::Rows)
+        loops_ << "      std::copy(" << in << " + r, " << in << " + r + n, " << dst << " + t);\n";
+      else
+        loops_ << "      std::fill(" << dst << " + t, " << dst << " + t + n, " << in << "[q]);\n";
+      loops_ << "      t += n;\n    }\n";
     }
-    for (size_t i = 0; i < f_.members.size(); ++i) member(i, codes[i]);
+    std::vector<size_t> run;
+    for (size_t i = 0; i < f_.members.size(); ++i) {
+      if (!codes[i].block) {
+        run.push_back(i);
+        continue;
+      }
+      formulas(run, codes);
+      run.clear();
+      block_op(i, codes[i]);
+    }
+    formulas(run, codes);
   }
 
-  void member(size_t i, const OpCode& code) {
-    const Call& c = f_.members[i];
-    const int id = c.results[0];
-    std::vector<std::string> operands;
-    for (int v : code.operands) operands.push_back(at(v));
-    // A block op reads an array: a slot, or a whole input in place.
-    std::string from;
-    if (code.block) {
-      const int src = code.operands[0];
-      if (auto in = slot_.find(src); in != slot_.end()) from = "b[" + std::to_string(in->second) + "]";
-      else if (f_.reads[input_index(src)] != Reads::One) from = "in" + std::to_string(input_index(src)) + " + j0";
+  // A formula with its operands and constants written in: e.g. "v2 * 0x1p-1f".
+  std::string expression(const Call& c, const OpCode& code, const std::vector<std::string>& operands) const {
+    std::string e = code.formula;
+    for (size_t k = 0; k < operands.size(); ++k) e = replaced(e, k == 0 ? "$0" : "$1", operands[k]);
+    if (code.scalar) e = replaced(e, "S", literal(*code.scalar, f_.dtype));
+    if (c.op == "clamp") {
+      e = replaced(e, "L", code.lo ? literal(*code.lo, f_.dtype) : "std::numeric_limits<T>::lowest()");
+      e = replaced(e, "H", code.hi ? literal(*code.hi, f_.dtype) : "std::numeric_limits<T>::max()");
     }
-    const std::string comment = "  // %" + std::to_string(id) + " = " + c.op + "\n";
-    // A formula reads element t and writes element t: its result may take the
-    // slot of an operand read for the last time. A block function may read
-    // its input after writing some of its output: never in place.
-    if (!code.block) release_dead(i, code.operands);
+    return e;
+  }
+  void write_outputs(int id, const std::string& value, const char* indent) {
+    for (size_t k = 0; k < outputs_.size(); ++k)
+      if (outputs_[k] == id) loops_ << indent << "out" << k << "[j0 + t] = " << value << ";\n";
+  }
+
+  // A run of formulas between two block ops: one loop, each value a local
+  // of the loop body (a register); only what is read after the run is
+  // stored, into a slot, and only the kernel's outputs go to memory.
+  void formulas(const std::vector<size_t>& run, const std::vector<OpCode>& codes) {
+    if (run.empty()) return;
+    loops_ << "    for (int64_t t = 0; t < m; ++t) {\n";
+    std::set<int> locals;
+    for (size_t i : run) {
+      const Call& c = f_.members[i];
+      const int id = c.results[0];
+      std::vector<std::string> operands;
+      for (int v : codes[i].operands) operands.push_back(locals.count(v) ? "v" + std::to_string(v) : at(v));
+      loops_ << "      const T v" << id << " = " << expression(c, codes[i], operands) << ";  // %" << id << " = " << c.op
+             << "\n";
+      locals.insert(id);
+      // The slots read here for the last time are free for what this loop
+      // stores from now on: each element is read before it is written.
+      release_dead(i, codes[i].operands);
+      if (last_.count(id) && last_.at(id) > run.back()) {
+        const int s = take_slot();
+        slot_[id] = s;
+        loops_ << "      b[" << s << "][t] = v" << id << ";\n";
+      }
+      write_outputs(id, "v" + std::to_string(id), "      ");
+    }
+    loops_ << "    }\n";
+  }
+
+  // An op eager computes a block at a time: its block function, on an array.
+  void block_op(size_t i, const OpCode& code) {
+    const Call& c = f_.members[i];
+    const int id = c.results[0], src = code.operands[0];
+    std::string from;  // a slot, or a whole input in place
+    if (auto in = slot_.find(src); in != slot_.end()) from = "b[" + std::to_string(in->second) + "]";
+    else if (f_.reads[input_index(src)] != Reads::One) from = "in" + std::to_string(input_index(src)) + " + j0";
+    const std::string one = from.empty() ? at(src) : "";
+    // An output no later member reads goes straight to memory.
+    int out = -1;
+    for (size_t k = 0; k < outputs_.size(); ++k)
+      if (outputs_[k] == id && !last_.count(id)) out = static_cast<int>(k);
+    if (out >= 0 && !from.empty()) {
+      loops_ << "    reinterpret_cast<Block>(blocks[" << static_cast<int>(*code.block) << "])(" << from << ", out" << out
+             << " + j0, m);  // %" << id << " = " << c.op << "\n";
+      release_dead(i, code.operands);
+      return;
+    }
+    // A block function may read its input after writing some of its
+    // output: never in place, so the result takes a slot before the input's is freed.
     const int s = take_slot();
-    if (code.block) release_dead(i, code.operands);
+    release_dead(i, code.operands);
     slot_[id] = s;
     const std::string dst = "b[" + std::to_string(s) + "]";
-    if (code.block) {
-      if (from.empty()) {  // one element, broadcast: spread it over the block first
-        loops_ << "    for (int64_t t = 0; t < m; ++t) " << dst << "[t] = " << operands[0] << ";\n";
-        from = dst;
-      }
-      loops_ << "    reinterpret_cast<Block>(blocks[" << static_cast<int>(*code.block) << "])(" << from << ", " << dst
-             << ", m);" << comment;
-    } else {
-      std::string e = code.formula;
-      for (size_t k = 0; k < operands.size(); ++k) e = replaced(e, k == 0 ? "$0" : "$1", operands[k]);
-      if (code.scalar) e = replaced(e, "S", literal(*code.scalar, f_.dtype));
-      if (c.op == "clamp") {
-        e = replaced(e, "L", code.lo ? literal(*code.lo, f_.dtype) : "std::numeric_limits<T>::lowest()");
-        e = replaced(e, "H", code.hi ? literal(*code.hi, f_.dtype) : "std::numeric_limits<T>::max()");
-      }
-      loops_ << "    for (int64_t t = 0; t < m; ++t) " << dst << "[t] = " << e << ";" << comment;
+    if (from.empty()) {  // one element, broadcast: spread it over the block first
+      loops_ << "    for (int64_t t = 0; t < m; ++t) " << dst << "[t] = " << one << ";\n";
+      from = dst;
     }
+    loops_ << "    reinterpret_cast<Block>(blocks[" << static_cast<int>(*code.block) << "])(" << from << ", " << dst
+           << ", m);  // %" << id << " = " << c.op << "\n";
     for (size_t k = 0; k < outputs_.size(); ++k)
       if (outputs_[k] == id) loops_ << "    std::copy(" << dst << ", " << dst << " + m, out" << k << " + j0);\n";
     if (!last_.count(id)) {  // read by no later member: its slot is free again

@@ -113,7 +113,7 @@ KernelStats stats;
 Toolchain toolchain() {
   Toolchain t;
   t.compiler = env_or("EMBER_CXX", EMBER_DEFAULT_CXX);
-  t.flags = "-std=c++20 -O2 -march=native -ffp-contract=off -fno-math-errno -fno-trapping-math -fPIC -shared";
+  t.flags = "-std=c++20 -O3 -march=native -ffp-contract=off -fno-math-errno -fno-trapping-math -fPIC -shared";
   const std::string xdg = env_or("XDG_CACHE_HOME", env_or("HOME", "") + "/.cache");
   t.cache_dir = env_or("EMBER_KERNEL_CACHE", xdg + "/ember/kernels");
   return t;

@@ -188,6 +188,11 @@ TEST(CompileRefuses, WhatAGraphCannotHold) {
       "compile", {"add_ writes in place into a tensor of shape (2, 3)"});
   expect_error([&] { capture([](const Inputs& in) { return Inputs{twice(in[0])}; }, {x}); }, "compile",
                {"op twice (1 arguments) has no capture rule"});
+  expect_error(
+      [&] {
+        capture([](const Inputs& in) { return grad({(in[0] * in[0]).sum()}, {in[0]}); }, {x.detach().requires_grad_()});
+      },
+      "compile", {"runs backward (backward() or grad())"});
   expect_error([&] { capture(Function(), {x}); }, "compile", {"empty"});
   expect_error([&] { capture([](const Inputs& in) { return in; }, {x, Tensor()}); }, "compile",
                {"input 1 is an undefined tensor"});

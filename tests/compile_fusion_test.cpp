@@ -110,8 +110,9 @@ TEST(CompileFusion, AChainBecomesOneKernel) {
   const Fused& f = *c.graph.calls[0].fused;
   EXPECT_EQ(f.name, "fused[add,gelu,mul]");
   EXPECT_EQ(f.reads, (std::vector<Reads>{Reads::Whole, Reads::Rows}));
-  EXPECT_NE(f.source.find("in1[(j0 + t) % 8]"), std::string::npos) << f.source;
-  EXPECT_NE(f.source.find("* 0x1p-1f;"), std::string::npos) << f.source;  // 0.5, exactly
+  EXPECT_NE(f.source.find("std::copy(in1 + r, in1 + r + n, b[0] + t);"), std::string::npos) << f.source;  // the bias's rows
+  EXPECT_NE(f.source.find("const T v4 = b[1][t] * 0x1p-1f;  // %4 = mul"), std::string::npos) << f.source;  // 0.5, exactly
+  EXPECT_NE(f.source.find("out0[j0 + t] = v4;"), std::string::npos) << f.source;
   Generator g(1);
   const Tensor x = randn({4, 8}, g), b = randn({8}, g);
   NoGradGuard no_grad;

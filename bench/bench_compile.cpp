@@ -1,0 +1,131 @@
+// bench_compile: compile/'s workloads, each eager and compiled.
+//
+//   bench_compile [--threads N] [workload ...]   (default: all, 2 threads)
+//
+// Every workload runs twice: `name` eagerly, and `name_compiled` through
+// ember::compile (fused kernels, compile/fusion.h). For the compiled one it
+// also prints `name_compiled_first_call_ms`: the first call, which captures
+// the function, generates its kernels and compiles them (or loads them from
+// the kernel cache, EMBER_KERNEL_CACHE: bench/compile_compare.sh runs it
+// once with an empty cache and once with the full one), and
+// `name_compiled_kernels N`, how many kernels it runs. Output lines are
+// `name median_ms`, like bench_ember's; bench/torch_reference.py has the
+// same eager workloads (PyTorch 1.13 has no torch.compile).
+//
+// All of them run without autograd (NoGradGuard): compile/ fuses the
+// forward pass; with autograd recording, a fused group runs its eager ops.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ember.h"
+
+namespace {
+
+using ember::Tensor;
+using Inputs = std::vector<Tensor>;
+using Clock = std::chrono::steady_clock;
+
+struct Workload {
+  std::string name;
+  int reps;
+  std::function<Inputs()> inputs;           // made once, untimed
+  std::function<Inputs(const Inputs&)> fn;  // what is timed, eager or compiled
+};
+
+std::vector<Workload> workloads() {
+  std::vector<Workload> w;
+  // GPT-2's MLP hidden layer for 1024 tokens: (1024, 3072), its bias (3072).
+  auto mlp = [] {
+    ember::Generator g(0);
+    return Inputs{ember::randn({1024, 3072}, g), ember::randn({3072}, g)};
+  };
+  w.push_back({"gelu_fwd_3M", 20, mlp, [](const Inputs& in) { return Inputs{ember::gelu(in[0])}; }});
+  w.push_back({"bias_gelu_fwd_3M", 20, mlp, [](const Inputs& in) { return Inputs{ember::gelu(in[0] + in[1])}; }});
+  // The tanh form written out op by op, as a learner first writes it (and
+  // as PyTorch's gelu(approximate="tanh") computes it in one kernel).
+  w.push_back({"gelu_tanh_by_ops_fwd_3M", 20, mlp, [](const Inputs& in) {
+                 const Tensor& x = in[0];
+                 const double k = 0.7978845608028654;  // sqrt(2 / pi)
+                 return Inputs{0.5 * x * (1.0 + ember::tanh(k * (x + 0.044715 * x * x * x)))};
+               }});
+  // The residual stream for 4096 tokens: (4096, 768).
+  auto stream = [] {
+    ember::Generator g(1);
+    return Inputs{ember::randn({4096, 768}, g), ember::randn({768}, g), ember::randn({768}, g)};
+  };
+  w.push_back({"layer_norm_fwd_3M", 20, stream,
+               [](const Inputs& in) { return Inputs{ember::layer_norm(in[0], in[1], in[2])}; }});
+  w.push_back({"softmax_fwd_3M", 20, stream, [](const Inputs& in) { return Inputs{ember::softmax(in[0], -1)}; }});
+  // 2000 ops on 4 elements: per-op overhead, nothing else.
+  w.push_back({"chain_2000_small_ops_fwd", 20, [] { return Inputs{ember::ones({4})}; },
+               [](const Inputs& in) {
+                 Tensor y = in[0];
+                 for (int i = 0; i < 1000; ++i) y = y * 1.0001 + 0.5;
+                 return Inputs{y};
+               }});
+  return w;
+}
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+double median_ms(const std::function<void()>& body, int reps) {
+  body();
+  body();
+  std::vector<double> t;
+  for (int i = 0; i < reps; ++i) {
+    const auto t0 = Clock::now();
+    body();
+    t.push_back(ms_since(t0));
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int threads = 2;
+  std::vector<std::string> wanted;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--threads" && i + 1 < argc) {
+      threads = std::atoi(argv[++i]);
+    } else if (arg == "-h" || arg == "--help") {
+      std::printf("usage: %s [--threads N] [workload ...]\nworkloads:", argv[0]);
+      for (const Workload& w : workloads()) std::printf(" %s", w.name.c_str());
+      std::printf("\n");
+      return 0;
+    } else {
+      wanted.push_back(arg);
+    }
+  }
+  if (threads < 1) {
+    std::fprintf(stderr, "bench_compile: --threads needs a positive number\n");
+    return 2;
+  }
+  ember::set_num_threads(threads);
+  std::printf("# machine %s; %s\n", ember::blas_info().cpu.c_str(), ember::blas_info().summary().c_str());
+  ember::NoGradGuard no_grad;
+  for (const Workload& w : workloads()) {
+    if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), w.name) == wanted.end()) continue;
+    const Inputs in = w.inputs();
+    std::printf("%s %.3f\n", w.name.c_str(), median_ms([&] { w.fn(in); }, w.reps));
+    ember::compiler::Compiled f = ember::compile(w.fn);
+    const auto t0 = Clock::now();
+    f(in);
+    const double first = ms_since(t0);
+    int kernels = 0;
+    for (const ember::compiler::Call& c : f.graph_for(in).calls) kernels += c.fused != nullptr;
+    std::printf("%s_compiled %.3f\n", w.name.c_str(), median_ms([&] { f(in); }, w.reps));
+    std::printf("%s_compiled_first_call_ms %.1f\n%s_compiled_kernels %d\n", w.name.c_str(), first, w.name.c_str(),
+                kernels);
+    std::fflush(stdout);
+  }
+  return 0;
+}

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# compile/ measured: bench_compile's workloads eager, compiled, and in
+# PyTorch (eager: PyTorch 1.13 has no torch.compile), side by side. Builds
+# nothing:
+#   cmake --build build --target bench_compile && bash bench/compile_compare.sh
+#
+# Usage: bench/compile_compare.sh [--build DIR] [--threads N] [workload ...]
+#
+# First one run with an empty kernel cache (a fresh EMBER_KERNEL_CACHE):
+# its first calls compile every kernel ("cold"). Then, as bench/compare.sh
+# does, each framework under OMP_WAIT_POLICY unset, active and passive, with
+# the malloc setting compare.sh gives both, keeping each one's fastest; these
+# ember runs find their kernels in the cache ("cached": the first call then
+# captures, generates and loads, but compiles nothing). Prints the table.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+build=build threads=2 names=()
+while (($#)); do
+  case $1 in
+    --build) build=$2; shift 2 ;;
+    --threads) threads=$2; shift 2 ;;
+    *) names+=("$1"); shift ;;
+  esac
+done
+python=${PYTHON:-/usr/bin/python3}
+[[ -x $python ]] || python=python3
+bench=$build/bench/bench_compile
+if [[ ! -x $bench ]]; then
+  echo "compile_compare.sh: $bench not found; build it first: cmake --build $build --target bench_compile" >&2
+  exit 1
+fi
+if ((${#names[@]} == 0)); then
+  read -ra names <<<"$("$bench" --help | sed -n 's/^workloads: *//p')"
+fi
+core=$("$build/bench/bench_ember" --blas-info 2>/dev/null | sed -n 's/^core //p' || true)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+keep_freed_memory=glibc.malloc.trim_threshold=1000000000:glibc.malloc.mmap_threshold=1000000000
+export EMBER_KERNEL_CACHE=$tmp/kernels GLIBC_TUNABLES=$keep_freed_memory
+[[ -n $core ]] && export OPENBLAS_CORETYPE=$core
+
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+"$bench" --threads "$threads" "${names[@]}" | grep -v '^#' | sed 's/^\([^ ]*\) /cold.\1 /' >"$tmp/cold"
+for policy in default active passive; do
+  env=(env)
+  if [[ $policy == default ]]; then env+=(-u OMP_WAIT_POLICY); else env+=(OMP_WAIT_POLICY="$policy"); fi
+  "${env[@]}" "$bench" --threads "$threads" "${names[@]}" | grep -v '^#' >"$tmp/ember.$policy"
+  "${env[@]}" "$python" bench/torch_reference.py --threads "$threads" "${names[@]}" |
+    grep -v -e '^#' -e '^peak_rss_mb' | sed 's/^\([^ ]*\) /torch.\1 /' >"$tmp/torch.$policy"
+done
+
+echo "cpu: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), threads: $threads"
+echo "torch: $("$python" -c 'import torch; print("PyTorch", torch.__version__)') (eager; 1.13 has no torch.compile)"
+echo "each: the fastest of OMP_WAIT_POLICY unset, =active and =passive; GLIBC_TUNABLES=$keep_freed_memory"
+echo "compiler: ${EMBER_CXX:-the one ember was built with}; load average before: $load_before, after: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+cat "$tmp"/ember.* "$tmp"/torch.* "$tmp/cold" | awk -v order="${names[*]}" '
+  { k = $1; v = $2; if (!(k in best) || v < best[k]) best[k] = v }
+  END {
+    printf "| %-24s | %9s | %9s | %9s | %13s | %13s | %7s | %14s | %16s |\n", "workload", "eager ms", "compiled", "torch ms",
+           "eager/compiled", "torch/compiled", "kernels", "first call cold", "first call cached"
+    printf "|%s|%s|%s|%s|%s|%s|%s|%s|%s|\n", "--------------------------", "-----------", "-----------", "-----------",
+           "---------------", "---------------", "---------", "----------------", "------------------"
+    n = split(order, names, " ")
+    for (i = 1; i <= n; i++) {
+      w = names[i]; e = best[w]; c = best[w "_compiled"]; t = best["torch." w]
+      printf "| %-24s | %9.3f | %9.3f | %9.3f | %13.2f | %13.2f | %7d | %11.1f ms | %13.1f ms |\n", w, e, c, t, e / c, t / c,
+             best[w "_compiled_kernels"], best["cold." w "_compiled_first_call_ms"], best[w "_compiled_first_call_ms"]
+    }
+  }'
