@@ -379,9 +379,10 @@ class BackwardPass {
   Targets& targets_;
   const bool retain_graph_;  // keep what the nodes saved (create_graph implies it: the new graph refers to it)
   const bool create_graph_;
-  // With ember ops rather than kernels: when recording, and when tangents
-  // travel through the pass (forward-over-reverse inside a DualLevel).
-  const bool composes_ = create_graph_ || detail::tangents_propagate();
+  // With ember ops rather than kernels: when recording, when tangents travel
+  // through the pass (forward-over-reverse inside a DualLevel), and while
+  // compile/ captures it.
+  const bool composes_ = create_graph_ || detail::tangents_propagate() || detail::capture_composes;
   AutogradObserver* const watcher_;             // null unless an instrument watches
   std::unordered_map<Node*, int> deps_;         // step 1: edges not yet run into each node
   std::unordered_set<const Node*> leads_to_input_;  // grad() only

@@ -12,6 +12,7 @@ namespace ember {
 namespace detail {
 int dual_level_depth = 0;
 thread_local bool in_forward_rule = false;
+thread_local bool capture_composes = false;
 thread_local uint64_t rules_run = 0;
 thread_local const char* op_without_forward_rule = nullptr;
 

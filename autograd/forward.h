@@ -107,6 +107,14 @@ inline void no_forward_rule_needed() {
   if (dual_level_depth != 0) ++rules_run;
 }
 
+/// True while compile/'s tracer captures a function on this thread: a
+/// backward pass inside it (grad()) then runs its rules as ember ops, which
+/// the tracer writes down as the backward half of the graph.
+extern thread_local bool capture_composes;
+/// sign(x) (1, -1, 0; 0 for NaN and for -0) for a backward rule: the kernel,
+/// or while compile/ captures, the same values as ember ops (where, gt, lt).
+Tensor sign_for_rule(const Tensor& x);
+
 /// True while tangents can appear in what an op computes (a level is open
 /// and no forward rule runs): then backward rules take their composed
 /// formulas, made of ember ops, so that the gradient gets a tangent too.
@@ -116,9 +124,12 @@ inline bool tangents_propagate() { return dual_level_depth > 0 && !in_forward_ru
 /// True when a backward rule must take its form in ember ops (which record
 /// and carry tangents) instead of a fused loop or kernel of its own: backward
 /// records (create_graph), or tangents travel through it (forward-over-reverse,
-/// inside a DualLevel). The rule helpers of autograd/ (elementwise_rule.h,
-/// linear_rule.h, composed_rule.h) ask it, so that an op's rule does not.
-inline bool backward_composes() { return is_grad_enabled() || detail::tangents_propagate(); }
+/// inside a DualLevel), or compile/ captures it. The rule helpers of
+/// autograd/ (elementwise_rule.h, linear_rule.h, composed_rule.h) ask it, so
+/// that an op's rule does not.
+inline bool backward_composes() {
+  return is_grad_enabled() || detail::tangents_propagate() || detail::capture_composes;
+}
 
 namespace detail {
 

@@ -1,6 +1,7 @@
 #include "autograd/linear_rule.h"
 
 #include "autograd/forward.h"
+#include "autograd/grad_mode.h"
 #include "autograd/op_scope.h"
 
 namespace ember {
@@ -17,6 +18,10 @@ struct TransposedBackward final : Node {
 
 std::vector<Tensor> LinearBackward::apply(const Tensor& grad_out) {
   if (!backward_composes()) return {transposed(grad_out)};
+  if (detail::capture_composes && !is_grad_enabled() && !detail::tangents_propagate()) {
+    Tensor by_ops = transposed_by_ops(grad_out);  // compile/ captures this backward pass
+    if (by_ops.defined()) return {by_ops};
+  }
   OpScope scope(name(), grad_out);
   Tensor grad_in = transposed(grad_out);
   forward_rule(grad_in, [&] { return transposed(dx(grad_out)); }, grad_out);

@@ -26,6 +26,10 @@ struct LinearBackward : Node, std::enable_shared_from_this<LinearBackward> {
   virtual Tensor linear(const Tensor& v) const = 0;
   /// Lᵀ g: the scatter back into the input's shape (a kernel).
   virtual Tensor transposed(const Tensor& g) const = 0;
+  /// Lᵀ g written with ember ops (zeros, then index_add or scatter_add),
+  /// for compile/'s capture of a backward pass: a graph can remake it from
+  /// the values it reads (the ids among them). Undefined if there is none.
+  virtual Tensor transposed_by_ops(const Tensor& /*g*/) const { return Tensor(); }
 
   std::vector<Tensor> apply(const Tensor& grad_out) final;
 };

@@ -1,15 +1,20 @@
 #include "compile/capture.h"
 
 #include <map>
+#include <set>
 #include <optional>
 #include <sstream>
 #include <thread>
 
+#include "autograd/forward.h"
+#include "autograd/node.h"
 #include "autograd/observer.h"
+#include "base/hooks.h"
 #include "base/error.h"
 #include "compile/op_table.h"
 #include "tensor/random.h"
 #include "tensor/shape.h"
+#include "tensor/storage.h"
 
 namespace ember::compiler {
 
@@ -18,7 +23,7 @@ namespace {
 // The tracer: an observer of this thread's ops, a watcher of its random
 // draws and of its reads of values. Depth counts the ops open: only calls
 // at depth 1 (made by the function itself) go into the graph.
-class Tracer final : public AutogradObserver, detail::DrawWatcher, detail::ValueReadWatcher {
+class Tracer final : public AutogradObserver, TensorObserver, detail::DrawWatcher, detail::ValueReadWatcher {
  public:
   Tracer(Graph& g, const CaptureOptions& o) : g_(g), options_(o), thread_(std::this_thread::get_id()) {}
 
@@ -26,18 +31,25 @@ class Tracer final : public AutogradObserver, detail::DrawWatcher, detail::Value
   struct Installed {
     Tracer& t;
     AutogradObserver* observer;
+    TensorObserver* kernels;
     detail::DrawWatcher* draws;
     detail::ValueReadWatcher* reads;
+    bool composes;
     explicit Installed(Tracer& tr)
-        : t(tr), observer(autograd_observer()), draws(detail::draw_watcher), reads(detail::value_read_watcher) {
+        : t(tr), observer(autograd_observer()), kernels(tensor_observer()), draws(detail::draw_watcher),
+          reads(detail::value_read_watcher), composes(detail::capture_composes) {
       set_autograd_observer(&t);
+      set_tensor_observer(&t);
       detail::draw_watcher = &t;
       detail::value_read_watcher = &t;
+      detail::capture_composes = true;  // a backward pass inside runs its rules as ops
     }
     ~Installed() {
       set_autograd_observer(observer);
+      set_tensor_observer(kernels);
       detail::draw_watcher = draws;
       detail::value_read_watcher = reads;
+      detail::capture_composes = composes;
     }
   };
 
@@ -61,17 +73,21 @@ class Tracer final : public AutogradObserver, detail::DrawWatcher, detail::Value
   bool wants_calls() const override { return true; }
   bool reads_gradients() const override { return false; }
   void op_begin(const char*, const std::vector<const Tensor*>&) override {
-    if (mine()) ++depth_;
+    if (mine()) ++raw_depth_;
   }
   void op_end(const char* op) override {
     if (!mine()) return;
-    if (depth_ == 1 && pending_ && refusal_.empty())
-      refusal_ = std::string("op ") + op + " ended without handing over a result to capture";
-    if (depth_ == 1) pending_.reset();
-    --depth_;
+    if (!composites_.empty() && composites_.back() == raw_depth_) {  // a composite op ends: its ops were the calls
+      composites_.pop_back();
+    } else {
+      if (depth() == 1 && pending_ && refusal_.empty())
+        refusal_ = std::string("op ") + op + " ended without handing over a result to capture";
+      if (depth() == 1) pending_.reset();
+    }
+    --raw_depth_;
   }
   void op_call(const char* op, const std::vector<OpArg>& args) override {
-    if (!mine() || depth_ != 1) return;
+    if (!mine() || depth() != 1) return;
     check();
     const std::string name = op;
     if (!name.empty() && name.back() == '_')
@@ -81,6 +97,10 @@ class Tracer final : public AutogradObserver, detail::DrawWatcher, detail::Value
     if (!rule)
       EMBER_FAIL("compile", "op " << name << " (" << args.size() << " arguments) has no capture rule "
                                   "(compile/op_table.h): it cannot be captured");
+    if (rule->composite) {  // made of ops whose results its backward reads: those are the calls
+      composites_.push_back(raw_depth_);
+      return;
+    }
     Call c;
     c.op = name;
     c.rule = rule;
@@ -89,7 +109,7 @@ class Tracer final : public AutogradObserver, detail::DrawWatcher, detail::Value
     pending_ = std::move(c);
   }
   void op_results(const char*, const std::vector<Tensor>& results) override {
-    if (!mine() || depth_ != 1 || !pending_) return;
+    if (!mine() || depth() != 1 || !pending_) return;
     for (const Tensor& r : results) {
       const int id = g_.add_value(r.shape(), r.dtype(), Origin::Result);
       pending_->results.push_back(id);
@@ -104,14 +124,41 @@ class Tracer final : public AutogradObserver, detail::DrawWatcher, detail::Value
   void module_end() override {
     if (mine() && !modules_.empty()) modules_.pop_back();
   }
+  // ---- a backward pass inside the function: its rules, as ops ----
   void backward_begin(const Tensor&) override {
+    if (mine()) g_.backward = true;
+  }
+  void node_begin(const Node& node, const Tensor&) override {
+    if (mine()) node_ = node.name();
+  }
+  void node_end(const Node&) override {
+    if (mine()) node_.clear();
+  }
+  void leaf_accumulated(const TensorImpl&, const Tensor&) override {
     if (!mine()) return;
-    EMBER_FAIL("compile", "the function runs backward (backward() or grad()) while it is captured; a graph holds "
-                          "forward ops only: call backward on what the compiled function returns (autograd records "
-                          "through the graph)");
+    EMBER_FAIL("compile", "backward() writes .grad while the function is captured, and a graph returns values "
+                          "without side effects: use grad(outputs, inputs), which returns the gradients");
+  }
+
+  // ---- kernels: work done outside any op would be a value the graph cannot remake ----
+  // Memory allocated inside an op: a value the op computed for itself (a
+  // max's winning index, saved for its backward), which no call returns.
+  void allocated(const void* data, size_t) override {
+    if (mine() && depth() > 0) inner_.insert(data);
+  }
+  void freed(const void* data, size_t) override {
+    if (mine()) inner_.erase(data);
+  }
+  void work(double, double bytes_read, double) override {
+    if (!mine() || depth() != 0 || bytes_read == 0) return;  // a fill (zeros, ones) makes a constant
+    if (!node_.empty())
+      EMBER_FAIL("compile", "the backward rule of " << node_ << " computes with a kernel of its own, not with ember "
+                                                           "ops, so it cannot be captured");
+    EMBER_FAIL("compile", "the function computes with a kernel (ember::kernel::...) outside ember's ops; a graph "
+                          "cannot remake that value: use the op");
   }
   void writes_in_place(const char* op, const Tensor& t) override {
-    if (!mine() || depth_ != 0) return;
+    if (!mine() || depth() != 0) return;
     EMBER_FAIL("compile", op << " writes in place into a tensor of shape " << shape_str(t.shape())
                              << ", and a captured function must not (a graph is pure): use the op that "
                                 "returns a new tensor");
@@ -124,7 +171,7 @@ class Tracer final : public AutogradObserver, detail::DrawWatcher, detail::Value
                           "graph would repeat this run's numbers: draw them outside and pass them in");
   }
   void reading_values(const Tensor& t, const char* how) override {
-    if (depth_ != 0) return;  // an op reading its own ids
+    if (depth() != 0) return;  // an op reading its own ids
     EMBER_FAIL("compile", "the function reads a tensor's values (" << how << "() of a tensor of shape "
                               << shape_str(t.shape())
                               << ") while it is captured; what it does next would depend on them, and a graph "
@@ -150,17 +197,29 @@ class Tracer final : public AutogradObserver, detail::DrawWatcher, detail::Value
         if (v.shape() != t.shape() || v.stride() != t.stride() || v.storage_offset() != t.storage_offset() ||
             v.dtype() != t.dtype())
           continue;
-        if (!t.requires_grad()) return detach_of(id, t);
+        if (!t.requires_grad()) return remade(id, t, "detach", std::nullopt);
         EMBER_FAIL("compile", "a tensor that shares %" << id << "'s memory is a new leaf that requires grad "
                               "(x.detach().requires_grad_(), as checkpoint does with its inputs): a graph cannot "
                               "hold two leaves over one memory. Call checkpoint outside the captured function, "
                               "or capture the function that checkpoint runs");
+      }
+      // an op's own reshape of a value (the flat ids an embedding saves): the same elements in order
+      for (int id : shared->second) {
+        const Tensor& v = held_value(id);
+        if (v.is_contiguous() && t.is_contiguous() && v.storage_offset() == t.storage_offset() &&
+            v.numel() == t.numel() && v.dtype() == t.dtype() && !t.requires_grad())
+          return remade(id, t, "reshape", t.shape());
       }
       EMBER_FAIL("compile", "a tensor of shape " << shape_str(t.shape()) << " shares memory with %"
                                                  << shared->second.front()
                                                  << " but was not made by an ember op (a view made by hand?): "
                                                     "it cannot be captured");
     }
+    if (t.storage() && inner_.count(t.storage()->data()))
+      EMBER_FAIL("compile", (node_.empty() ? std::string("the function") : "the backward rule of " + node_)
+                                << " reads a tensor of shape " << shape_str(t.shape())
+                                << " that an op computed inside itself and did not return (saved for its backward); "
+                                   "the graph cannot remake it");
     const int id = g_.add_value(t.shape(), t.dtype(), Origin::Constant);
     g_.constants.emplace_back(id, t);
     ids_[t.impl()] = id;
@@ -173,11 +232,15 @@ class Tracer final : public AutogradObserver, detail::DrawWatcher, detail::Value
     held_[static_cast<size_t>(id)] = t;
   }
   const Tensor& held_value(int id) const { return held_[static_cast<size_t>(id)]; }
-  int detach_of(int id, const Tensor& t) {
+  // t, a tensor of value id's memory, as a call on id: detach(%id), or reshape(%id, shape)
+  int remade(int id, const Tensor& t, const char* op, const std::optional<Shape>& shape) {
     Call c;
-    c.op = "detach";
-    c.rule = find_rule("detach", {OpArg(std::in_place_type<Tensor>, t)});
+    c.op = op;
+    std::vector<OpArg> args{OpArg(std::in_place_type<Tensor>, t)};
+    if (shape) args.emplace_back(std::in_place_type<Shape>, *shape);
+    c.rule = find_rule(op, args);
     c.args.push_back(ValueRef{id});
+    if (shape) c.args.push_back(*shape);
     if (!modules_.empty()) c.module = modules_.back();
     const int out = g_.add_value(t.shape(), t.dtype(), Origin::Result);
     c.results.push_back(out);
@@ -202,13 +265,19 @@ class Tracer final : public AutogradObserver, detail::DrawWatcher, detail::Value
   Graph& g_;
   CaptureOptions options_;
   std::thread::id thread_;
-  int depth_ = 0;
+  // The ops open, and of those the composite ones (their raw depths):
+  // depth() 1 is a call of the function itself.
+  int depth() const { return raw_depth_ - static_cast<int>(composites_.size()); }
+  int raw_depth_ = 0;
+  std::vector<int> composites_;
   std::optional<Call> pending_;
   std::string refusal_;
+  std::string node_;  // the backward node running, if any
   std::vector<std::string> modules_;
   std::map<const TensorImpl*, int> ids_;
   std::map<const Storage*, std::vector<int>> storages_;
   std::vector<Tensor> held_;  // by value id
+  std::set<const void*> inner_;  // storages allocated inside ops, still alive
 };
 
 }  // namespace

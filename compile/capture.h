@@ -9,6 +9,12 @@
 /// mask it builds) become constants: the graph holds them and reads their
 /// values when it runs, so a weight updated in place is seen.
 ///
+/// A grad() inside the function is captured too: while the tracer watches,
+/// backward rules take their composed form, made of ember ops (the form
+/// create_graph uses), so the backward pass is written down as calls like
+/// the forward one: the joint graph of forward and backward, which the
+/// passes then simplify and fuse together.
+///
 /// What a graph cannot hold is refused with an ember::Error naming it, and
 /// the function's run stops there (no graph breaks: a function that is half
 /// graph and half eager would hide where the time goes, and a learner sees
@@ -19,8 +25,9 @@
 ///     numbers (unless the options say that is what the function does: one
 ///     that seeds a generator of its own the same way at every call);
 ///   * an in-place write (fill_, add_, copy_, index_add_): the graph is pure;
-///   * backward() or grad(): a graph holds forward ops; autograd records
-///     through a compiled function's results as through eager ones;
+///   * backward(), which writes .grad (use grad(), which returns them);
+///   * a kernel run outside any op (ember::kernel::..., or a backward rule
+///     that computes with one): the graph could not remake its value;
 ///   * an op with no rule in compile/op_table.h;
 ///   * a view of a traced value made outside ember's ops.
 /// A value of the function that C++ reads some other way (data_ptr()) is not

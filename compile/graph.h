@@ -104,6 +104,9 @@ struct Graph {
   std::vector<std::pair<int, Tensor>> constants;
   std::vector<Call> calls;    // in order: each reads only values defined before it
   std::vector<int> outputs;   // what the function returns, in order
+  /// It holds a backward pass (grad() inside the function): it computes
+  /// gradients itself, so it runs with autograd off.
+  bool backward = false;
 
   /// A new value; returns its id.
   int add_value(const Shape& shape, DType dtype, Origin origin);

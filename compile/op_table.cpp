@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "autograd/autocast.h"
+#include "autograd/composed_rule.h"
 #include "autograd/ops.h"
 #include "base/error.h"
 
@@ -107,6 +108,8 @@ std::vector<OpRule> make_table() {
   add("one_hot", {"ids", "num_classes"}, &one_hot);
   add("layer_norm", {"self", "weight", "bias", "eps"}, &layer_norm);
   add("cross_entropy", {"logits", "targets", "reduction", "ignore_index"}, &cross_entropy);
+  // a composed rule's handle on an input (autograd/composed_rule.h): the same values
+  add("stand_in", {"self"}, &detail::stand_in);
   // what a tensor's detach() does to a value of the graph (not an op: the tracer writes it)
   add("detach", {"self"}, +[](T x) { return x.detach(); });
   // matmul under autocast: the same op, run with autocast on again
@@ -114,6 +117,8 @@ std::vector<OpRule> make_table() {
     AutocastGuard on(true);
     return matmul(a, b);
   });
+  for (OpRule& r : rules)  // max(x) and min(x): a max along the flattened x, whose index the backward reads
+    r.composite = (r.op == "max" || r.op == "min") && r.types.size() == 1;
   return rules;
 }
 

@@ -26,6 +26,10 @@ struct OpRule {
   std::vector<std::string> params;  // every parameter's name, tensors included
   std::vector<size_t> types;        // each parameter's alternative of OpArg
   std::function<std::vector<Tensor>(const std::vector<OpArg>& args)> call;
+  /// Made of other ops, and its backward reads what they compute (max(x)
+  /// over all elements: the winner's index): the tracer writes down the ops
+  /// it calls instead of the op.
+  bool composite = false;
 };
 
 /// The rule for `op` called with arguments of these types, or null.

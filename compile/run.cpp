@@ -1,5 +1,8 @@
 #include "compile/run.h"
 
+#include <optional>
+
+#include "autograd/grad_mode.h"
 #include "base/error.h"
 #include "compile/fusion.h"
 #include "compile/op_table.h"
@@ -16,6 +19,8 @@ std::vector<int> last_uses(const Graph& g) {
 }
 
 std::vector<Tensor> run(const Graph& g, const std::vector<Tensor>& inputs) {
+  std::optional<NoGradGuard> no_grad;
+  if (g.backward) no_grad.emplace();
   EMBER_CHECK(inputs.size() == g.inputs.size(), "compile",
               "the graph takes " << g.inputs.size() << " inputs, got " << inputs.size());
   std::vector<Tensor> env(g.values.size());

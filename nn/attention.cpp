@@ -42,7 +42,7 @@ Attention scaled_dot_product_attention(const Tensor& q, const Tensor& k, const T
   }
   if (causal) {
     // key j is in the future of query i when j > i
-    Tensor future = kernel::triu(ones({Tq, Tk}, kBool), 1);
+    Tensor future = triu(ones({Tq, Tk}, kBool), 1);  // ops: compile/ sees the mask made
     scores = masked_fill(scores, future, neg_inf);
   }
   Tensor weights = softmax(scores, -1);  // an all -inf row gives all zeros (tensor/reduce.cpp)

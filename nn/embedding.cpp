@@ -99,13 +99,13 @@ SinusoidalPositionalEmbedding::SinusoidalPositionalEmbedding(int64_t L, int64_t 
       p[pos * D + i] = i % 2 == 0 ? std::sin(angle) : std::cos(angle);
     }
   }
-  table = register_buffer("table", kernel::to(t64, dtype));
+  table = register_buffer("table", ember::to(t64, dtype));
 }
 
 Tensor SinusoidalPositionalEmbedding::positions(int64_t start, int64_t T) const {
   ModuleScope scope(*this);
   check_length(start, T);
-  return kernel::slice(table, 0, start, start + T, 1);  // a constant: no graph
+  return slice(table, 0, start, start + T);  // a constant: no graph (the table needs no grad)
 }
 
 std::string SinusoidalPositionalEmbedding::extra_repr() const {

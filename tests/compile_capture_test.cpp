@@ -16,6 +16,7 @@
 #include "autograd/op_scope.h"
 #include "compile/capture.h"
 #include "compile/compile.h"
+#include "compile/fusion.h"
 #include "compile/op_table.h"
 #include "compile/passes.h"
 #include "compile/run.h"
@@ -98,6 +99,53 @@ TEST_P(CompileRegistry, GraphOnNewInputsEqualsEagerBitForBit) {
 }
 INSTANTIATE_TEST_SUITE_P(Compile, CompileRegistry, ::testing::ValuesIn(samples::op_registry()), test_name);
 
+// The backward half: grad() of every op captured with the op (the joint
+// graph), run on new inputs and a new output gradient, equals eager's grad()
+// with create_graph, bit for bit: both run the rules' composed form, in ember
+// ops (eager without create_graph runs fused kernels: the same values up to
+// rounding, tests/autograd_fused_test.cpp).
+class CompileBackwardRegistry : public ::testing::TestWithParam<samples::OpInfo> {};
+
+TEST_P(CompileBackwardRegistry, JointGraphEqualsEagerBitForBit) {
+  const samples::OpInfo& op = GetParam();
+  Generator g1(2024), g2(99), seeds(5);
+  const std::vector<samples::OpSample> first = op.samples(g1), second = op.samples(g2);
+  for (size_t s = 0; s < first.size(); ++s) {
+    SCOPED_TRACE(op.name + " on " + first[s].label);
+    Inputs leaves;
+    for (const Tensor& x : first[s].inputs) leaves.push_back(x);
+    const Tensor y = op.fn(first[s].inputs);
+    if (!y.requires_grad()) continue;
+    // fn(inputs..., seed) = the gradients of <op(inputs), seed> for the inputs that require grad
+    const size_t n = first[s].inputs.size();
+    const Function fn = [&](const Inputs& in) {
+      const Inputs xs(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(n));
+      Inputs wrt;
+      for (const Tensor& x : xs)
+        if (x.requires_grad()) wrt.push_back(x);
+      Inputs gs = grad({op.fn(xs)}, wrt, {in[n]}, {.create_graph = !detail::capture_composes, .allow_unused = true});
+      for (Tensor& gi : gs)
+        if (!gi.defined()) gi = zeros({1});  // (unused: a placeholder both sides share)
+      return gs;
+    };
+    Inputs a = first[s].inputs, b = second[s].inputs;
+    a.push_back(randn(y.shape(), seeds, y.dtype()));
+    b.push_back(randn(y.shape(), seeds, y.dtype()));
+    if (kRefused.count(op.name)) {
+      expect_error([&] { capture(fn, a, {.draws_are_constants = true}); }, "compile", {kRefused.at(op.name)});
+      continue;
+    }
+    Capture c = capture(fn, a, {.draws_are_constants = true});
+    ASSERT_TRUE(c.graph.backward);
+    optimize(c.graph);
+    prepare_kernels(c.graph);  // the backward's elementwise chains run as generated kernels
+    const Inputs eager = fn(b), replayed = run(c.graph, b);
+    ASSERT_EQ(replayed.size(), eager.size());
+    for (size_t i = 0; i < eager.size(); ++i) EXPECT_TRUE(same_bits(replayed[i], eager[i])) << "gradient " << i;
+  }
+}
+INSTANTIATE_TEST_SUITE_P(Compile, CompileBackwardRegistry, ::testing::ValuesIn(samples::op_registry()), test_name);
+
 // Every op of tensor/op_list.h and autograd/ops.h has a rule (the registry
 // check above runs most of them; this names the table's size).
 TEST(CompileTable, EveryOpOfTheListHasARuleWithItsParameterNames) {
@@ -108,7 +156,7 @@ TEST(CompileTable, EveryOpOfTheListHasARuleWithItsParameterNames) {
 #undef EMBER_OP
 #undef EMBER_DEFAULT
   EXPECT_EQ(from_list, 72);
-  EXPECT_EQ(op_rules().size(), 72u + 18u);  // and the 18 of autograd/ops.h alone (with detach, matmul_bf16)
+  EXPECT_EQ(op_rules().size(), 72u + 19u);  // and the 19 of autograd/ops.h alone (with detach, stand_in, matmul_bf16)
   const OpRule* sum = find_rule("sum", {OpArg(Tensor()), OpArg(Shape{1}), OpArg(false)});
   ASSERT_NE(sum, nullptr);
   EXPECT_EQ(sum->params, (std::vector<std::string>{"self", "dims", "keepdim"}));
@@ -190,9 +238,14 @@ TEST(CompileRefuses, WhatAGraphCannotHold) {
                {"op twice (1 arguments) has no capture rule"});
   expect_error(
       [&] {
-        capture([](const Inputs& in) { return grad({(in[0] * in[0]).sum()}, {in[0]}); }, {x.detach().requires_grad_()});
+        capture(
+            [](const Inputs& in) {
+              (in[0] * in[0]).sum().backward();
+              return Inputs{in[0].grad()};
+            },
+            {x.detach().requires_grad_()});
       },
-      "compile", {"runs backward (backward() or grad())"});
+      "compile", {"backward() writes .grad", "use grad(outputs, inputs)"});
   expect_error([&] { capture(Function(), {x}); }, "compile", {"empty"});
   expect_error([&] { capture([](const Inputs& in) { return in; }, {x, Tensor()}); }, "compile",
                {"input 1 is an undefined tensor"});

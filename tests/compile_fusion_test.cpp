@@ -26,6 +26,10 @@
 #include "registry.h"
 #include "test_util.h"
 
+namespace ember::samples {
+void PrintTo(const OpInfo& op, std::ostream* os);  // (tests/autograd_registry_test.cpp)
+}  // namespace ember::samples
+
 namespace {
 
 using namespace ember;

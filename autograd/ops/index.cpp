@@ -48,6 +48,17 @@ struct IndexSelectBackward final : LinearBackward {
     if (padding_idx) kernel::fill_(kernel::select(grad_x, dim, *padding_idx), 0.0);
     return grad_x;
   }
+  Tensor transposed_by_ops(const Tensor& g) const override {
+    const Tensor i = ids.get(*this);
+    Shape selected = in_shape, one_per_id(in_shape.size(), 1);
+    selected[dim] = i.numel();
+    Tensor rows = reshape(g, selected);
+    if (padding_idx) {  // the rows of the padding id add nothing (an embedding's dim is 0)
+      one_per_id[0] = i.numel();
+      rows = masked_fill(rows, reshape(eq(reshape(i, {-1}), static_cast<double>(*padding_idx)), one_per_id), 0.0);
+    }
+    return index_add(zeros(in_shape, g.dtype()), dim, reshape(i, {-1}), rows);
+  }
   // A sparse embedding's gradient as the rows it touched, summed per id
   // (what transposed() would add into those rows; the others stay 0).
   std::optional<RowGrad> apply_rows(const Tensor& g) override {
@@ -105,6 +116,9 @@ struct GatherBackward final : LinearBackward {
   std::vector<SavedRef> saved() override { return {{"ids", &ids}}; }
   Tensor linear(const Tensor& v) const override { return gather(v, dim, ids.get(*this)); }
   Tensor transposed(const Tensor& g) const override { return kernel::scatter_add(in_shape, dim, ids.get(*this), g); }
+  Tensor transposed_by_ops(const Tensor& g) const override {
+    return scatter_add(zeros(in_shape, g.dtype()), dim, ids.get(*this), g);
+  }
 };
 Tensor gather(const Tensor& x, int64_t d, const Tensor& ids) {
   OpScope scope("gather", x, d, ids);

@@ -117,11 +117,11 @@ namespace {
 // d ||x|| / d x, in x's shape (both rules multiply it: by g, or by dx and sum)
 Tensor norm_derivative(const Tensor& X, const Tensor& norm_out, double p, const Shape& dims, bool keepdim) {
   Tensor n = expand_back(norm_out, X.shape(), dims, keepdim);
-  Tensor sign = kernel::unary(kernel::Unary::Sign, X);
+  Tensor sign = detail::sign_for_rule(X);
   Tensor local;
   if (std::isinf(p)) {
-    Tensor at_max = kernel::to(eq(abs(X), n), X.dtype());
-    local = sign * at_max / expand_back(kernel::sum(at_max, dims, keepdim), X.shape(), dims, keepdim);
+    Tensor at_max = to(eq(abs(X), n), X.dtype());
+    local = sign * at_max / expand_back(sum(at_max, dims, keepdim), X.shape(), dims, keepdim);
   } else {
     local = p == 1.0 ? sign : (p == 2.0 ? X / n : sign * pow(abs(X), p - 1.0) / pow(n, p - 1.0));
   }
@@ -174,6 +174,11 @@ struct MaxBackward final : LinearBackward {
     const Tensor idx = indices.get(*this);
     return kernel::scatter_add(in_shape, dim, keepdim ? idx : kernel::unsqueeze(idx, dim),
                                keepdim ? g : kernel::unsqueeze(g, dim));
+  }
+  Tensor transposed_by_ops(const Tensor& g) const override {
+    if (in_shape.empty()) return g;
+    const Tensor idx = indices.get(*this);
+    return scatter_add(zeros(in_shape, g.dtype()), dim, keepdim ? idx : unsqueeze(idx, dim), keepdim ? g : unsqueeze(g, dim));
   }
 };
 std::pair<Tensor, Tensor> max(const Tensor& x, int64_t d, bool keepdim) {
@@ -228,7 +233,7 @@ Tensor softmax_d(const Tensor& v, const Tensor& y, int64_t dim, double scale) {
 // 0 times a NaN of the row), as the kernel's backward gives.
 Tensor masked_softmax_d(const Tensor& v, const Tensor& y, int64_t dim, double scale, bool causal) {
   if (!causal || y.numel() == 0) return softmax_d(v, y, dim, scale);
-  const Tensor hidden = kernel::triu(ones({y.size(-2), y.size(-1)}, kBool), 1);
+  const Tensor hidden = triu(ones({y.size(-2), y.size(-1)}, kBool), 1);  // an op: compile/ sees the mask made
   return masked_fill(softmax_d(masked_fill(v, hidden, 0.0), y, dim, scale), hidden, 0.0);
 }
 // log_softmax's: J = I - 1 pᵀ with p = exp(y), not symmetric, so two:

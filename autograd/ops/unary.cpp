@@ -19,6 +19,12 @@ namespace ember {
 
 using kernel::Unary;
 
+Tensor detail::sign_for_rule(const Tensor& x) {
+  if (!capture_composes) return kernel::unary(Unary::Sign, x);
+  const Tensor zero = scalar_tensor(0.0, x.dtype());
+  return where(gt(x, 0.0), scalar_tensor(1.0, x.dtype()), where(lt(x, 0.0), scalar_tensor(-1.0, x.dtype()), zero));
+}
+
 // d(-x) = -dx
 struct NegBackward final : UnaryBackward<NegBackward, Keep::Nothing> {
   EMBER_NODE_NAME(NegBackward)
@@ -72,7 +78,7 @@ Tensor rsqrt(const Tensor& x) {
 // d|x| = sign(x) dx (0 at 0, like PyTorch)
 struct AbsBackward final : UnaryBackward<AbsBackward, Keep::Input> {
   EMBER_NODE_NAME(AbsBackward)
-  static Tensor d(const Tensor& v, const Tensor& x, const Tensor&) { return v * kernel::unary(Unary::Sign, x); }
+  static Tensor d(const Tensor& v, const Tensor& x, const Tensor&) { return v * detail::sign_for_rule(x); }
 };
 Tensor abs(const Tensor& x) {
   OpScope scope("abs", x);

@@ -128,6 +128,11 @@ struct SliceBackward final : LinearBackward {
     kernel::copy_(part, g, "slice backward");
     return grad_x;
   }
+  Tensor transposed_by_ops(const Tensor& g) const override {  // g added at the slice's indices
+    std::vector<int64_t> at;
+    for (int64_t k = 0; k < length; ++k) at.push_back(start + k * step);
+    return index_add(zeros(in_shape, g.dtype()), dim, tensor(at, Shape{length}), dropped_dim ? unsqueeze(g, dim) : g);
+  }
   int64_t last() const { return length == 0 ? start : start + (length - 1) * step + 1; }  // the slice's end
 };
 Tensor slice(const Tensor& x, int64_t d, int64_t start, int64_t end, int64_t step) {
