@@ -12,8 +12,9 @@
 // `name median_ms`, like bench_ember's; bench/torch_reference.py has the
 // same eager workloads (PyTorch 1.13 has no torch.compile).
 //
-// All of them run without autograd (NoGradGuard): compile/ fuses the
-// forward pass; with autograd recording, a fused group runs its eager ops.
+// The *_fwd_* workloads run without autograd; the *_fwd_bwd_* ones (and
+// chain_2000_small_ops) return grad() of a fixed output gradient, which
+// compile captures with the forward as one joint graph.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -34,7 +35,17 @@ struct Workload {
   int reps;
   std::function<Inputs()> inputs;           // made once, untimed
   std::function<Inputs(const Inputs&)> fn;  // what is timed, eager or compiled
+  bool backward = false;                    // fn calls grad(): autograd on (else off)
 };
+
+// The gradients of <f(xs), g> for xs = in[0..n), g = in[n]: forward and
+// backward in one function, which compile captures as one joint graph.
+std::function<Inputs(const Inputs&)> with_grad(size_t n, std::function<Tensor(const Inputs&)> f) {
+  return [n, f](const Inputs& in) {
+    const Inputs xs(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(n));
+    return ember::grad({f(xs)}, xs, {in[n]});
+  };
+}
 
 std::vector<Workload> workloads() {
   std::vector<Workload> w;
@@ -60,6 +71,31 @@ std::vector<Workload> workloads() {
   w.push_back({"layer_norm_fwd_3M", 20, stream,
                [](const Inputs& in) { return Inputs{ember::layer_norm(in[0], in[1], in[2])}; }});
   w.push_back({"softmax_fwd_3M", 20, stream, [](const Inputs& in) { return Inputs{ember::softmax(in[0], -1)}; }});
+  // Forward and backward of a fixed output gradient (bench_ember's *_fwd_bwd_* workloads, as grad()).
+  auto leaves = [](Inputs in) {
+    for (Tensor& t : in) t.requires_grad_();
+    return in;
+  };
+  w.push_back({"gelu_fwd_bwd_3M", 20,
+               [&] {
+                 ember::Generator g(2);
+                 return Inputs{leaves({ember::randn({1024, 3072}, g)})[0], ember::randn({1024, 3072}, g)};
+               },
+               with_grad(1, [](const Inputs& x) { return ember::gelu(x[0]); }), true});
+  w.push_back({"layer_norm_fwd_bwd_3M", 20,
+               [&] {
+                 ember::Generator g(3);
+                 Inputs in = leaves({ember::randn({4096, 768}, g), ember::randn({768}, g), ember::randn({768}, g)});
+                 in.push_back(ember::randn({4096, 768}, g));
+                 return in;
+               },
+               with_grad(3, [](const Inputs& x) { return ember::layer_norm(x[0], x[1], x[2]); }), true});
+  w.push_back({"softmax_fwd_bwd_3M", 20,
+               [&] {
+                 ember::Generator g(4);
+                 return Inputs{leaves({ember::randn({4096, 768}, g)})[0], ember::randn({4096, 768}, g)};
+               },
+               with_grad(1, [](const Inputs& x) { return ember::softmax(x[0], -1); }), true});
   // 2000 ops on 4 elements: per-op overhead, nothing else.
   w.push_back({"chain_2000_small_ops_fwd", 20, [] { return Inputs{ember::ones({4})}; },
                [](const Inputs& in) {
@@ -67,6 +103,19 @@ std::vector<Workload> workloads() {
                  for (int i = 0; i < 1000; ++i) y = y * 1.0001 + 0.5;
                  return Inputs{y};
                }});
+  // bench_ember's chain_2000_small_ops: the same chain, and backward through it
+  w.push_back({"chain_2000_small_ops", 20,
+               [] {
+                 Tensor x = ember::ones({4});
+                 return Inputs{x.requires_grad_(), ember::ones({})};
+               },
+               with_grad(1,
+                         [](const Inputs& x) {
+                           Tensor y = x[0];
+                           for (int i = 0; i < 1000; ++i) y = y * 1.0001 + 0.5;
+                           return y.sum();
+                         }),
+               true});
   return w;
 }
 
@@ -111,9 +160,9 @@ int main(int argc, char** argv) {
   }
   ember::set_num_threads(threads);
   std::printf("# machine %s; %s\n", ember::blas_info().cpu.c_str(), ember::blas_info().summary().c_str());
-  ember::NoGradGuard no_grad;
   for (const Workload& w : workloads()) {
     if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), w.name) == wanted.end()) continue;
+    ember::GradModeGuard mode(w.backward);
     const Inputs in = w.inputs();
     std::printf("%s %.3f\n", w.name.c_str(), median_ms([&] { w.fn(in); }, w.reps));
     ember::compiler::Compiled f = ember::compile(w.fn);

@@ -115,6 +115,16 @@ def softmax_fwd_3m():
     return no_grad(lambda: torch.softmax(x, -1))
 
 
+def softmax_fwd_bwd_3m():
+    x = torch.randn(4096, 768, requires_grad=True)
+    grad = torch.randn(4096, 768)
+
+    def body():
+        torch.softmax(x, -1).backward(grad)
+        x.grad = None
+    return body
+
+
 def chain_2000_small_ops_fwd():
     x = torch.ones(4)
 
@@ -321,6 +331,7 @@ WORKLOADS = {
     "gelu_tanh_by_ops_fwd_3M": (gelu_tanh_by_ops_fwd_3m, 20, 0, 0),
     "layer_norm_fwd_3M": (layer_norm_fwd_3m, 20, 0, 0),
     "softmax_fwd_3M": (softmax_fwd_3m, 20, 0, 0),
+    "softmax_fwd_bwd_3M": (softmax_fwd_bwd_3m, 20, 0, 0),
     "chain_2000_small_ops_fwd": (chain_2000_small_ops_fwd, 20, 0, 0),
     "chain_2000_small_ops": (chain_2000_small_ops, 20, 0, 0),
     "matmul_fwd_bwd_1024": (matmul_fwd_bwd_1024, 5, 0, 0),

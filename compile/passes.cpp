@@ -24,6 +24,37 @@ int dead_code(Graph& g) {
   return removed;
 }
 
+int identities(Graph& g) {
+  std::vector<int> same(g.values.size());  // each value's stand-in: itself, or the value it equals
+  for (size_t i = 0; i < same.size(); ++i) same[i] = static_cast<int>(i);
+  std::vector<Call> kept;
+  int removed = 0;
+  for (Call& c : g.calls) {
+    for (Arg& a : c.args) {
+      if (auto* v = std::get_if<ValueRef>(&a)) v->id = same[static_cast<size_t>(v->id)];
+      if (auto* l = std::get_if<ValueList>(&a))
+        for (int& id : l->ids) id = same[static_cast<size_t>(id)];
+    }
+    const auto* x = c.args.empty() ? nullptr : std::get_if<ValueRef>(&c.args[0]);
+    if (x && c.results.size() == 1 && !c.fused) {
+      const Value& in = g.values[static_cast<size_t>(x->id)];
+      const Shape* shape = c.args.size() == 2 ? std::get_if<Shape>(&c.args[1]) : nullptr;
+      const DType* dtype = c.args.size() == 2 ? std::get_if<DType>(&c.args[1]) : nullptr;
+      const bool same_shape_op = c.op == "sum_to" || c.op == "expand" || c.op == "reshape" || c.op == "view";
+      if ((same_shape_op && shape && *shape == in.shape) || (c.op == "to" && dtype && *dtype == in.dtype) ||
+          (c.op == "contiguous" && c.args.size() == 1)) {
+        same[static_cast<size_t>(c.results[0])] = x->id;
+        ++removed;
+        continue;
+      }
+    }
+    kept.push_back(std::move(c));
+  }
+  g.calls = std::move(kept);
+  for (int& id : g.outputs) id = same[static_cast<size_t>(id)];
+  return removed;
+}
+
 int common_subexpressions(Graph& g) {
   std::vector<int> same(g.values.size());  // each value's stand-in: itself, or an equal earlier one
   for (size_t i = 0; i < same.size(); ++i) same[i] = static_cast<int>(i);
@@ -70,6 +101,7 @@ void optimize(Graph& g, bool fuse) {
     if (debug >= 2) std::cerr << "-- after " << name << " (" << removed << " calls removed):\n" << to_string(g);
   };
   pass("dead_code", &dead_code);
+  pass("identities", &identities);
   pass("common_subexpressions", &common_subexpressions);
   pass("dead_code", &dead_code);
   if (fuse) pass("fuse_elementwise", &fuse_elementwise);
