@@ -13,6 +13,7 @@
 #include "compile/codegen.h"
 #include "compile/op_table.h"
 #include "compile/toolchain.h"
+#include "base/hooks.h"
 #include "tensor/factory.h"
 #include "tensor/kernels.h"
 #include "tensor/parallel.h"
@@ -182,8 +183,16 @@ std::vector<Tensor> run_fused(const Fused& f, const std::vector<Tensor>& inputs,
     out_ptrs.push_back(outs.back().raw_data());
   }
   const void* const* blocks = block_table(f.dtype);
-  detail::parallel_for(count(f.shape), detail::kGrain,
+  const int64_t n = count(f.shape);
+  detail::parallel_for(n, detail::kGrain,
                        [&](int64_t b, int64_t e) { f.fn(in_ptrs.data(), out_ptrs.data(), blocks, b, e); });
+  // The profiler's work: one operation per call and element; the inputs
+  // read once, the outputs written once (what fusion is for).
+  double read = 0;
+  for (const Tensor& x : inputs) read += static_cast<double>(x.numel());
+  const double item = static_cast<double>(dtype_size(f.dtype));
+  note_work(static_cast<double>(f.members.size() * static_cast<size_t>(n)), read * item,
+            static_cast<double>(results.size()) * static_cast<double>(n) * item);
   return scope.out(outs);
 }
 

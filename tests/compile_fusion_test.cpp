@@ -23,6 +23,7 @@
 #include "compile/passes.h"
 #include "compile/run.h"
 #include "compile/toolchain.h"
+#include "base/hooks.h"
 #include "registry.h"
 #include "test_util.h"
 
@@ -188,6 +189,34 @@ TEST(CompileFusion, GroupsCloseWhereAnotherOpReadsThem) {
   const Tensor h = tanh(x * 2.0) + 1.0, s = h.sum({1}, true);
   EXPECT_TRUE(same_bits(got[0], exp(x - s) * h));
   EXPECT_TRUE(same_bits(got[1], s));
+}
+
+// The instruments see a fused kernel as one op named by the ops it holds,
+// with its work: inputs read once, the output written once.
+TEST(CompileFusion, TheProfilerSeesTheKernelByItsOps) {
+  struct Names : AutogradObserver, TensorObserver {
+    std::vector<std::string> ops;
+    double read = 0, written = 0;
+    void op_begin(const char* op, const std::vector<const Tensor*>&) override { ops.push_back(op); }
+    void allocated(const void*, size_t) override {}
+    void freed(const void*, size_t) override {}
+    void work(double, double r, double w) override {
+      read += r;
+      written += w;
+    }
+  } names;
+  Compiled f = compile(bias_gelu_scale);
+  const Tensor x = ones({64, 32}), b = ones({32});
+  NoGradGuard no_grad;
+  f({x, b});  // captured
+  set_autograd_observer(&names);
+  set_tensor_observer(&names);
+  f({x, b});
+  set_autograd_observer(nullptr);
+  set_tensor_observer(nullptr);
+  EXPECT_EQ(names.ops, (std::vector<std::string>{"fused[add,gelu,mul]"}));
+  EXPECT_EQ(names.read, (64 * 32 + 32) * 4.0);
+  EXPECT_EQ(names.written, 64 * 32 * 4.0);
 }
 
 TEST(CompileFusion, WithAutogradAGroupRunsItsOps) {
