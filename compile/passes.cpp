@@ -24,73 +24,82 @@ int dead_code(Graph& g) {
   return removed;
 }
 
-int identities(Graph& g) {
-  std::vector<int> same(g.values.size());  // each value's stand-in: itself, or the value it equals
-  for (size_t i = 0; i < same.size(); ++i) same[i] = static_cast<int>(i);
-  std::vector<Call> kept;
-  int removed = 0;
-  for (Call& c : g.calls) {
+namespace {
+
+// Each value's stand-in: itself, or the equal value a pass keeps instead;
+// the calls kept read the stand-ins.
+struct Renaming {
+  std::vector<int> same;
+  explicit Renaming(const Graph& g) : same(g.values.size()) {
+    for (size_t i = 0; i < same.size(); ++i) same[i] = static_cast<int>(i);
+  }
+  void apply(Call& c) const {
     for (Arg& a : c.args) {
       if (auto* v = std::get_if<ValueRef>(&a)) v->id = same[static_cast<size_t>(v->id)];
       if (auto* l = std::get_if<ValueList>(&a))
         for (int& id : l->ids) id = same[static_cast<size_t>(id)];
     }
-    const auto* x = c.args.empty() ? nullptr : std::get_if<ValueRef>(&c.args[0]);
-    if (x && c.results.size() == 1 && !c.fused) {
-      const Value& in = g.values[static_cast<size_t>(x->id)];
-      const Shape* shape = c.args.size() == 2 ? std::get_if<Shape>(&c.args[1]) : nullptr;
-      const DType* dtype = c.args.size() == 2 ? std::get_if<DType>(&c.args[1]) : nullptr;
-      const bool same_shape_op = c.op == "sum_to" || c.op == "expand" || c.op == "reshape" || c.op == "view";
-      if ((same_shape_op && shape && *shape == in.shape) || (c.op == "to" && dtype && *dtype == in.dtype) ||
-          (c.op == "contiguous" && c.args.size() == 1)) {
-        same[static_cast<size_t>(c.results[0])] = x->id;
-        ++removed;
-        continue;
-      }
+  }
+  int finish(Graph& g, std::vector<Call> kept) const {
+    const int removed = static_cast<int>(g.calls.size() - kept.size());
+    g.calls = std::move(kept);
+    for (int& id : g.outputs) id = same[static_cast<size_t>(id)];
+    return removed;
+  }
+};
+
+// Whether the call gives back its first argument's values unchanged.
+bool is_identity(const Call& c, const Graph& g) {
+  const auto* x = c.args.empty() ? nullptr : std::get_if<ValueRef>(&c.args[0]);
+  if (!x || c.results.size() != 1 || c.fused) return false;
+  const Value& in = g.values[static_cast<size_t>(x->id)];
+  const Shape* shape = c.args.size() == 2 ? std::get_if<Shape>(&c.args[1]) : nullptr;
+  const DType* dtype = c.args.size() == 2 ? std::get_if<DType>(&c.args[1]) : nullptr;
+  const bool same_shape_op = c.op == "sum_to" || c.op == "expand" || c.op == "reshape" || c.op == "view";
+  return (same_shape_op && shape && *shape == in.shape) || (c.op == "to" && dtype && *dtype == in.dtype) ||
+         (c.op == "contiguous" && c.args.size() == 1);
+}
+
+}  // namespace
+
+int identities(Graph& g) {
+  Renaming r(g);
+  std::vector<Call> kept;
+  for (Call& c : g.calls) {
+    r.apply(c);
+    if (is_identity(c, g)) {
+      r.same[static_cast<size_t>(c.results[0])] = std::get<ValueRef>(c.args[0]).id;
+      continue;
     }
     kept.push_back(std::move(c));
   }
-  g.calls = std::move(kept);
-  for (int& id : g.outputs) id = same[static_cast<size_t>(id)];
-  return removed;
+  return r.finish(g, std::move(kept));
 }
 
 int common_subexpressions(Graph& g) {
-  std::vector<int> same(g.values.size());  // each value's stand-in: itself, or an equal earlier one
-  for (size_t i = 0; i < same.size(); ++i) same[i] = static_cast<int>(i);
-  auto renamed = [&](Arg a) {
-    if (auto* v = std::get_if<ValueRef>(&a)) v->id = same[static_cast<size_t>(v->id)];
-    if (auto* l = std::get_if<ValueList>(&a))
-      for (int& id : l->ids) id = same[static_cast<size_t>(id)];
-    return a;
-  };
+  Renaming r(g);
   std::map<std::string, size_t> seen;  // a call's text -> its place in kept
   std::vector<Call> kept;
-  int removed = 0;
   for (Call& c : g.calls) {
+    r.apply(c);
     if (c.fused) {  // a group is its members: never merged by its arguments alone
-      for (Arg& a : c.args) a = renamed(std::move(a));
       kept.push_back(std::move(c));
       continue;
     }
     std::string key = c.op;
-    for (Arg& a : c.args) {
-      a = renamed(std::move(a));
+    for (const Arg& a : c.args) {
       key += '|';
       key += arg_str(a);
     }
     auto [it, fresh] = seen.emplace(key, kept.size());
     if (!fresh) {
       const Call& first = kept[it->second];
-      for (size_t r = 0; r < c.results.size(); ++r) same[static_cast<size_t>(c.results[r])] = first.results[r];
-      ++removed;
+      for (size_t i = 0; i < c.results.size(); ++i) r.same[static_cast<size_t>(c.results[i])] = first.results[i];
       continue;
     }
     kept.push_back(std::move(c));
   }
-  g.calls = std::move(kept);
-  for (int& id : g.outputs) id = same[static_cast<size_t>(id)];
-  return removed;
+  return r.finish(g, std::move(kept));
 }
 
 void optimize(Graph& g, bool fuse) {

@@ -24,36 +24,18 @@
 #include "compile/run.h"
 #include "compile/toolchain.h"
 #include "base/hooks.h"
+#include "compile_checks.h"
 #include "registry.h"
 #include "test_util.h"
-
-namespace ember::samples {
-void PrintTo(const OpInfo& op, std::ostream* os);  // (tests/autograd_registry_test.cpp)
-}  // namespace ember::samples
 
 namespace {
 
 using namespace ember;
 using namespace ember::compiler;
 using ember::test::expect_error;
+using ember::compile_checks::same_bits;
+using ember::compile_checks::test_name;
 using Inputs = std::vector<Tensor>;
-
-::testing::AssertionResult same_bits(const Tensor& a, const Tensor& b) {
-  if (a.shape() != b.shape() || a.dtype() != b.dtype())
-    return ::testing::AssertionFailure() << type_str(Value{a.shape(), a.dtype()}) << " vs "
-                                         << type_str(Value{b.shape(), b.dtype()});
-  const std::vector<double> x = a.to_vector<double>(), y = b.to_vector<double>();
-  for (size_t i = 0; i < x.size(); ++i)
-    if (std::bit_cast<uint64_t>(x[i]) != std::bit_cast<uint64_t>(y[i]))
-      return ::testing::AssertionFailure() << "element " << i << ": " << x[i] << " vs " << y[i];
-  return ::testing::AssertionSuccess();
-}
-
-std::string test_name(const ::testing::TestParamInfo<samples::OpInfo>& info) {
-  std::string n;
-  for (char c : info.param.name) n += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  return n;
-}
 
 Inputs as_dtype(const Inputs& in, DType dt) {
   Inputs out;
