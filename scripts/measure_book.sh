@@ -60,7 +60,7 @@ need() { [[ -x $(bin "$1") ]] || { echo "measure_book.sh: $build/$1 is missing: 
 
 # The code a measurement measures: the last commit that changed anything but
 # the docs, marked when the work tree has uncommitted changes to it.
-code_paths=(tensor autograd nn train inspect distributed plot examples bench CMakeLists.txt cmake)
+code_paths=(tensor autograd compile nn train inspect distributed plot examples bench CMakeLists.txt cmake)
 commit() {
   local c
   c=$(git log -1 --format=%h -- "${code_paths[@]}")
@@ -424,11 +424,23 @@ step_decodeprofile() {
   fi
 }
 
+# compile/: its workloads eager, compiled and in PyTorch (chapter 17).
+compile_measure() { bash "$root/bench/compile_compare.sh" --build "$root/$build"; }
+step_compile() {
+  need bench/bench_compile
+  need bench/bench_ember
+  if /usr/bin/python3 -c 'import torch' 2> /dev/null; then
+    record compile "bash bench/compile_compare.sh" compile_measure
+  else
+    echo "--- compile: skipped (no PyTorch: bash scripts/deps.sh --bench)"
+  fi
+}
+
 steps=("$@")
-((${#steps[@]})) || steps=(pictures race gpt inside watch distributed bench blas threads gemm bits bf16bench forward memory zero generation)
+((${#steps[@]})) || steps=(pictures race gpt inside watch distributed bench blas threads gemm bits bf16bench forward memory zero generation compile)
 for s in "${steps[@]}"; do
   if ! declare -F "step_$s" > /dev/null; then
-    echo "measure_book.sh: no step '$s' (pictures race gpt inside watch distributed bench blas threads gemm bits bf16bench forward memory zero generation decode decodeprofile timelines zeropicture)" >&2
+    echo "measure_book.sh: no step '$s' (pictures race gpt inside watch distributed bench blas threads gemm bits bf16bench forward memory zero generation compile decode decodeprofile timelines zeropicture)" >&2
     exit 2
   fi
   "step_$s"
