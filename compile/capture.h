@@ -31,7 +31,10 @@
 ///   * an op with no rule in compile/op_table.h;
 ///   * a view of a traced value made outside ember's ops.
 /// A value of the function that C++ reads some other way (data_ptr()) is not
-/// seen: the graph keeps what that run computed.
+/// seen: the graph keeps what that run computed. And the numbers the
+/// function hands to ops (a dim, a start, a scale) are part of the graph,
+/// as the shapes are: a function whose C++ numbers change from call to call
+/// at the same shapes must take them as tensors.
 #pragma once
 
 #include <functional>
