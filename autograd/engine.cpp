@@ -147,7 +147,10 @@ class BackwardPass {
     GradModeGuard mode(create_graph_);  // rules record nodes only when asked to...
     std::optional<GradientGraphScope> marking;  // ... and those belong to the gradient graph
     if (create_graph_) marking.emplace();
-    if (watcher_) watcher_->backward_begin(roots.front());
+    if (watcher_) {
+      watcher_->backward_begin(roots.front());
+      if (targets_.into_grad) watcher_->backward_into_grad();  // before any node runs or any .grad changes
+    }
     try {
       count_dependencies(roots);
       if (!targets_.into_grad) prune_to_inputs();

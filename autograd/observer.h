@@ -53,6 +53,9 @@ struct AutogradObserver {
 
   // ---- backward (autograd/engine.cpp) ----
   virtual void backward_begin(const Tensor& /*root*/) {}
+  /// Right after backward_begin, when the pass will write the leaves' .grad
+  /// (backward(), not grad()); nothing has run or changed yet.
+  virtual void backward_into_grad() {}
   /// A node starts, with the gradient that arrived for its output.
   virtual void node_begin(const Node& /*node*/, const Tensor& /*grad_out*/) {}
   /// What the node sent along edge i (already summed to the input's shape).

@@ -134,7 +134,7 @@ class Tracer final : public AutogradObserver, TensorObserver, detail::DrawWatche
   void node_end(const Node&) override {
     if (mine()) node_.clear();
   }
-  void leaf_accumulated(const TensorImpl&, const Tensor&) override {
+  void backward_into_grad() override {
     if (!mine()) return;
     EMBER_FAIL("compile", "backward() writes .grad while the function is captured, and a graph returns values "
                           "without side effects: use grad(outputs, inputs), which returns the gradients");

@@ -79,7 +79,13 @@ GeneratorLock::GeneratorLock(Generator& gen) {
     default_generator_mutex().lock();
     locked_ = true;
   }
-  if (detail::draw_watcher) detail::draw_watcher->drawing(gen);  // under the lock: it reads the state
+  if (!detail::draw_watcher) return;
+  try {
+    detail::draw_watcher->drawing(gen);  // under the lock: it reads the state
+  } catch (...) {                        // a watcher that refuses the draw (compile/'s tracer)
+    if (locked_) default_generator_mutex().unlock();
+    throw;
+  }
 }
 GeneratorLock::~GeneratorLock() {
   if (locked_) default_generator_mutex().unlock();

@@ -227,6 +227,15 @@ TEST(CompileRefuses, WhatAGraphCannotHold) {
             {x.detach().requires_grad_()});
       },
       "compile", {"backward() writes .grad", "use grad(outputs, inputs)"});
+  {  // refused before anything ran: no .grad written, the graph still whole
+    const Tensor leaf = x.detach().requires_grad_();
+    const Tensor loss = (leaf * leaf).sum();
+    expect_error([&] { capture([&](const Inputs&) { loss.backward(); return Inputs{loss}; }, {x}); }, "compile",
+                 {"backward() writes .grad"});
+    EXPECT_FALSE(leaf.grad().defined());
+    loss.backward();
+    EXPECT_EQ(leaf.grad().sum().item(), 12.0);  // 2x over six ones
+  }
   expect_error([&] { capture(Function(), {x}); }, "compile", {"empty"});
   expect_error([&] { capture([](const Inputs& in) { return in; }, {x, Tensor()}); }, "compile",
                {"input 1 is an undefined tensor"});
@@ -235,6 +244,7 @@ TEST(CompileRefuses, WhatAGraphCannotHold) {
   EXPECT_EQ(detail::value_read_watcher, nullptr);
   EXPECT_EQ(detail::draw_watcher, nullptr);
   EXPECT_EQ((x * 2.0).sum().item(), 12.0);  // item() works again
+  EXPECT_EQ(randn({3}).numel(), 3);            // and the default generator (its lock let go)
 }
 
 TEST(CompileRefuses, RunOnInputsOfAnotherShapeOrDtype) {
