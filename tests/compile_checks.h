@@ -1,11 +1,13 @@
-// What the compile/ tests share: bit-for-bit equality of two tensors, and a
-// registry entry's name as a GoogleTest name.
+// What the compile/ tests share: bit-for-bit equality of two tensors, a
+// registry entry's name as a GoogleTest name, an environment variable set for a scope.
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <bit>
 #include <cctype>
+#include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "compile/graph.h"
@@ -30,6 +32,20 @@ inline ::testing::AssertionResult same_bits(const Tensor& a, const Tensor& b) {
       return ::testing::AssertionFailure() << "element " << i << ": " << x[i] << " vs " << y[i];
   return ::testing::AssertionSuccess();
 }
+
+// An environment variable set for a scope, and put back as it was.
+struct ScopedEnv {
+  std::string name;
+  std::optional<std::string> old;
+  ScopedEnv(const char* n, const std::string& value) : name(n) {
+    if (const char* v = std::getenv(n)) old = v;
+    ::setenv(n, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (old) ::setenv(name.c_str(), old->c_str(), 1);
+    else ::unsetenv(name.c_str());
+  }
+};
 
 inline std::string test_name(const ::testing::TestParamInfo<samples::OpInfo>& info) {
   std::string n;

@@ -34,6 +34,7 @@ using namespace ember;
 using namespace ember::compiler;
 using ember::test::expect_error;
 using ember::compile_checks::same_bits;
+using ember::compile_checks::ScopedEnv;
 using ember::compile_checks::test_name;
 using Inputs = std::vector<Tensor>;
 
@@ -217,19 +218,6 @@ TEST(CompileFusion, WithAutogradAGroupRunsItsOps) {
 }
 
 // ---- the cache ----
-
-struct ScopedEnv {
-  std::string name;
-  std::optional<std::string> old;
-  ScopedEnv(const char* n, const std::string& value) : name(n) {
-    if (const char* v = std::getenv(n)) old = v;
-    ::setenv(n, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (old) ::setenv(name.c_str(), old->c_str(), 1);
-    else ::unsetenv(name.c_str());
-  }
-};
 
 std::string kernel_source(double scale) {
   Capture c = capture([&](const Inputs& in) { return Inputs{exp(in[0]) * scale}; }, {ones({10})});

@@ -26,21 +26,9 @@ namespace {
 using namespace ember;
 using namespace ember::compiler;
 using ember::compile_checks::same_bits;
+using ember::compile_checks::ScopedEnv;
 using ember::test::expect_error;
 using Inputs = std::vector<Tensor>;
-
-struct ScopedEnv {
-  std::string name;
-  std::optional<std::string> old;
-  ScopedEnv(const char* n, const std::string& value) : name(n) {
-    if (const char* v = std::getenv(n)) old = v;
-    ::setenv(n, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (old) ::setenv(name.c_str(), old->c_str(), 1);
-    else ::unsetenv(name.c_str());
-  }
-};
 
 // 20 AdamW steps of the tiny GPT on one batch; the loss and gradients
 // eager, or from one compiled joint graph.
