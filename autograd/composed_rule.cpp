@@ -6,10 +6,17 @@ namespace ember {
 
 std::vector<Tensor> ComposedBackward::apply(const Tensor& grad_out) {
   if (!backward_composes()) return fast_backward(grad_out);
+  if (detail::capture_composes && !is_grad_enabled() && !detail::tangents_propagate()) return backward_as_op(grad_out);
   std::vector<Tensor> grads =
       composed_vjp([this](const std::vector<Tensor>& in) { return fallback(in); }, fallback_inputs(), grad_out);
   grads.resize(next.size());  // the inputs past the edges are not differentiated
   return grads;
+}
+
+void refuse_to_record(const char* op, std::initializer_list<Tensor> inputs) {
+  EMBER_CHECK(!needs_grad(inputs), op,
+              "is a backward kernel with no derivative of its own, and an input requires grad while grad mode is "
+              "on: differentiate the forward op with create_graph instead");
 }
 
 std::vector<Tensor> composed_vjp(const std::function<Tensor(const std::vector<Tensor>&)>& f,

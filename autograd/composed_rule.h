@@ -42,9 +42,20 @@ struct ComposedBackward : Node {
   virtual Tensor fallback(const std::vector<Tensor>& inputs) const = 0;
   /// Those inputs, from what the node saved.
   virtual std::vector<Tensor> fallback_inputs() = 0;
+  /// The kernel's backward as one op (layer_norm_backward, ...), which
+  /// compile/'s tracer writes down: what a captured backward pass calls when
+  /// nothing records and no tangent travels, so that a compiled training step
+  /// runs the same kernel as eager.
+  virtual std::vector<Tensor> backward_as_op(const Tensor& grad_out) = 0;
 
   std::vector<Tensor> apply(const Tensor& grad_out) final;
 };
+
+/// For an op that is a backward kernel (layer_norm_backward, ...): it has no
+/// derivative of its own, so it is an ember::Error, naming it, for it to
+/// run while autograd would record through it (differentiate the forward op
+/// with create_graph instead).
+void refuse_to_record(const char* op, std::initializer_list<Tensor> inputs);
 
 /// d <f(inputs), g> / d inputs by backpropagating through f: one partial
 /// derivative per input (undefined for those that do not require grad). It

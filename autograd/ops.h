@@ -102,6 +102,35 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
 Tensor cross_entropy(const Tensor& logits, const Tensor& targets, Reduction reduction = Reduction::Mean,
                      int64_t ignore_index = -100);
 
+// ---- the fused ops' backward kernels, as ops ----
+/// What a fused op's node runs in backward, callable as ops of their own:
+/// a backward pass captured by compile/ calls them, so a compiled training
+/// step runs eager's kernels. Each takes the gradient of the op's output,
+/// the op's inputs and what its forward saved (the statistics that
+/// detail::*_saving return), and gives the inputs' gradients. They have no
+/// derivative: called while autograd would record through them, they are an
+/// ember::Error (differentiate the forward op with create_graph).
+/// (autograd/ops/layer_norm.cpp, unary.cpp, cross_entropy.cpp, attention.cpp)
+std::vector<Tensor> layer_norm_backward(const Tensor& grad, const Tensor& x, const Tensor& weight, const Tensor& mean,
+                                        const Tensor& rstd);  // {dx, dweight, dbias}
+Tensor gelu_backward(const Tensor& grad, const Tensor& x, GeluApprox approx);
+/// Mean's 1/count is counted from the targets (those not ignore_index).
+Tensor cross_entropy_backward(const Tensor& grad, const Tensor& logits, const Tensor& targets, const Tensor& lse,
+                              Reduction reduction, int64_t ignore_index);
+std::vector<Tensor> tiled_attention_backward(const Tensor& grad, const Tensor& q, const Tensor& k, const Tensor& v,
+                                             const Tensor& out, const Tensor& lse, bool causal);  // {dq, dk, dv}
+
+namespace detail {
+/// The fused ops with what their backward reads as results beside the
+/// output: layer_norm's {out, mean, rstd} (one per row), cross_entropy's
+/// {loss, lse} and tiled_attention's {out, lse} (one per row). The public
+/// op is the first; compile/'s tracer sees all (a graph holds them).
+std::vector<Tensor> layer_norm_saving(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps);
+std::vector<Tensor> cross_entropy_saving(const Tensor& logits, const Tensor& targets, Reduction reduction,
+                                         int64_t ignore_index);
+std::vector<Tensor> tiled_attention_saving(const Tensor& q, const Tensor& k, const Tensor& v, bool causal);
+}  // namespace detail
+
 // ---- the fused ops' composed fallbacks (autograd/composed_rule.h) ----
 /// Each fused op above, written with ember ops: its definition, and what
 /// create_graph and forward mode differentiate. Equal to the op up to

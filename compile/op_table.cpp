@@ -25,6 +25,7 @@ constexpr size_t alternative() {
 
 std::vector<Tensor> as_results(Tensor t) { return {std::move(t)}; }
 std::vector<Tensor> as_results(TensorPair p) { return {std::move(p.first), std::move(p.second)}; }
+std::vector<Tensor> as_results(std::vector<Tensor> ts) { return ts; }
 
 template <typename R, typename... P, size_t... I>
 R call_with(R (*f)(P...), const std::vector<OpArg>& args, std::index_sequence<I...>) {
@@ -103,11 +104,17 @@ std::vector<OpRule> make_table() {
   add("where", {"cond", "self", "other"}, &where);
   add("gelu", {"self", "approx"}, &gelu);
   add("scaled_softmax", {"self", "scale", "causal"}, &scaled_softmax);
-  add("tiled_attention", {"q", "k", "v", "causal"}, &tiled_attention);
+  add("tiled_attention", {"q", "k", "v", "causal"}, &detail::tiled_attention_saving);
   add("embedding", {"weight", "ids", "padding_idx", "sparse"}, &embedding);
   add("one_hot", {"ids", "num_classes"}, &one_hot);
-  add("layer_norm", {"self", "weight", "bias", "eps"}, &layer_norm);
-  add("cross_entropy", {"logits", "targets", "reduction", "ignore_index"}, &cross_entropy);
+  add("layer_norm", {"self", "weight", "bias", "eps"}, &detail::layer_norm_saving);
+  add("cross_entropy", {"logits", "targets", "reduction", "ignore_index"}, &detail::cross_entropy_saving);
+  // the fused ops' backward kernels, which a captured backward pass calls
+  add("layer_norm_backward", {"grad", "self", "weight", "mean", "rstd"}, &layer_norm_backward);
+  add("gelu_backward", {"grad", "self", "approx"}, &gelu_backward);
+  add("cross_entropy_backward", {"grad", "logits", "targets", "lse", "reduction", "ignore_index"},
+      &cross_entropy_backward);
+  add("tiled_attention_backward", {"grad", "q", "k", "v", "out", "lse", "causal"}, &tiled_attention_backward);
   // a composed rule's handle on an input (autograd/composed_rule.h): the same values
   add("stand_in", {"self"}, &detail::stand_in);
   // what a tensor's detach() does to a value of the graph (not an op: the tracer writes it)

@@ -1,9 +1,12 @@
 #include "compile/passes.h"
 
+#include <algorithm>
 #include <iostream>
 #include <map>
 
+#include "autograd/grad_mode.h"
 #include "compile/fusion.h"
+#include "compile/op_table.h"
 
 namespace ember::compiler {
 
@@ -56,8 +59,12 @@ bool is_identity(const Call& c, const Graph& g) {
   const Shape* shape = c.args.size() == 2 ? std::get_if<Shape>(&c.args[1]) : nullptr;
   const DType* dtype = c.args.size() == 2 ? std::get_if<DType>(&c.args[1]) : nullptr;
   const bool same_shape_op = c.op == "sum_to" || c.op == "expand" || c.op == "reshape" || c.op == "view";
+  // detach only cuts autograd's history, and a graph with a backward pass
+  // runs with autograd off; a returned detach stays (the caller gets a new tensor)
+  const bool plain_detach = c.op == "detach" && g.backward &&
+                            std::find(g.outputs.begin(), g.outputs.end(), c.results[0]) == g.outputs.end();
   return (same_shape_op && shape && *shape == in.shape) || (c.op == "to" && dtype && *dtype == in.dtype) ||
-         (c.op == "contiguous" && c.args.size() == 1);
+         (c.op == "contiguous" && c.args.size() == 1) || plain_detach;
 }
 
 }  // namespace
@@ -74,6 +81,37 @@ int identities(Graph& g) {
     kept.push_back(std::move(c));
   }
   return r.finish(g, std::move(kept));
+}
+
+int fold_constants(Graph& g) {
+  // A constant is frozen when the graph holds the only handle on it and on
+  // its memory: then nothing can change its values between runs.
+  std::map<int, Tensor> frozen;
+  for (const auto& [id, t] : g.constants)
+    if (t.impl_ptr().use_count() == 1 && t.storage() && t.storage().use_count() == 1) frozen[id] = t;
+  NoGradGuard values_only;  // a folded value is a constant: it has no history
+  std::vector<Call> kept;
+  for (Call& c : g.calls) {
+    const std::vector<int> reads = Graph::reads(c);
+    bool foldable = !c.fused && c.rule;
+    for (int id : reads) foldable = foldable && frozen.count(id);
+    for (int id : c.results)  // a returned value is a new tensor each run, as eager's is
+      foldable = foldable && std::find(g.outputs.begin(), g.outputs.end(), id) == g.outputs.end();
+    if (!foldable) {
+      kept.push_back(std::move(c));
+      continue;
+    }
+    const std::vector<Tensor> results = c.rule->call(op_args(c, [&](int id) -> const Tensor& { return frozen[id]; }));
+    for (size_t r = 0; r < c.results.size(); ++r) {
+      const int id = c.results[r];
+      g.values[static_cast<size_t>(id)].origin = Origin::Constant;
+      g.constants.emplace_back(id, results[r]);
+      frozen[id] = results[r];
+    }
+  }
+  const int removed = static_cast<int>(g.calls.size() - kept.size());
+  g.calls = std::move(kept);
+  return removed;
 }
 
 int common_subexpressions(Graph& g) {
@@ -111,6 +149,7 @@ void optimize(Graph& g, bool fuse) {
   };
   pass("dead_code", &dead_code);
   pass("identities", &identities);
+  pass("fold_constants", &fold_constants);
   pass("common_subexpressions", &common_subexpressions);
   pass("dead_code", &dead_code);
   if (fuse) pass("fuse_elementwise", &fuse_elementwise);

@@ -15,6 +15,7 @@ namespace {
 
 using namespace ember;
 using ember::test::expect_close;
+using ember::test::expect_error;
 using ember::test::expect_values;
 
 Tensor layer_norm_composed(const Tensor& x, const Tensor& w, const Tensor& b, double eps) {
@@ -143,6 +144,78 @@ TEST(AutogradFused, OneTensorPassedThreeTimesGetsEachPartialOnce) {
   Tensor reference = grad({composed::tiled_attention(x, x, x, true)}, {x}, {u})[0];
   expect_close(plain, reference, 1e-12);
   expect_close(recorded, reference, 1e-12);
+}
+
+// The backward kernels as ops (what a captured backward pass calls): from the
+// statistics the *_saving forms return, the same bits as the nodes' backward.
+bool same_bits(const Tensor& a, const Tensor& b) {
+  return a.shape() == b.shape() && a.dtype() == b.dtype() && a.contiguous().to_vector<double>() == b.contiguous().to_vector<double>();
+}
+
+TEST(AutogradFused, BackwardKernelsAsOpsGiveTheNodesBits) {
+  Generator g(9);
+  for (DType dt : {kFloat32, kFloat64}) {
+    Tensor x = randn({6, 5}, g, dt).requires_grad_(), w = randn({5}, g, dt).requires_grad_(),
+           b = randn({5}, g, dt).requires_grad_(), u = randn({6, 5}, g, dt);
+    const std::vector<Tensor> node = grad({layer_norm(x, w, b)}, {x, w, b}, {u});
+    std::vector<Tensor> saved, ops;
+    {
+      NoGradGuard off;
+      saved = detail::layer_norm_saving(x, w, b, 1e-5);
+      ops = layer_norm_backward(u, x, w, saved[1], saved[2]);
+    }
+    EXPECT_TRUE(same_bits(saved[0], layer_norm(x, w, b)));
+    ASSERT_EQ(ops.size(), 3u);
+    for (size_t i = 0; i < 3; ++i) EXPECT_TRUE(same_bits(ops[i], node[i])) << "layer_norm gradient " << i;
+    for (GeluApprox a : {GeluApprox::None, GeluApprox::Tanh}) {
+      const Tensor by_node = grad({gelu(x, a)}, {x}, {u})[0];
+      NoGradGuard off;
+      EXPECT_TRUE(same_bits(gelu_backward(u, x, a), by_node));
+    }
+    Tensor q = randn({2, 4, 3}, g, dt).requires_grad_(), k = randn({2, 4, 3}, g, dt).requires_grad_(),
+           v = randn({2, 4, 2}, g, dt).requires_grad_(), gq = randn({2, 4, 2}, g, dt);
+    const std::vector<Tensor> att = grad({tiled_attention(q, k, v, true)}, {q, k, v}, {gq});
+    {
+      NoGradGuard off;
+      const std::vector<Tensor> fwd = detail::tiled_attention_saving(q, k, v, true);
+      const std::vector<Tensor> d = tiled_attention_backward(gq, q, k, v, fwd[0], fwd[1], true);
+      for (size_t i = 0; i < 3; ++i) EXPECT_TRUE(same_bits(d[i], att[i])) << "attention gradient " << i;
+    }
+  }
+}
+
+// cross_entropy_backward counts its own targets: Mean over new targets with
+// one more ignored row scales by 1/3, not by the 1/4 of an earlier run.
+TEST(AutogradFused, CrossEntropyBackwardOpCountsItsTargets) {
+  Generator g(10);
+  Tensor logits = randn({4, 5}, g, kFloat64).requires_grad_();
+  Tensor all = tensor(std::vector<int64_t>{1, 0, 4, 2}, {4}), some = tensor(std::vector<int64_t>{1, -100, 4, 2}, {4});
+  const Tensor one = scalar_tensor(1.0, kFloat64);
+  for (const Tensor& t : {all, some}) {
+    for (Reduction r : {Reduction::Mean, Reduction::Sum, Reduction::None}) {
+      const Tensor seed = r == Reduction::None ? randn({4}, g, kFloat64) : one;
+      const Tensor by_node = grad({cross_entropy(logits, t, r)}, {logits}, {seed})[0];
+      NoGradGuard off;
+      const std::vector<Tensor> fwd = detail::cross_entropy_saving(logits, t, r, -100);
+      EXPECT_TRUE(same_bits(cross_entropy_backward(seed, logits, t, fwd[1], r, -100), by_node));
+    }
+  }
+}
+
+TEST(AutogradFused, BackwardKernelOpsRefuseToRecordAndBadShapes) {
+  Generator g(11);
+  Tensor x = randn({3, 4}, g, kFloat64).requires_grad_(), w = randn({4}, g, kFloat64), u = randn({3, 4}, g, kFloat64);
+  Tensor stats = zeros({3}, kFloat64);
+  expect_error([&] { layer_norm_backward(u, x, w, stats, stats); }, "layer_norm_backward",
+               {"no derivative of its own", "create_graph"});
+  expect_error([&] { gelu_backward(u, x, GeluApprox::None); }, "gelu_backward", {"no derivative of its own"});
+  NoGradGuard off;
+  expect_error([&] { layer_norm_backward(u, x, w, zeros({2}, kFloat64), stats); }, {"layer_norm backward", "(3)", "mean (2)"});
+  expect_error([&] { gelu_backward(zeros({4, 3}, kFloat64), x, GeluApprox::Tanh); }, {"gelu (tanh form) backward", "(3, 4)", "(4, 3)"});
+  expect_error([&] { cross_entropy_backward(scalar_tensor(1.0, kFloat64), x, zeros({3}, kFloat64), stats, Reduction::Mean, -100); },
+               "cross_entropy_backward", {"int64", "float64"});
+  expect_error([&] { cross_entropy_backward(scalar_tensor(1.0, kFloat64), x, tensor(std::vector<int64_t>{0, 9, 1}, {3}), stats, Reduction::Sum, -100); },
+               {"cross_entropy backward", "9"});
 }
 
 }  // namespace

@@ -82,9 +82,9 @@ INSTANTIATE_TEST_SUITE_P(Compile, CompileRegistry, ::testing::ValuesIn(samples::
 
 // The backward half: grad() of every op captured with the op (the joint
 // graph), run on new inputs and a new output gradient, equals eager's grad()
-// with create_graph, bit for bit: both run the rules' composed form, in ember
-// ops (eager without create_graph runs fused kernels: the same values up to
-// rounding, tests/autograd_fused_test.cpp).
+// bit for bit when eager runs the rules in the form a capture gives them
+// (detail::capture_composes): the rules' composed form in ember ops, and a
+// fused op's backward kernel as one op (layer_norm_backward, ...).
 class CompileBackwardRegistry : public ::testing::TestWithParam<samples::OpInfo> {};
 
 TEST_P(CompileBackwardRegistry, JointGraphEqualsEagerBitForBit) {
@@ -104,7 +104,7 @@ TEST_P(CompileBackwardRegistry, JointGraphEqualsEagerBitForBit) {
       Inputs wrt;
       for (const Tensor& x : xs)
         if (x.requires_grad()) wrt.push_back(x);
-      Inputs gs = grad({op.fn(xs)}, wrt, {in[n]}, {.create_graph = !detail::capture_composes, .allow_unused = true});
+      Inputs gs = grad({op.fn(xs)}, wrt, {in[n]}, {.allow_unused = true});
       for (Tensor& gi : gs)
         if (!gi.defined()) gi = zeros({1});  // (unused: a placeholder both sides share)
       return gs;
@@ -120,7 +120,14 @@ TEST_P(CompileBackwardRegistry, JointGraphEqualsEagerBitForBit) {
     ASSERT_TRUE(c.graph.backward);
     optimize(c.graph);
     prepare_kernels(c.graph);  // the backward's elementwise chains run as generated kernels
-    const Inputs eager = fn(b), replayed = run(c.graph, b);
+    const Inputs eager = [&] {
+      struct AsCaptured {
+        AsCaptured() { detail::capture_composes = true; }
+        ~AsCaptured() { detail::capture_composes = false; }
+      } as_captured;
+      return fn(b);
+    }();
+    const Inputs replayed = run(c.graph, b);
     ASSERT_EQ(replayed.size(), eager.size());
     for (size_t i = 0; i < eager.size(); ++i) EXPECT_TRUE(same_bits(replayed[i], eager[i])) << "gradient " << i;
   }
@@ -137,7 +144,8 @@ TEST(CompileTable, EveryOpOfTheListHasARuleWithItsParameterNames) {
 #undef EMBER_OP
 #undef EMBER_DEFAULT
   EXPECT_EQ(from_list, 72);
-  EXPECT_EQ(op_rules().size(), 72u + 19u);  // and the 19 of autograd/ops.h alone (with detach, stand_in, matmul_bf16)
+  // and the 23 of autograd/ops.h alone (with detach, stand_in, matmul_bf16 and the 4 backward kernels)
+  EXPECT_EQ(op_rules().size(), 72u + 23u);
   const OpRule* sum = find_rule("sum", {OpArg(Tensor()), OpArg(Shape{1}), OpArg(false)});
   ASSERT_NE(sum, nullptr);
   EXPECT_EQ(sum->params, (std::vector<std::string>{"self", "dims", "keepdim"}));
@@ -188,6 +196,30 @@ TEST(CompilePasses, DeadCodeAndCommonSubexpressions) {
             "  return %5\n");
   const Tensor x = tensor(std::vector<float>{0.f, 1.f, -2.f});
   EXPECT_TRUE(same_bits(run(c.graph, {x})[0], exp(x) + exp(x)));
+}
+
+// A mask the function makes is folded: computed once, a constant. A tensor
+// someone else holds (w) is not: its product is computed each run.
+TEST(CompilePasses, ConstantsOnlyTheGraphHoldsAreFolded) {
+  Tensor w = tensor(std::vector<float>{1, 2, 3, 4});
+  Capture c = capture(
+      [&](const Inputs& in) { return Inputs{in[0] * triu(ones({4, 4}), 1) + w * 2.0}; }, {zeros({4, 4})});
+  ASSERT_EQ(c.graph.calls.size(), 4u);  // triu, mul, mul, add
+  EXPECT_EQ(fold_constants(c.graph), 1);
+  EXPECT_EQ(dead_code(c.graph), 0);
+  EXPECT_EQ(to_string(c.graph),
+            "graph(%0: f32[4, 4]):\n"
+            "  %1: f32[4] = constant\n"
+            "  %4: f32[4, 4] = constant\n"  // triu's result, folded
+            "  %2: f32[4] = mul(%1, other=2)\n"
+            "  %5: f32[4, 4] = mul(%0, %4)\n"
+            "  %6: f32[4, 4] = add(%5, %2)\n"
+            "  return %6\n");
+  Generator g(4);
+  const Tensor x = randn({4, 4}, g);
+  EXPECT_TRUE(same_bits(run(c.graph, {x})[0], x * triu(ones({4, 4}), 1) + w * 2.0));
+  w.mul_(10.0);
+  EXPECT_TRUE(same_bits(run(c.graph, {x})[0], x * triu(ones({4, 4}), 1) + w * 2.0));
 }
 
 // ---- refusals ----

@@ -43,13 +43,19 @@ struct TiledAttentionBackward final : ComposedBackward {
                                                                      out.get(*this), lse.get(*this), g, scale, causal);
     return {d.q, d.k, d.v};
   }
+  std::vector<Tensor> backward_as_op(const Tensor& g) override {
+    return tiled_attention_backward(g, q.get(*this), k.get(*this), v.get(*this), out.get(*this), lse.get(*this),
+                                    causal);
+  }
   Tensor fallback(const std::vector<Tensor>& in) const override {
     return composed::tiled_attention(in[0], in[1], in[2], causal);
   }
   std::vector<Tensor> fallback_inputs() override { return {q.get(*this), k.get(*this), v.get(*this)}; }
 };
 
-Tensor tiled_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal) {
+// The op's results are out and each query row's log-sum-exp, which its
+// backward reads: a captured graph holds it.
+std::vector<Tensor> detail::tiled_attention_saving(const Tensor& q, const Tensor& k, const Tensor& v, bool causal) {
   OpScope scope("tiled_attention", q, k, v, causal);
   EMBER_CHECK(q.dim() >= 2, "tiled_attention", "q needs shape (..., T, d), got " << shape_str(q.shape()));
   const double scale = attention_scale(q);
@@ -57,7 +63,22 @@ Tensor tiled_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool c
   if (needs_grad({q, k, v}))
     record(f.out, std::make_shared<TiledAttentionBackward>(q, k, v, f.out, f.lse, scale, causal), {q, k, v});
   composed_forward_rule(f.out, [&] { return composed::tiled_attention(q, k, v, causal); }, q, k, v);
-  return scope.out(f.out);
+  return scope.out(std::vector<Tensor>{f.out, f.lse});
+}
+Tensor tiled_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal) {
+  return detail::tiled_attention_saving(q, k, v, causal)[0];
+}
+
+// The backward kernel as an op of its own, which a captured backward pass
+// calls (compile/): the gradients of q, k and v.
+std::vector<Tensor> tiled_attention_backward(const Tensor& grad, const Tensor& q, const Tensor& k, const Tensor& v,
+                                             const Tensor& out, const Tensor& lse, bool causal) {
+  OpScope scope("tiled_attention_backward", grad, q, k, v, out, lse, causal);
+  refuse_to_record("tiled_attention_backward", {grad, q, k, v, out, lse});
+  EMBER_CHECK(q.dim() >= 2, "tiled_attention_backward", "q needs shape (..., T, d), got " << shape_str(q.shape()));
+  kernel::TiledAttentionGrads d =
+      kernel::tiled_attention_backward(q, k, v, out, lse, grad, attention_scale(q), causal);
+  return scope.out(std::vector<Tensor>{d.q, d.k, d.v});
 }
 
 }  // namespace ember

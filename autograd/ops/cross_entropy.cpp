@@ -27,7 +27,10 @@ Tensor composed::cross_entropy(const Tensor& logits, const Tensor& targets, Redu
   Tensor picked = gather(log_softmax(reshape(logits, {N, C}), -1), 1, where(ignored, scalar_tensor(0, kInt64), flat_t));
   Tensor per = masked_fill(-picked, ignored, 0.0);
   if (reduction == Reduction::None) return reshape(per, targets.shape());
-  return reduction == Reduction::Mean ? sum(per) * scale : sum(per);
+  if (reduction == Reduction::Sum) return sum(per);
+  if (detail::capture_composes)  // a graph counts its run's targets: 1/count as ops, not this run's number
+    return sum(per) * (1.0 / sum(to(ne(flat_t, static_cast<double>(ignore_index)), logits.dtype())));
+  return sum(per) * scale;
 }
 
 // The kernel's backward: d loss_n / d logits_n = softmax_n - one_hot(target_n),
@@ -48,6 +51,9 @@ struct CrossEntropyBackward final : ComposedBackward {
     return {kernel::cross_entropy_backward(logits.get(*this), targets.get(*this), lse.get(*this), g, scale,
                                            ignore_index)};
   }
+  std::vector<Tensor> backward_as_op(const Tensor& g) override {
+    return {cross_entropy_backward(g, logits.get(*this), targets.get(*this), lse.get(*this), reduction, ignore_index)};
+  }
   Tensor fallback(const std::vector<Tensor>& in) const override {
     return composed::cross_entropy(in[0], in[1], reduction, ignore_index, scale);
   }
@@ -56,7 +62,10 @@ struct CrossEntropyBackward final : ComposedBackward {
 
 // logits:(N,C) targets:(N) -> () or (N); leading dims (B,T) are flattened to N.
 // The kernel checks the shapes, the dtypes and every target.
-Tensor cross_entropy(const Tensor& logits, const Tensor& targets, Reduction reduction, int64_t ignore_index) {
+// The op's results are the loss and each row's log-sum-exp, which its
+// backward reads: a captured graph holds it.
+std::vector<Tensor> detail::cross_entropy_saving(const Tensor& logits, const Tensor& targets, Reduction reduction,
+                                                 int64_t ignore_index) {
   OpScope scope("cross_entropy", logits, targets, reduction, ignore_index);
   kernel::CrossEntropyForward f = kernel::cross_entropy_forward(logits, targets, ignore_index);
   Tensor out;
@@ -74,7 +83,28 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, Reduction redu
     record(out, std::make_shared<CrossEntropyBackward>(logits, f.lse, targets, reduction, ignore_index, scale), {logits});
   composed_forward_rule(out, [&] { return composed::cross_entropy(logits, targets, reduction, ignore_index, scale); },
                         logits);
-  return scope.out(out);
+  return scope.out(std::vector<Tensor>{out, f.lse});
+}
+Tensor cross_entropy(const Tensor& logits, const Tensor& targets, Reduction reduction, int64_t ignore_index) {
+  return detail::cross_entropy_saving(logits, targets, reduction, ignore_index)[0];
+}
+
+// The backward kernel as an op of its own, which a captured backward pass
+// calls (compile/). Mean's 1/count is counted here from the targets, so a
+// graph run on new targets (more or fewer ignored) scales by their count.
+Tensor cross_entropy_backward(const Tensor& grad, const Tensor& logits, const Tensor& targets, const Tensor& lse,
+                              Reduction reduction, int64_t ignore_index) {
+  OpScope scope("cross_entropy_backward", grad, logits, targets, lse, reduction, ignore_index);
+  refuse_to_record("cross_entropy_backward", {grad, logits, targets, lse});
+  double scale = 1.0;
+  if (reduction == Reduction::Mean) {
+    EMBER_CHECK(targets.dtype() == kInt64, "cross_entropy_backward",
+                "targets must be int64, got " << dtype_name(targets.dtype()));
+    int64_t counted = 0;
+    for (int64_t id : targets.to_vector<int64_t>()) counted += id != ignore_index;
+    scale = 1.0 / static_cast<double>(counted);
+  }
+  return scope.out(kernel::cross_entropy_backward(logits, targets, lse, grad, scale, ignore_index));
 }
 
 }  // namespace ember

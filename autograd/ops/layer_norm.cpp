@@ -38,19 +38,36 @@ struct LayerNormBackward final : ComposedBackward {
                                                            rstd.get(*this), g);
     return {d.x, d.weight, d.bias};
   }
+  std::vector<Tensor> backward_as_op(const Tensor& g) override {
+    return layer_norm_backward(g, x.get(*this), weight.get(*this), mean.get(*this), rstd.get(*this));
+  }
   Tensor fallback(const std::vector<Tensor>& in) const override { return composed::layer_norm(in[0], in[1], in[2], eps); }
   std::vector<Tensor> fallback_inputs() override { return {x.get(*this), weight.get(*this), bias.get(*this)}; }
 };
 
 // x:(N, D) rows (any leading dims), weight/bias:(D); the kernel checks the
-// shapes and dtypes
-Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {
+// shapes and dtypes. The op's results are out, mean and rstd: the two rows of
+// statistics are what its backward reads, so a captured graph holds them.
+std::vector<Tensor> detail::layer_norm_saving(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {
   OpScope scope("layer_norm", x, weight, bias, eps);
   kernel::LayerNormForward f = kernel::layer_norm_forward(x, weight, bias, eps);
   if (needs_grad({x, weight, bias}))
     record(f.out, std::make_shared<LayerNormBackward>(x, f.mean, f.rstd, weight, bias, eps), {x, weight, bias});
   composed_forward_rule(f.out, [&] { return composed::layer_norm(x, weight, bias, eps); }, x, weight, bias);
-  return scope.out(f.out);
+  return scope.out(std::vector<Tensor>{f.out, f.mean, f.rstd});
+}
+Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {
+  return detail::layer_norm_saving(x, weight, bias, eps)[0];
+}
+
+// The backward kernel as an op of its own, which a captured backward pass
+// calls (compile/): the gradients of x, weight and bias.
+std::vector<Tensor> layer_norm_backward(const Tensor& grad, const Tensor& x, const Tensor& weight, const Tensor& mean,
+                                        const Tensor& rstd) {
+  OpScope scope("layer_norm_backward", grad, x, weight, mean, rstd);
+  refuse_to_record("layer_norm_backward", {grad, x, weight, mean, rstd});
+  kernel::LayerNormGrads d = kernel::layer_norm_backward(x, weight, mean, rstd, grad);
+  return scope.out(std::vector<Tensor>{d.x, d.weight, d.bias});
 }
 
 }  // namespace ember

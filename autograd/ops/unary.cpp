@@ -194,9 +194,17 @@ struct GeluBackward final : ComposedBackward {
     if (approx == GeluApprox::None) return {kernel::gelu_backward(x.get(*this), g)};
     return {kernel::gelu_tanh_backward(x.get(*this), g)};
   }
+  std::vector<Tensor> backward_as_op(const Tensor& g) override { return {gelu_backward(g, x.get(*this), approx)}; }
   Tensor fallback(const std::vector<Tensor>& in) const override { return composed::gelu(in[0], approx); }
   std::vector<Tensor> fallback_inputs() override { return {x.get(*this)}; }
 };
+// The backward kernel as an op of its own, which a captured backward pass
+// calls (compile/).
+Tensor gelu_backward(const Tensor& grad, const Tensor& x, GeluApprox approx) {
+  OpScope scope("gelu_backward", grad, x, approx);
+  refuse_to_record("gelu_backward", {grad, x});
+  return scope.out(approx == GeluApprox::None ? kernel::gelu_backward(x, grad) : kernel::gelu_tanh_backward(x, grad));
+}
 Tensor gelu(const Tensor& x, GeluApprox approx) {
   OpScope scope("gelu", x, approx);
   Tensor out = kernel::unary(approx == GeluApprox::Tanh ? Unary::GeluTanh : Unary::Gelu, x);
