@@ -179,10 +179,43 @@ class Writer {
     for (size_t k = 0; k < outputs_.size(); ++k)
       os_ << "  T* __restrict out" << k << " = static_cast<T*>(out[" << k << "]);  // %" << outputs_[k] << "\n";
     plan();
-    os_ << "  alignas(64) T b[" << slots_ << "][512];  // the block's values, in L1\n"
-        << "  for (int64_t j0 = begin; j0 < end; j0 += 512) {\n"
-        << "    const int64_t m = std::min<int64_t>(512, end - j0);\n"
-        << loops_.str() << "  }\n}\n";
+    os_ << "  alignas(64) T b[" << std::max(slots_, 1) << "][512];  // the block's values, in L1\n";
+    if (!f_.sum) {  // begin, end: elements
+      os_ << "  for (int64_t j0 = begin; j0 < end; j0 += 512) {\n"
+          << "    const int64_t m = std::min<int64_t>(512, end - j0);\n"
+          << loops_.str() << "  }\n}\n";
+      return os_.str();
+    }
+    const FusedSum& sum = *f_.sum;
+    const std::string inner = std::to_string(sum.inner), outer = std::to_string(sum.outer);
+    const std::string slot = "b[" + std::to_string(slot_.at(sum.value)) + "]", v = slot + "[t]";
+    const std::string out = "out" + output_of(sum.result);
+    if (sum.over == SumOver::Rows) {  // begin, end: rows; each row's sum as eager's row_sum adds it
+      os_ << "  for (int64_t r = begin; r < end; ++r) {  // %" << sum.result << " = the sum of row r of %" << sum.value
+          << "\n"
+          << "    double acc[8] = {};  // element i of the row into acc[i % 8], in order (512 is a multiple of 8)\n"
+          << "    for (int64_t j0 = r * " << inner << "; j0 < (r + 1) * " << inner << "; j0 += 512) {\n"
+          << "    const int64_t m = std::min<int64_t>(512, (r + 1) * " << inner << " - j0);\n"
+          << loops_.str() << "    int64_t t = 0;\n"
+          << "    for (; t + 8 <= m; t += 8)\n"
+          << "      for (int64_t i = 0; i < 8; ++i) acc[i] += static_cast<double>(" << slot << "[t + i]);\n"
+          << "    for (int64_t i = 0; t + i < m; ++i) acc[i] += static_cast<double>(" << slot << "[t + i]);\n"
+          << "    }\n"
+          << "    " << out << "[r] = static_cast<T>(((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + "
+          << "(acc[6] + acc[7])));\n  }\n}\n";
+      return os_.str();
+    }
+    // begin, end: columns; each column's sum over the rows in order, as eager's column sweep adds it
+    os_ << "  double acc[512];\n"
+        << "  for (int64_t c0 = begin; c0 < end; c0 += 512) {  // %" << sum.result << " = the column sums of %"
+        << sum.value << "\n"
+        << "    const int64_t m = std::min<int64_t>(512, end - c0);\n"
+        << "    std::fill(acc, acc + m, 0.0);\n"
+        << "    for (int64_t k = 0; k < " << outer << "; ++k) {\n"
+        << "    const int64_t j0 = k * " << inner << " + c0;\n"
+        << loops_.str() << "    for (int64_t t = 0; t < m; ++t) acc[t] += static_cast<double>(" << v << ");\n"
+        << "    }\n"
+        << "    for (int64_t t = 0; t < m; ++t) " << out << "[c0 + t] = static_cast<T>(acc[t]);\n  }\n}\n";
     return os_.str();
   }
 
@@ -193,6 +226,11 @@ class Writer {
     if (s != slot_.end()) return "b[" + std::to_string(s->second) + "][t]";
     const size_t k = input_index(id);
     return f_.reads[k] == Reads::One ? "in" + std::to_string(k) + "[0]" : "in" + std::to_string(k) + "[j0 + t]";
+  }
+  std::string output_of(int id) const {
+    for (size_t k = 0; k < outputs_.size(); ++k)
+      if (outputs_[k] == id) return std::to_string(k);
+    EMBER_FAIL("compile", "internal: %" << id << " is not an output of the fused kernel");
   }
   size_t input_index(int id) const {
     for (size_t k = 0; k < f_.inputs.size(); ++k)
@@ -218,10 +256,12 @@ class Writer {
   void plan() {
     std::map<int, size_t> last;  // each value's last reader in the group
     std::vector<OpCode> codes;
-    for (size_t i = 0; i < f_.members.size(); ++i) {
+    const size_t elementwise = f_.members.size() - (f_.sum ? 1 : 0);  // a sum is the last member
+    for (size_t i = 0; i < elementwise; ++i) {
       codes.push_back(*op_code(f_.members[i]));
       for (int id : codes.back().operands) last[id] = i;
     }
+    if (f_.sum) last[f_.sum->value] = elementwise;  // read after the block's loops: kept in a slot
     last_ = last;
     // The inputs read through an index other than j, gathered into a slot
     // first, run by run: rows are copied (element j is x[j % size]), columns
@@ -242,7 +282,7 @@ class Writer {
       loops_ << "      t += n;\n    }\n";
     }
     std::vector<size_t> run;
-    for (size_t i = 0; i < f_.members.size(); ++i) {
+    for (size_t i = 0; i < elementwise; ++i) {
       if (!codes[i].block) {
         run.push_back(i);
         continue;
@@ -275,7 +315,10 @@ class Writer {
   // stored, into a slot, and only the kernel's outputs go to memory.
   void formulas(const std::vector<size_t>& run, const std::vector<OpCode>& codes) {
     if (run.empty()) return;
-    loops_ << "    for (int64_t t = 0; t < m; ++t) {\n";
+    // The kernel's arrays never overlap (its outputs are new): said, the
+    // compiler vectorises the loop without checking every pair of them at
+    // run time (past about ten pointers GCC gives up and runs it scalar).
+    loops_ << "#pragma GCC ivdep\n    for (int64_t t = 0; t < m; ++t) {\n";
     std::set<int> locals;
     for (size_t i : run) {
       const Call& c = f_.members[i];

@@ -20,6 +20,18 @@
 ///     for (int64_t t = 0; t < m; ++t) b0[t] = b1[t] * 0x1p-1f;                    // %4 = mul(%3, 0.5)
 ///     std::copy(b0, b0 + m, out0 + j0);
 ///   }
+///
+/// A group that ends in a sum (compile/fusion.h) runs over whole rows or
+/// whole columns instead: [begin, end) are rows, each row's blocks summed
+/// into eight partial sums in double, element i into partial i mod 8, as
+/// eager's row sum adds (tensor/reduce.cpp); or [begin, end) are columns,
+/// each a sum in double over the rows in order, as eager's column sweep
+/// adds. So the sum gives eager's bits too.
+///
+/// Each loop over a block is marked `#pragma GCC ivdep`: the kernel's arrays
+/// never overlap, and without being told, GCC checks every pair at run time
+/// and, past about ten arrays, gives up and runs the loop one element at a
+/// time.
 #pragma once
 
 #include <string>

@@ -50,7 +50,60 @@ struct Group {
   std::set<int> values;  // the members' results
   Shape shape;
   DType dtype = DType::Float32;
+  std::optional<FusedSum> sum;
 };
+
+// c as the sum that ends the open group: a sum (or sum_to) of one of its
+// values over its trailing dims (rows) or over its leading dims (columns),
+// the two orders eager's sum adds in; nullopt for anything else.
+std::optional<FusedSum> sum_tail(const Call& c, const Group& grp, const Graph& g) {
+  if ((c.op != "sum" && c.op != "sum_to") || c.results.size() != 1 || c.args.empty()) return std::nullopt;
+  const auto* x = std::get_if<ValueRef>(&c.args[0]);
+  if (!x || !grp.values.count(x->id)) return std::nullopt;
+  const Shape& s = grp.shape;
+  const int64_t n = static_cast<int64_t>(s.size());
+  std::vector<bool> reduced(s.size(), false);
+  if (c.op == "sum" && c.args.size() == 3 && std::holds_alternative<Shape>(c.args[1])) {
+    const Shape& dims = std::get<Shape>(c.args[1]);
+    if (dims.empty()) reduced.assign(s.size(), true);  // every element
+    for (int64_t d : dims) {
+      if (d < -n || d >= n) return std::nullopt;  // the op's own error, eagerly
+      reduced[static_cast<size_t>(d < 0 ? d + n : d)] = true;
+    }
+  } else if (c.op == "sum_to" && c.args.size() == 2 && std::holds_alternative<Shape>(c.args[1])) {
+    const Shape& to = std::get<Shape>(c.args[1]);  // the dims broadcasting added or stretched
+    const int64_t lead = n - static_cast<int64_t>(to.size());
+    if (lead < 0) return std::nullopt;
+    for (int64_t d = 0; d < n; ++d)
+      reduced[static_cast<size_t>(d)] = d < lead || (to[static_cast<size_t>(d - lead)] == 1 && s[static_cast<size_t>(d)] != 1);
+  } else {
+    return std::nullopt;
+  }
+  if (count(s) == 0 || s.empty()) return std::nullopt;
+  int64_t lead = 0, trail = 0;  // the reduced dims at the front, and at the back
+  while (lead < n && reduced[static_cast<size_t>(lead)]) ++lead;
+  while (trail < n && reduced[static_cast<size_t>(n - 1 - trail)]) ++trail;
+  int64_t all = 0;
+  for (bool r : reduced) all += r;
+  FusedSum f;
+  f.value = x->id;
+  f.result = c.results[0];
+  f.shape = g.values[static_cast<size_t>(f.result)].shape;
+  if (all == lead && lead > 0 && lead < n) {  // eager's column sweep: the leading dims
+    f.over = SumOver::Columns;
+    f.outer = count(Shape(s.begin(), s.begin() + lead));
+    f.inner = count(s, static_cast<size_t>(lead));
+    return f;
+  }
+  if (all == trail && trail > 0) {  // eager's rows: the trailing dims, or all
+    f.over = SumOver::Rows;
+    f.inner = count(s, static_cast<size_t>(n - trail));
+    f.outer = count(s) / f.inner;
+    if (f.outer == 1 && f.inner > 2 * 8192) return std::nullopt;  // eager adds a long row in blocks
+    return f;
+  }
+  return std::nullopt;
+}
 
 Call fused_call(Group&& grp, const Graph& g) {
   auto f = std::make_shared<Fused>();
@@ -68,6 +121,7 @@ Call fused_call(Group&& grp, const Graph& g) {
     f->reads.push_back(reads);
     f->read_sizes.push_back(size);
   }
+  f->sum = grp.sum;
   f->name = "fused[" + ops + "]";
   f->members = std::move(grp.members);
   Call c;
@@ -95,6 +149,13 @@ int fuse_elementwise(Graph& g) {
     open.reset();
   };
   for (Call& c : g.calls) {
+    if (open)
+      if (std::optional<FusedSum> tail = sum_tail(c, *open, g)) {  // a sum ends the group
+        open->sum = tail;
+        open->members.push_back(std::move(c));
+        close();
+        continue;
+      }
     const bool f = fusible(c, g);
     const Value* v = c.results.empty() ? nullptr : &g.values[static_cast<size_t>(c.results[0])];
     if (f && open && open->shape == v->shape && open->dtype == v->dtype) {
@@ -178,21 +239,27 @@ std::vector<Tensor> run_fused(const Fused& f, const std::vector<Tensor>& inputs,
   }
   std::vector<Tensor> outs;
   std::vector<void*> out_ptrs;
-  for (size_t k = 0; k < results.size(); ++k) {
-    outs.push_back(empty(f.shape, f.dtype));
+  double written = 0;
+  for (int id : results) {
+    outs.push_back(empty(f.sum && id == f.sum->result ? f.sum->shape : f.shape, f.dtype));
     out_ptrs.push_back(outs.back().raw_data());
+    written += static_cast<double>(outs.back().numel());
   }
   const void* const* blocks = block_table(f.dtype);
   const int64_t n = count(f.shape);
-  detail::parallel_for(n, detail::kGrain,
-                       [&](int64_t b, int64_t e) { f.fn(in_ptrs.data(), out_ptrs.data(), blocks, b, e); });
+  auto kernel = [&](int64_t b, int64_t e) { f.fn(in_ptrs.data(), out_ptrs.data(), blocks, b, e); };
+  if (!f.sum)  // elements
+    detail::parallel_for(n, detail::kGrain, kernel);
+  else if (f.sum->over == SumOver::Rows)  // whole rows
+    detail::parallel_for(f.sum->outer, std::max<int64_t>(1, detail::kGrain / f.sum->inner), kernel);
+  else  // whole columns
+    detail::parallel_for(f.sum->inner, std::max<int64_t>(64, detail::kGrain / f.sum->outer), kernel);
   // The profiler's work: one operation per call and element; the inputs
   // read once, the outputs written once (what fusion is for).
   double read = 0;
   for (const Tensor& x : inputs) read += static_cast<double>(x.numel());
   const double item = static_cast<double>(dtype_size(f.dtype));
-  note_work(static_cast<double>(f.members.size() * static_cast<size_t>(n)), read * item,
-            static_cast<double>(results.size()) * static_cast<double>(n) * item);
+  note_work(static_cast<double>(f.members.size() * static_cast<size_t>(n)), read * item, written * item);
   return scope.out(outs);
 }
 

@@ -1,5 +1,6 @@
 /// @file
-/// Fusion: chains of elementwise calls become one generated kernel.
+/// Fusion: chains of elementwise calls, and a sum at their end, become one
+/// generated kernel.
 ///
 /// Eager, each elementwise op reads its inputs from memory and writes its
 /// output back: x + b, then gelu, then * 0.5 moves the tensor through memory
@@ -11,8 +12,12 @@
 /// elementwise call of the group's output shape and dtype joins it (reading
 /// the group's values or not, and its inputs may broadcast); another call
 /// that reads a value of the group closes it first, and the group is put
-/// where it closed. A group of one call stays that call. Each group's
-/// outputs are the values read after it (or returned).
+/// where it closed. A sum of one of the group's values (sum, or the sum_to
+/// that backward passes end with: a bias's gradient) over its trailing dims
+/// or over its leading dims ends the group and joins it: the kernel adds the
+/// value up as it computes it, and never writes it unless it is read after.
+/// A group of one call stays that call. Each group's outputs are the values
+/// read after it (or returned).
 ///
 /// prepare_kernels() writes each group's C++ and loads it (compile/toolchain.h).
 /// When the graph runs, a group runs its kernel, or its calls one by one

@@ -83,16 +83,32 @@ enum class Reads {
   Copied,   // any other broadcast: expanded to the output's shape first, then Whole
 };
 
+/// A sum that ends a fused chain: the kernel adds up one of its values as
+/// it computes it, in the order eager's sum adds (compile/fusion.h).
+enum class SumOver {
+  Rows,     // the trailing dims: `outer` rows of `inner` elements, one sum each
+  Columns,  // the leading dims: `inner` columns, each a sum over `outer` rows
+};
+struct FusedSum {
+  SumOver over = SumOver::Rows;
+  int value = -1;   // the value of the group it sums
+  int result = -1;  // the sum: the group's last member's result
+  Shape shape;      // the result's
+  int64_t outer = 0, inner = 0;
+};
+
 /// Elementwise calls of one output shape and float dtype, run as one
-/// kernel over blocks of elements that stay in L1 (compile/fusion.h).
+/// kernel over blocks of elements that stay in L1 (compile/fusion.h); and
+/// perhaps a sum of one of their values at the end.
 struct Fused {
-  std::vector<Call> members;  // the calls it replaces, in order
+  std::vector<Call> members;  // the calls it replaces, in order (the sum last)
   std::vector<int> inputs;    // the values it reads from outside: the fused call's arguments
   std::vector<Reads> reads;   // how, one per input
   std::vector<int64_t> read_sizes;  // Rows: the input's size; Columns: the output elements per input element
   Shape shape;
   DType dtype = DType::Float32;
-  std::string name;    // "add_gelu_mul": what the instruments call it
+  std::optional<FusedSum> sum;
+  std::string name;    // "fused[add,gelu,mul]": what the instruments call it
   std::string source;  // its C++ (compile/codegen.h)
   std::string file;    // the shared object it was loaded from
   KernelFn fn = nullptr;

@@ -15,6 +15,7 @@
 #include <bit>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 
 #include "compile/capture.h"
 #include "compile/codegen.h"
@@ -155,23 +156,63 @@ TEST(CompileFusion, GroupsCloseWhereAnotherOpReadsThem) {
   Capture c = capture(
       [](const Inputs& in) {
         Tensor h = tanh(in[0] * 2.0) + 1.0;           // a group of three
-        Tensor s = h.sum({1}, true);                  // reads it: the group closes before
+        Tensor s = matmul(h, in[1]);                  // reads it: the group closes before
         return Inputs{exp(in[0] - s) * h, s};         // a second group, reading h again
       },
-      {ones({4, 6})});
+      {ones({4, 6}), ones({6, 1})});
   optimize(c.graph);
   prepare_kernels(c.graph);
   EXPECT_EQ(fused_calls(c.graph), 2);
   ASSERT_EQ(c.graph.calls.size(), 3u);
-  EXPECT_EQ(c.graph.calls[1].op, "sum");
-  EXPECT_EQ(c.graph.calls[0].results.size(), 1u);  // h, which sum and the second group read
+  EXPECT_EQ(c.graph.calls[1].op, "matmul");
+  EXPECT_EQ(c.graph.calls[0].results.size(), 1u);  // h, which matmul and the second group read
   NoGradGuard no_grad;
   Generator g(3);
-  const Tensor x = randn({4, 6}, g);
-  const Inputs got = run(c.graph, {x});
-  const Tensor h = tanh(x * 2.0) + 1.0, s = h.sum({1}, true);
+  const Tensor x = randn({4, 6}, g), w = randn({6, 1}, g);
+  const Inputs got = run(c.graph, {x, w});
+  const Tensor h = tanh(x * 2.0) + 1.0, s = matmul(h, w);
   EXPECT_TRUE(same_bits(got[0], exp(x - s) * h));
   EXPECT_TRUE(same_bits(got[1], s));
+}
+
+// A sum at the end of a chain joins it: the kernel adds each value up as it
+// computes it, in eager's order (rows: eight partial sums in double, as
+// tensor/reduce.cpp's row_sum; leading dims: each column in row order), so
+// the sum has eager's bits too. Sums over a middle dim, or over one row
+// longer than eager adds in one go, stay calls of their own.
+TEST(CompileFusion, ASumEndsTheChainThatFeedsIt) {
+  struct Case {
+    const char* what;
+    Shape shape;
+    std::function<Tensor(const Tensor&, const Tensor&)> f;
+    bool fused;
+  };
+  const std::vector<Case> cases = {
+      {"rows, keepdim (softmax's backward)", {37, 700}, [](const Tensor& x, const Tensor& y) { return (x * y).sum({-1}, true); }, true},
+      {"rows of 3 dims", {3, 5, 9}, [](const Tensor& x, const Tensor& y) { return exp(x - y).sum({1, 2}); }, true},
+      {"every element", {41, 3}, [](const Tensor& x, const Tensor& y) { return (tanh(x) * y).sum(); }, true},
+      {"a bias's gradient (sum_to)", {4, 6, 130}, [](const Tensor& x, const Tensor& y) { return sum_to(gelu(x) * y, {130}); }, true},
+      {"leading dims", {600, 3, 4}, [](const Tensor& x, const Tensor& y) { return (x + y).sum({0}, true); }, true},
+      {"a middle dim", {3, 5, 7}, [](const Tensor& x, const Tensor& y) { return (x * y).sum({1}); }, false},
+      {"one long row", {20000}, [](const Tensor& x, const Tensor& y) { return (x * y).sum(); }, false},
+  };
+  for (const Case& k : cases)
+    for (DType dt : {kFloat32, kFloat64}) {
+      SCOPED_TRACE(std::string(k.what) + " in " + dtype_name(dt));
+      const auto fn = [&](const Inputs& in) { return Inputs{k.f(in[0], in[1]), in[0] * in[1]}; };
+      Capture c = capture(fn, {zeros(k.shape, dt), zeros(k.shape, dt)});
+      optimize(c.graph);
+      prepare_kernels(c.graph);
+      bool summed = false;
+      for (const Call& call : c.graph.calls) summed = summed || (call.fused && call.fused->sum);
+      EXPECT_EQ(summed, k.fused) << to_string(c.graph);
+      Generator g(8);
+      const Tensor x = randn(k.shape, g, dt), y = randn(k.shape, g, dt);
+      NoGradGuard no_grad;
+      const Inputs got = run(c.graph, {x, y}), want = fn({x, y});
+      EXPECT_TRUE(same_bits(got[0], want[0])) << to_string(c.graph);
+      EXPECT_TRUE(same_bits(got[1], want[1]));
+    }
 }
 
 // The instruments see a fused kernel as one op named by the ops it holds,
