@@ -1,6 +1,7 @@
 // compile/ on a whole training step, its cache's keys, and its bad input:
 //   * the tiny GPT trained 20 steps with its loss and gradients from a
-//     compiled joint graph gives eager's losses, to float32 rounding;
+//     compiled joint graph gives eager's losses, to float32 rounding, and
+//     with AdamW's update in the same graph, the same losses bit for bit;
 //   * a kernel's file changes with its source and with the compiler, and a
 //     Compiled captures again for a new shape or dtype;
 //   * two threads calling one Compiled get the same results as eager;
@@ -53,7 +54,9 @@ std::vector<double> train(bool compiled) {
     for (size_t i = 0; i < params.size(); ++i) params[i].set_grad(r[i + 1]);
     opt.step();
   }
-  if (compiled) EXPECT_EQ(f->captures(), 1u);
+  if (compiled) {
+    EXPECT_EQ(f->captures(), 1u);
+  }
   return losses;
 }
 
@@ -66,6 +69,56 @@ TEST(CompileTrain, TinyGptTwentyStepsGiveEagersLosses) {
   EXPECT_NEAR(eager.front(), std::log(65.0), 0.2);  // untrained: close to a uniform guess
   EXPECT_LT(eager.back(), eager.front() - 0.3);    // and it learns
   for (size_t s = 0; s < eager.size(); ++s) EXPECT_NEAR(compiled[s], eager[s], 1e-4) << "step " << s;
+}
+
+// The whole step in one graph: loss, gradients and AdamW's update
+// (optim::adamw_update, ops, no writes in place). The graph returns the new
+// parameters and moments; the caller puts the parameters back into the
+// model (a copy, outside the graph). The update is AdamW::step's bits, so
+// the losses are those of the graph above, bit for bit.
+std::vector<double> train_whole_step() {
+  nn::GPT model(nn::GPTConfig{.vocab_size = 65, .context_length = 32, .dim = 32, .heads = 4, .layers = 2, .seed = 3});
+  const std::vector<Tensor> params = model.parameters();
+  const size_t P = params.size();
+  const Function step = [&](const Inputs& in) {  // x, y, decay, step_size, sqrt_bc2, moments m..., v...
+    const Tensor loss = model.loss(in[0], in[1]);
+    const Inputs grads = grad({loss}, params);
+    const optim::AdamWScalars sc{in[2], in[3], in[4]};
+    Inputs out{loss.detach()};
+    for (size_t i = 0; i < P; ++i) {
+      const optim::AdamWUpdate u = optim::adamw_update(params[i].detach(), grads[i], in[5 + i], in[5 + P + i], sc);
+      out.insert(out.end(), {u.param, u.exp_avg, u.exp_avg_sq});
+    }
+    return out;
+  };
+  Compiled f(step);
+  Generator g(11);
+  const Tensor x = randint(0, 65, {4, 32}, g), y = randint(0, 65, {4, 32}, g);
+  Inputs moments;
+  for (int k = 0; k < 2; ++k)
+    for (const Tensor& p : params) moments.push_back(zeros(p.shape()));
+  std::vector<double> losses;
+  for (int64_t t = 1; t <= 20; ++t) {
+    const optim::AdamWScalars sc = optim::adamw_scalars(3e-3, 0.01, t, 0.9, 0.999, kFloat32);
+    Inputs in{x, y, sc.decay, sc.step_size, sc.sqrt_bc2};
+    in.insert(in.end(), moments.begin(), moments.end());
+    const Inputs r = f(in);
+    losses.push_back(r[0].item());
+    NoGradGuard no_grad;
+    for (size_t i = 0; i < P; ++i) {
+      Tensor p = params[i];
+      p.copy_(r[1 + 3 * i]);
+      moments[i] = r[2 + 3 * i];
+      moments[P + i] = r[3 + 3 * i];
+    }
+  }
+  EXPECT_EQ(f.captures(), 1u);  // t and the learning rate are inputs: one graph for every step
+  return losses;
+}
+
+TEST(CompileTrain, TheWholeStepInOneGraphGivesTheSameLosses) {
+  const std::vector<double> whole = train_whole_step(), joint = train(true);
+  EXPECT_EQ(whole, joint);
 }
 
 TEST(CompileCache, AKernelsFileChangesWithItsSourceAndItsCompiler) {

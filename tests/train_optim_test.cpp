@@ -409,3 +409,37 @@ TEST(TrainOptimAdam, BiasCorrectionCountsEachParametersOwnSteps) {
   EXPECT_TRUE(found);
 }
 }  // namespace
+
+namespace {
+
+// adamw_update (AdamW's update as ember ops, for a captured training step)
+// gives AdamW::step's bits, step after step, with the bias correction and
+// the decoupled weight decay, in float32 and float64.
+TEST(Optim, AdamWUpdateAsOpsGivesStepsBits) {
+  for (DType dt : {kFloat32, kFloat64}) {
+    Generator g(21);
+    Tensor p = randn({37, 5}, g, dt), q = p.clone();
+    p.requires_grad_();
+    AdamW opt({p}, /*lr=*/0.05, 0.9, 0.999, 1e-8, /*weight_decay=*/0.1);
+    Tensor m = zeros({37, 5}, dt), v = zeros({37, 5}, dt);
+    for (int64_t t = 1; t <= 4; ++t) {
+      const Tensor grad = randn({37, 5}, g, dt);
+      p.set_grad(grad);
+      opt.step();
+      const AdamWUpdate u = adamw_update(q, grad, m, v, adamw_scalars(0.05, 0.1, t, 0.9, 0.999, dt));
+      q = u.param, m = u.exp_avg, v = u.exp_avg_sq;
+      EXPECT_EQ(q.to_vector<double>(), p.to_vector<double>()) << dtype_name(dt) << " step " << t;
+      for (const auto& [name, s] : opt.state()) {
+        if (name == "0.0.exp_avg") {
+          EXPECT_EQ(s.to_vector<double>(), m.to_vector<double>());
+        } else if (name == "0.0.exp_avg_sq") {
+          EXPECT_EQ(s.to_vector<double>(), v.to_vector<double>());
+        }
+      }
+    }
+  }
+  expect_error([] { adamw_scalars(1e-3, 0.0, 0, 0.9, 0.999, kFloat32); }, "adamw_scalars", {"counts from 1", "0"});
+  expect_error([] { adamw_scalars(1e-3, 0.0, 1, 0.9, 0.999, kInt64); }, "adamw_scalars", {"int64"});
+}
+
+}  // namespace

@@ -6,6 +6,7 @@
 
 #include "autograd/grad_mode.h"
 #include "autograd/op_scope.h"
+#include "autograd/ops.h"
 #include "base/hooks.h"
 #include "base/parse.h"
 #include "tensor/elementwise.h"
@@ -241,6 +242,28 @@ void Adam::step() {
     const double n = static_cast<double>(p.numel()), item = sizeof(float) * (p.dtype() == kFloat64 ? 2.0 : 1.0);
     note_work(13 * n, 4 * n * item, 3 * n * item);
   });
+}
+
+AdamWScalars adamw_scalars(double lr, double wd, int64_t t, double beta1, double beta2, DType dtype) {
+  EMBER_CHECK(t >= 1, "adamw_scalars", "the step t counts from 1, got " << t);
+  EMBER_CHECK(is_floating(dtype), "adamw_scalars", "needs float32 or float64, got " << dtype_name(dtype));
+  const double bc1 = 1 - std::pow(beta1, static_cast<double>(t)), bc2 = 1 - std::pow(beta2, static_cast<double>(t));
+  auto number = [&](double v) { return full({}, v, dtype); };  // rounded to dtype as step()'s T(...)
+  return {number(1 - lr * wd), number(lr / bc1), number(std::sqrt(bc2))};
+}
+
+AdamWUpdate adamw_update(const Tensor& p, const Tensor& g, const Tensor& m, const Tensor& v, const AdamWScalars& s,
+                         double beta1, double beta2, double eps) {
+  // step()'s loop, one op per operation in its order. Its (1 - b1) is
+  // computed in the parameter's dtype: so is this one.
+  const bool f32 = p.dtype() == kFloat32;
+  const double one_minus_b1 = f32 ? static_cast<double>(1.0f - static_cast<float>(beta1)) : 1 - beta1;
+  const double one_minus_b2 = f32 ? static_cast<double>(1.0f - static_cast<float>(beta2)) : 1 - beta2;
+  Tensor decayed = p * s.decay;
+  Tensor m1 = beta1 * m + one_minus_b1 * g;
+  Tensor v1 = beta2 * v + one_minus_b2 * g * g;
+  Tensor p1 = decayed - s.step_size * m1 / (sqrt(v1) / s.sqrt_bc2 + eps);
+  return {p1, m1, v1};
 }
 
 AdamW::AdamW(std::vector<ParamGroup> groups, double b1, double b2, double e) : Adam(std::move(groups), b1, b2, e) {

@@ -114,6 +114,27 @@ class AdamW : public Adam {
         double weight_decay = 0.01);
 };
 
+/// AdamW's update of one parameter as ember ops, a pure function: the new
+/// parameter and moments as new tensors, nothing written in place. What a
+/// captured training step calls (compile/ refuses in-place writes): the
+/// update fuses into one kernel per parameter, and gives the very bits of
+/// AdamW::step (each op rounds where its loop does; tested). The numbers
+/// that change from step to step (the learning rate, the step count t) come
+/// in as 0-d tensors, so that one graph serves every step; the betas and
+/// eps are numbers, fixed in the graph.
+struct AdamWScalars {
+  Tensor decay;      // 1 - lr wd
+  Tensor step_size;  // lr / (1 - b1^t)
+  Tensor sqrt_bc2;   // sqrt(1 - b2^t)
+};
+/// Those three for step t (counted from 1), as 0-d tensors of dtype.
+AdamWScalars adamw_scalars(double lr, double weight_decay, int64_t t, double beta1, double beta2, DType dtype);
+struct AdamWUpdate {
+  Tensor param, exp_avg, exp_avg_sq;
+};
+AdamWUpdate adamw_update(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, const Tensor& exp_avg_sq,
+                         const AdamWScalars& s, double beta1 = 0.9, double beta2 = 0.999, double eps = 1e-8);
+
 /// Scales all gradients so that their global L2 norm is at most max_norm
 /// (each by max_norm / (norm + 1e-6) when that is below 1); returns the norm
 /// before clipping.
