@@ -50,6 +50,25 @@ std::function<Inputs(const Inputs&)> with_grad(size_t n, std::function<Tensor(co
   };
 }
 
+Workload gpt_train_step(const char* name, int reps, int64_t L, int64_t D, int64_t heads, int64_t layers, int64_t B,
+                        int64_t T) {
+  auto model = std::make_shared<ember::nn::GPT>(
+      ember::nn::GPTConfig{.vocab_size = 65, .context_length = L, .dim = D, .heads = heads, .layers = layers});
+  auto opt = std::make_shared<ember::optim::AdamW>(model->parameters(), /*lr=*/1e-3);
+  return {name, reps,
+          [B, T] {
+            ember::Generator g(1);
+            return Inputs{ember::randint(0, 65, {B, T}, g), ember::randint(0, 65, {B, T}, g)};
+          },
+          [model](const Inputs& in) { return ember::grad({model->loss(in[0], in[1])}, model->parameters()); },
+          true,
+          [model, opt](const Inputs& grads) {
+            const std::vector<Tensor> params = model->parameters();
+            for (size_t i = 0; i < params.size(); ++i) params[i].set_grad(grads[i]);
+            opt->step();
+          }};
+}
+
 std::vector<Workload> workloads() {
   std::vector<Workload> w;
   // GPT-2's MLP hidden layer for 1024 tokens: (1024, 3072), its bias (3072).
@@ -119,27 +138,39 @@ std::vector<Workload> workloads() {
                            return y.sum();
                          }),
                true});
-  // bench_ember's gpt_tiny_train_step (V=65, L=64, D=64, 4 heads, 2 layers,
-  // B=16, T=64): the loss and its gradients for every parameter compiled as
-  // one joint graph, then AdamW's step, eager in both.
-  auto model = std::make_shared<ember::nn::GPT>(ember::nn::GPTConfig{
-      .vocab_size = 65, .context_length = 64, .dim = 64, .heads = 4, .layers = 2});
-  auto opt = std::make_shared<ember::optim::AdamW>(model->parameters(), /*lr=*/1e-3);
-  w.push_back({"gpt_tiny_train_step", 20,
+  // AdamW's update of every parameter of the tiny GPT, written with ops
+  // (optim::adamw_update: new parameters and moments, nothing in place).
+  // Eager it is ~11 passes over memory per parameter; compiled, one kernel
+  // per parameter. PyTorch: torch.optim.AdamW(foreach=True).step().
+  w.push_back({"adamw_update_gpt_tiny", 20,
                [] {
-                 ember::Generator g(1);
-                 return Inputs{ember::randint(0, 65, {16, 64}, g), ember::randint(0, 65, {16, 64}, g)};
+                 const ember::nn::GPT shapes(ember::nn::GPTConfig{
+                     .vocab_size = 65, .context_length = 64, .dim = 64, .heads = 4, .layers = 2});
+                 ember::Generator g(5);
+                 const ember::optim::AdamWScalars s = ember::optim::adamw_scalars(1e-3, 0.01, 3, 0.9, 0.999, ember::kFloat32);
+                 Inputs in{s.decay, s.step_size, s.sqrt_bc2};
+                 for (const Tensor& p : shapes.parameters()) {
+                   const ember::Shape& sh = p.shape();
+                   in.insert(in.end(), {ember::randn(sh, g), ember::randn(sh, g), ember::randn(sh, g) * 0.1,
+                                        ember::rand(sh, g) * 0.01});
+                 }
+                 return in;
                },
-               [model](const Inputs& in) {
-                 Inputs out = ember::grad({model->loss(in[0], in[1])}, model->parameters());
+               [](const Inputs& in) {
+                 const ember::optim::AdamWScalars s{in[0], in[1], in[2]};
+                 Inputs out;
+                 for (size_t i = 3; i + 3 < in.size(); i += 4) {
+                   const ember::optim::AdamWUpdate u = ember::optim::adamw_update(in[i], in[i + 1], in[i + 2], in[i + 3], s);
+                   out.insert(out.end(), {u.param, u.exp_avg, u.exp_avg_sq});
+                 }
                  return out;
-               },
-               true,
-               [model, opt](const Inputs& grads) {
-                 const std::vector<Tensor> params = model->parameters();
-                 for (size_t i = 0; i < params.size(); ++i) params[i].set_grad(grads[i]);
-                 opt->step();
                }});
+  // bench_ember's gpt_tiny_train_step (V=65, L=64, D=64, 4 heads, 2 layers,
+  // B=16, T=64) and gpt_small_train_step (L=256, D=192, 6 heads, 4 layers,
+  // B=16, T=128): the loss and its gradients for every parameter compiled
+  // as one joint graph, then AdamW's step, eager in both.
+  w.push_back(gpt_train_step("gpt_tiny_train_step", 20, 64, 64, 4, 2, 16, 64));
+  w.push_back(gpt_train_step("gpt_small_train_step", 5, 256, 192, 6, 4, 16, 128));
   return w;
 }
 

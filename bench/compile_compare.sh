@@ -69,3 +69,25 @@ cat "$tmp"/ember.* "$tmp"/torch.* "$tmp/cold" | awk -v order="${names[*]}" '
              best[w "_compiled_kernels"], best["cold." w "_compiled_first_call_ms"], best[w "_compiled_first_call_ms"]
     }
   }'
+
+# Where an eager training step's time goes (bench_ember --profile, one run):
+# fusion joins only the elementwise ops, so their share bounds its gain.
+for w in gpt_tiny_train_step gpt_small_train_step; do
+  [[ " ${names[*]} " == *" $w "* ]] || continue
+  echo
+  "$build/bench/bench_ember" --threads "$threads" --profile "$w" | awk -v w="$w" '
+    /^-+$/ { table = 1; next }
+    table && / events in / { table = 0 }
+    table && NF >= 6 {
+      name = $1; self = $0; sub(/%.*/, "", self); n = split(self, f, " "); ms = f[n - 1]
+      if (name ~ /atmul/) kind = "products"
+      else if (name ~ /ttention/) kind = "attention"
+      else if (name ~ /^(layer_norm|LayerNormBackward|gelu|GeluBackward|cross_entropy|CrossEntropyBackward|AdamW.step|embedding|IndexSelectBackward)$/) kind = "fused"
+      else kind = "rest"
+      t[kind] += ms; all += ms
+    }
+    END {
+      printf "%s, eager, one run under the profiler: %.0f%% products (matmul), %.0f%% attention, %.0f%% eager'"'"'s fused kernels (layer norm, GELU, cross-entropy, embedding, AdamW), %.0f%% the rest (elementwise ops and views): fusing all of the rest away would make the step at most %.2fx faster\n",
+        w, 100 * t["products"] / all, 100 * t["attention"] / all, 100 * t["fused"] / all, 100 * t["rest"] / all, all / (all - t["rest"])
+    }'
+done

@@ -275,6 +275,18 @@ def gpt_train_step(V, L, D, heads, layers, B, T, bf16=False):
     return setup
 
 
+def adamw_update_gpt_tiny():
+    """bench_compile's adamw_update_gpt_tiny: AdamW's update of every
+    parameter of the tiny GPT (V=65, L=64, D=64, 4 heads, 2 layers), here
+    torch.optim.AdamW with foreach=True (its fastest on the CPU), in place."""
+    model = GPT(65, 64, 64, 4, 2)
+    for p in model.parameters():
+        p.grad = torch.randn_like(p)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3, foreach=True)
+    opt.step()
+    return opt.step
+
+
 def mlp_jacobian(forward):
     """f(x) = W2 tanh(W1 x), R^64 -> R^16: the whole Jacobian (functorch, which
     batches the 64 jvps or the 16 pullbacks with vmap: its best way)."""
@@ -343,6 +355,7 @@ WORKLOADS = {
     "hvp_4096_params": (hvp_4096_params, 20, 0, 0),
     # V=65, L=64, D=64, heads=4, layers=2, B=16, T=64
     "gpt_tiny_train_step": (gpt_train_step(65, 64, 64, 4, 2, 16, 64), 20, 0, 16 * 64),
+    "adamw_update_gpt_tiny": (adamw_update_gpt_tiny, 20, 0, 0),
     # V=65, L=256, D=192, heads=6, layers=4, B=16, T=128
     "gpt_small_train_step": (gpt_train_step(65, 256, 192, 6, 4, 16, 128), 5, 0, 16 * 128),
     "gpt_small_train_step_bf16": (gpt_train_step(65, 256, 192, 6, 4, 16, 128, bf16=True), 5, 0, 16 * 128),
