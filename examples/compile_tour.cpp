@@ -11,6 +11,7 @@
 //    says where the cache is).
 // 4. Compiled against eager: the same bits, and the time of each (medians).
 // 5. Forward and backward as one joint graph: grad() inside the function.
+// 6. A fused op and its backward kernel in a joint graph: layer norm.
 // Last, what this process compiled and what it found in the cache: run it
 // twice and the second run compiles nothing.
 #include <algorithm>
@@ -97,6 +98,18 @@ int program(int64_t rows, int runs) {
   const bool same_grads = same_bits(again[0], grads[0]) && same_bits(again[1], grads[1]);
   std::printf("5. Forward and backward, grad() inside: %zu calls, %d fused; the gradients again from the graph: %s\n\n",
               fb.graph_for(leaves).calls.size(), kernels, same_grads ? "the same bits" : "DIFFERENT");
+
+  // A fused op and its backward kernel: the statistics its backward reads
+  // are results of the forward's call.
+  const compiler::Function ln_grad = [](const Inputs& x) {
+    return ember::grad({layer_norm(x[0], x[1], x[2])}, {x[0], x[1], x[2]}, {x[3]});
+  };
+  const Inputs ln_in = {randn({64, 768}, g).requires_grad_(), ones({768}).requires_grad_(),
+                        zeros({768}).requires_grad_(), randn({64, 768}, g)};
+  compiler::Compiled lb = compile(ln_grad);
+  lb(ln_in);
+  std::printf("6. Layer norm and its gradients, the graph that runs:\n%s\n",
+              compiler::to_string(lb.graph_for(ln_in)).c_str());
 
   const compiler::KernelStats s = compiler::kernel_stats();
   std::printf("kernels: %d compiled (%.2f s in the compiler), %d loaded from the cache\n", s.compiled,
