@@ -329,6 +329,24 @@ TEST(Compile, GradientsThroughTheGraph) {
 }
 
 // detach() is no op, but the graph keeps it: the gradient stops there as in eager
+// The same with a fused chain, a broadcast bias, a sum at the chain's end
+// and a non-contiguous input (a transposed view).
+TEST(Compile, GradcheckThroughAFusedChainWithBroadcastAndAView) {
+  Compiled f = compile([](const Inputs& in) {
+    return Inputs{(gelu(in[0] + in[1]) * in[0]).sum({-1}) + exp(in[1]).sum()};
+  });
+  Generator g(4);
+  const Tensor base = randn({5, 3}, g, kFloat64);
+  const Tensor x = base.transpose(0, 1).detach().requires_grad_(), b = randn({5}, g, kFloat64).requires_grad_();
+  ASSERT_FALSE(x.is_contiguous());
+  f({x, b});
+  const GradcheckResult r = gradcheck([&](const Inputs& in) { return f(in)[0]; }, {x, b});
+  EXPECT_TRUE(r.ok) << r.report;
+  EXPECT_EQ(f.captures(), 1u);
+  NoGradGuard no_grad;  // without autograd, the generated kernel runs: eager's bits
+  EXPECT_TRUE(same_bits(f({x.detach(), b.detach()})[0], (gelu(x + b) * x).sum({-1}) + exp(b).sum()));
+}
+
 TEST(Compile, DetachInsideTheFunction) {
   const Function fn = [](const Inputs& in) {
     Tensor h = tanh(in[0]);
