@@ -144,10 +144,12 @@ class Tracer final : public AutogradObserver, TensorObserver, detail::DrawWatche
   // Memory allocated inside an op: a value the op computed for itself (a
   // max's winning index, saved for its backward), which no call returns.
   void allocated(const void* data, size_t) override {
-    if (mine() && depth() > 0) inner_.insert(data);
+    if (mine()) (depth() > 0 ? inner_ : made_).insert(data);
   }
   void freed(const void* data, size_t) override {
-    if (mine()) inner_.erase(data);
+    if (!mine()) return;
+    inner_.erase(data);
+    made_.erase(data);
   }
   void work(double, double bytes_read, double) override {
     if (!mine() || depth() != 0 || bytes_read == 0) return;  // a fill (zeros, ones) makes a constant
@@ -221,6 +223,7 @@ class Tracer final : public AutogradObserver, TensorObserver, detail::DrawWatche
                                 << " that an op computed inside itself and did not return (saved for its backward); "
                                    "the graph cannot remake it");
     const int id = g_.add_value(t.shape(), t.dtype(), Origin::Constant);
+    g_.values[static_cast<size_t>(id)].made = t.storage() && made_.count(t.storage()->data());
     g_.constants.emplace_back(id, t);
     ids_[t.impl()] = id;
     hold(t, id);
@@ -278,6 +281,7 @@ class Tracer final : public AutogradObserver, TensorObserver, detail::DrawWatche
   std::map<const Storage*, std::vector<int>> storages_;
   std::vector<Tensor> held_;  // by value id
   std::set<const void*> inner_;  // storages allocated inside ops, still alive
+  std::set<const void*> made_;   // storages the function allocated outside ops (ones, zeros), still alive
 };
 
 }  // namespace
@@ -298,6 +302,13 @@ Capture capture(const Function& fn, const std::vector<Tensor>& inputs, const Cap
       c.graph.outputs.push_back(tracer.value_of(c.results[i]));
     }
   }
+  // The tensors the function made are the caller's now (it may have
+  // returned them, and may write into them): the graph keeps copies.
+  for (auto& [id, t] : c.graph.constants)
+    if (c.graph.values[static_cast<size_t>(id)].made) {
+      Tensor own = t.detach().clone();
+      t = t.requires_grad() ? own.requires_grad_() : own;
+    }
   return c;
 }
 

@@ -140,6 +140,20 @@ std::string literal(double v, DType dt) {
   return buf;
 }
 
+// Each line two spaces deeper (a pragma stays where it is).
+std::string indented(const std::string& code) {
+  std::string out;
+  size_t at = 0;
+  while (at < code.size()) {
+    const size_t end = code.find('\n', at);
+    const std::string line = code.substr(at, end == std::string::npos ? std::string::npos : end - at + 1);
+    if (line[0] != '#') out.append("  ");
+    out.append(line);
+    at = end == std::string::npos ? code.size() : end + 1;
+  }
+  return out;
+}
+
 std::string replaced(std::string s, const std::string& from, const std::string& to) {
   for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
   return s;
@@ -195,11 +209,11 @@ class Writer {
           << "\n"
           << "    double acc[8] = {};  // element i of the row into acc[i % 8], in order (512 is a multiple of 8)\n"
           << "    for (int64_t j0 = r * " << inner << "; j0 < (r + 1) * " << inner << "; j0 += 512) {\n"
-          << "    const int64_t m = std::min<int64_t>(512, (r + 1) * " << inner << " - j0);\n"
-          << loops_.str() << "    int64_t t = 0;\n"
-          << "    for (; t + 8 <= m; t += 8)\n"
-          << "      for (int64_t i = 0; i < 8; ++i) acc[i] += static_cast<double>(" << slot << "[t + i]);\n"
-          << "    for (int64_t i = 0; t + i < m; ++i) acc[i] += static_cast<double>(" << slot << "[t + i]);\n"
+          << "      const int64_t m = std::min<int64_t>(512, (r + 1) * " << inner << " - j0);\n"
+          << indented(loops_.str()) << "      int64_t t = 0;\n"
+          << "      for (; t + 8 <= m; t += 8)\n"
+          << "        for (int64_t i = 0; i < 8; ++i) acc[i] += static_cast<double>(" << slot << "[t + i]);\n"
+          << "      for (int64_t i = 0; t + i < m; ++i) acc[i] += static_cast<double>(" << slot << "[t + i]);\n"
           << "    }\n"
           << "    " << out << "[r] = static_cast<T>(((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + "
           << "(acc[6] + acc[7])));\n  }\n}\n";
@@ -212,8 +226,8 @@ class Writer {
         << "    const int64_t m = std::min<int64_t>(512, end - c0);\n"
         << "    std::fill(acc, acc + m, 0.0);\n"
         << "    for (int64_t k = 0; k < " << outer << "; ++k) {\n"
-        << "    const int64_t j0 = k * " << inner << " + c0;\n"
-        << loops_.str() << "    for (int64_t t = 0; t < m; ++t) acc[t] += static_cast<double>(" << v << ");\n"
+        << "      const int64_t j0 = k * " << inner << " + c0;\n"
+        << indented(loops_.str()) << "      for (int64_t t = 0; t < m; ++t) acc[t] += static_cast<double>(" << v << ");\n"
         << "    }\n"
         << "    for (int64_t t = 0; t < m; ++t) " << out << "[c0 + t] = static_cast<T>(acc[t]);\n  }\n}\n";
     return os_.str();

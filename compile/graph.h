@@ -44,6 +44,9 @@ struct Value {
   Shape shape;
   DType dtype = DType::Float32;
   Origin origin = Origin::Result;
+  /// A constant the function made itself (ones, zeros, tensor(...)): eager
+  /// makes a new one at every call, so a graph that returns it returns a copy.
+  bool made = false;
 };
 
 /// A value of the graph, %id.

@@ -51,7 +51,16 @@ std::vector<Tensor> run(const Graph& g, const std::vector<Tensor>& inputs) {
       if (last[static_cast<size_t>(id)] == static_cast<int>(i)) env[static_cast<size_t>(id)] = Tensor();
   }
   std::vector<Tensor> out;
-  for (int id : g.outputs) out.push_back(env[static_cast<size_t>(id)]);
+  for (int id : g.outputs) {
+    const Tensor& t = env[static_cast<size_t>(id)];
+    const Value& v = g.values[static_cast<size_t>(id)];
+    if (v.origin == Origin::Constant && v.made) {  // a new tensor each call, as eager's; never the graph's own
+      Tensor copy = t.detach().clone();
+      out.push_back(t.requires_grad() ? copy.requires_grad_() : copy);
+    } else {
+      out.push_back(t);
+    }
+  }
   return out;
 }
 

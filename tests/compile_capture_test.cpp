@@ -309,6 +309,21 @@ TEST(Compile, OneGraphPerSignature) {
   EXPECT_EQ(signature({c, c}), "f32[2] f32[2]=0");
 }
 
+// A tensor the function makes and returns is a new one at every call, as
+// eager's is: writing into one call's result changes no later call's. A
+// tensor from outside that it returns is that tensor, as eager's is.
+TEST(Compile, AReturnedConstantIsTheFunctionsOwnOrTheCallers) {
+  Tensor w = tensor(std::vector<float>{1, 2});
+  Compiled f = compile([&](const Inputs& in) { return Inputs{ones({2}), w, in[0] * 2.0}; });
+  const Tensor x = tensor(std::vector<float>{3, 4});
+  Inputs first = f({x});
+  first[0].mul_(5.0);
+  const Inputs second = f({x});
+  EXPECT_EQ(second[0].to_vector<float>(), (std::vector<float>{1, 1}));
+  EXPECT_EQ(second[1].storage().get(), w.storage().get());
+  EXPECT_EQ(f.captures(), 1u);
+}
+
 TEST(Compile, ConstantsAreReadWhenTheGraphRuns) {
   Tensor w = tensor(std::vector<float>{1, 1});
   Compiled f = compile([&](const Inputs& in) { return Inputs{in[0] * w}; });
