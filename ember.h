@@ -7,6 +7,7 @@
 ///   tensor/machine/ what adapts to the machine: BLAS kernels, thread governor, SIMD width
 ///   autograd/      the differentiable ops, backward, grad modes, gradcheck, graph export
 ///   compile/       a function captured into a graph of ops, passes, the graph run again
+///   vmap/          a function of one sample run on a batch, by each op's batching rule
 ///   nn/            Module and the modules: embeddings, layers, losses, recurrent
 ///                  cells, attention, the GPT
 ///   train/         optimizers, character data, GPT-2's byte-level BPE, the
@@ -55,6 +56,8 @@
 #include "compile/passes.h"
 #include "compile/run.h"
 #include "compile/toolchain.h"
+
+#include "vmap/vmap.h"
 
 #include "nn/attention.h"
 #include "nn/checkpoint.h"

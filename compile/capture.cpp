@@ -66,7 +66,7 @@ class Tracer final : public AutogradObserver, TensorObserver, detail::DrawWatche
   int value_of(const Tensor& t) { return id_of(t); }
   // A refusal an op's end noted (an observer must not throw there).
   void check() const {
-    if (!refusal_.empty()) EMBER_FAIL("compile", refusal_);
+    if (!refusal_.empty()) EMBER_FAIL(options_.transform, refusal_);
   }
 
   // ---- AutogradObserver ----
@@ -90,12 +90,10 @@ class Tracer final : public AutogradObserver, TensorObserver, detail::DrawWatche
     if (!mine() || depth() != 1) return;
     check();
     const std::string name = op;
-    if (!name.empty() && name.back() == '_')
-      EMBER_FAIL("compile", name << " writes in place, and a captured function must not (a graph is pure): "
-                                    "use the op that returns a new tensor");
+    if (!name.empty() && name.back() == '_') in_place(name, nullptr);
     const OpRule* rule = find_rule(name, args);
     if (!rule)
-      EMBER_FAIL("compile", "op " << name << " (" << args.size() << " arguments) has no capture rule "
+      EMBER_FAIL(options_.transform, "op " << name << " (" << args.size() << " arguments) has no capture rule "
                                   "(compile/op_table.h): it cannot be captured");
     if (rule->composite) {  // made of ops whose results its backward reads: those are the calls
       composites_.push_back(raw_depth_);
@@ -136,7 +134,7 @@ class Tracer final : public AutogradObserver, TensorObserver, detail::DrawWatche
   }
   void backward_into_grad() override {
     if (!mine()) return;
-    EMBER_FAIL("compile", "backward() writes .grad while the function is captured, and a graph returns values "
+    EMBER_FAIL(options_.transform, "backward() writes .grad while the function is captured, and a graph returns values "
                           "without side effects: use grad(outputs, inputs), which returns the gradients");
   }
 
@@ -154,27 +152,41 @@ class Tracer final : public AutogradObserver, TensorObserver, detail::DrawWatche
   void work(double, double bytes_read, double) override {
     if (!mine() || depth() != 0 || bytes_read == 0) return;  // a fill (zeros, ones) makes a constant
     if (!node_.empty())
-      EMBER_FAIL("compile", "the backward rule of " << node_ << " computes with a kernel of its own, not with ember "
+      EMBER_FAIL(options_.transform, "the backward rule of " << node_ << " computes with a kernel of its own, not with ember "
                                                            "ops, so it cannot be captured");
-    EMBER_FAIL("compile", "the function computes with a kernel (ember::kernel::...) outside ember's ops; a graph "
+    EMBER_FAIL(options_.transform, "the function computes with a kernel (ember::kernel::...) outside ember's ops; a graph "
                           "cannot remake that value: use the op");
   }
   void writes_in_place(const char* op, const Tensor& t) override {
     if (!mine() || depth() != 0) return;
-    EMBER_FAIL("compile", op << " writes in place into a tensor of shape " << shape_str(t.shape())
-                             << ", and a captured function must not (a graph is pure): use the op that "
-                                "returns a new tensor");
+    in_place(op, &t);
+  }
+  [[noreturn]] void in_place(const std::string& op, const Tensor* t) const {
+    std::string into;
+    if (t) into.append(" into a tensor of shape ").append(shape_str(t->shape()));
+    if (std::string(options_.transform) == "vmap")
+      EMBER_FAIL("vmap", op << " writes in place" << into
+                            << " under vmap, which runs the function once for the whole batch (a write into "
+                               "one sample's tensor would be a write into the batch's): use the op that returns "
+                               "a new tensor");
+    EMBER_FAIL(options_.transform, op << " writes in place" << into
+                                      << ", and a captured function must not (a graph is pure): use the op that "
+                                         "returns a new tensor");
   }
 
   // ---- random draws and reads of values ----
   void drawing(Generator&) override {
     if (options_.draws_are_constants) return;
-    EMBER_FAIL("compile", "the function draws random numbers (dropout, rand, randn) while it is captured; the "
+    if (std::string(options_.transform) == "vmap")
+      EMBER_FAIL("vmap", "the function draws random numbers (dropout, rand, randn) under vmap; say whether the "
+                         "samples draw different numbers or share one draw: randomness = Randomness::Different "
+                         "or Randomness::Same");
+    EMBER_FAIL(options_.transform, "the function draws random numbers (dropout, rand, randn) while it is captured; the "
                           "graph would repeat this run's numbers: draw them outside and pass them in");
   }
   void reading_values(const Tensor& t, const char* how) override {
     if (depth() != 0) return;  // an op reading its own ids
-    EMBER_FAIL("compile", "the function reads a tensor's values (" << how << "() of a tensor of shape "
+    EMBER_FAIL(options_.transform, "the function reads a tensor's values (" << how << "() of a tensor of shape "
                               << shape_str(t.shape())
                               << ") while it is captured; what it does next would depend on them, and a graph "
                                  "cannot: compile the parts before and after that read separately");
@@ -200,7 +212,7 @@ class Tracer final : public AutogradObserver, TensorObserver, detail::DrawWatche
             v.dtype() != t.dtype())
           continue;
         if (!t.requires_grad()) return remade(id, t, "detach", std::nullopt);
-        EMBER_FAIL("compile", "a tensor that shares %" << id << "'s memory is a new leaf that requires grad "
+        EMBER_FAIL(options_.transform, "a tensor that shares %" << id << "'s memory is a new leaf that requires grad "
                               "(x.detach().requires_grad_(), as checkpoint does with its inputs): a graph cannot "
                               "hold two leaves over one memory. Call checkpoint outside the captured function, "
                               "or capture the function that checkpoint runs");
@@ -212,13 +224,13 @@ class Tracer final : public AutogradObserver, TensorObserver, detail::DrawWatche
             v.numel() == t.numel() && v.dtype() == t.dtype() && !t.requires_grad())
           return remade(id, t, "reshape", t.shape());
       }
-      EMBER_FAIL("compile", "a tensor of shape " << shape_str(t.shape()) << " shares memory with %"
+      EMBER_FAIL(options_.transform, "a tensor of shape " << shape_str(t.shape()) << " shares memory with %"
                                                  << shared->second.front()
                                                  << " but was not made by an ember op (a view made by hand?): "
                                                     "it cannot be captured");
     }
     if (t.storage() && inner_.count(t.storage()->data()))
-      EMBER_FAIL("compile", (node_.empty() ? std::string("the function") : "the backward rule of " + node_)
+      EMBER_FAIL(options_.transform, (node_.empty() ? std::string("the function") : "the backward rule of " + node_)
                                 << " reads a tensor of shape " << shape_str(t.shape())
                                 << " that an op computed inside itself and did not return (saved for its backward); "
                                    "the graph cannot remake it");
@@ -287,9 +299,9 @@ class Tracer final : public AutogradObserver, TensorObserver, detail::DrawWatche
 }  // namespace
 
 Capture capture(const Function& fn, const std::vector<Tensor>& inputs, const CaptureOptions& options) {
-  EMBER_CHECK(static_cast<bool>(fn), "compile", "the function to capture is empty");
-  for (size_t i = 0; i < inputs.size(); ++i)
-    EMBER_CHECK(inputs[i].defined(), "compile", "input " << i << " is an undefined tensor");
+  const char* who = options.transform;
+  EMBER_CHECK(static_cast<bool>(fn), who, "the function to capture is empty");
+  for (size_t i = 0; i < inputs.size(); ++i) EMBER_CHECK(inputs[i].defined(), who, "input " << i << " is an undefined tensor");
   Capture c;
   Tracer tracer(c.graph, options);
   for (const Tensor& x : inputs) tracer.add_input(x);
@@ -298,7 +310,7 @@ Capture capture(const Function& fn, const std::vector<Tensor>& inputs, const Cap
     c.results = fn(inputs);
     tracer.check();
     for (size_t i = 0; i < c.results.size(); ++i) {
-      EMBER_CHECK(c.results[i].defined(), "compile", "the function's result " << i << " is an undefined tensor");
+      EMBER_CHECK(c.results[i].defined(), who, "the function's result " << i << " is an undefined tensor");
       c.graph.outputs.push_back(tracer.value_of(c.results[i]));
     }
   }

@@ -57,6 +57,9 @@ struct CaptureOptions {
   /// refusal. Right only for a function that draws the same numbers at every
   /// call (it builds its own Generator with a fixed seed).
   bool draws_are_constants = false;
+  /// The transform that captures, as its errors name it: "compile", or
+  /// "vmap" (vmap/vmap.h, which captures a function to batch it).
+  const char* transform = "compile";
 };
 
 /// Runs fn(inputs) once and returns its graph and its results.

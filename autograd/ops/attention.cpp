@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "autograd/batching.h"
 #include "autograd/composed_rule.h"
 #include "autograd/op_scope.h"
 #include "autograd/ops.h"
@@ -79,6 +80,20 @@ std::vector<Tensor> tiled_attention_backward(const Tensor& grad, const Tensor& q
   kernel::TiledAttentionGrads d =
       kernel::tiled_attention_backward(q, k, v, out, lse, grad, attention_scale(q), causal);
   return scope.out(std::vector<Tensor>{d.q, d.k, d.v});
+}
+
+// ---- vmap (autograd/batching.h): the batch is one more leading dim, which
+// the kernel runs over like any other (every tensor given it) ----
+namespace {
+batching::Result attention_batched(const batching::Call& c) {
+  std::vector<OpArg> args = c.args;
+  for (size_t i = 0; i < args.size(); ++i)
+    if (std::holds_alternative<Tensor>(args[i])) args[i] = batching::with_batch(c.tensor(i), c.batched[i], c.size);
+  return batching::batched(c.run(args));
+}
+}  // namespace
+void batching::detail::add_attention_batching_rules(Rules& r) {
+  r.add({"tiled_attention", "tiled_attention_backward"}, &attention_batched);
 }
 
 }  // namespace ember

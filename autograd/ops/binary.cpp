@@ -5,6 +5,7 @@
 // skip it on a first reading) applies the same maps to the tangents. Gradients come in the *broadcast* shape;
 // the engine sums them back to each input's shape (kernel::sum_to), so no
 // rule here has to think about broadcasting.
+#include "autograd/batching.h"
 #include "autograd/elementwise_rule.h"
 #include "autograd/op_scope.h"
 #include "autograd/ops.h"
@@ -187,5 +188,12 @@ EMBER_COMPARE(le, Le)
 EMBER_COMPARE(gt, Gt)
 EMBER_COMPARE(ge, Ge)
 #undef EMBER_COMPARE
+
+// ---- vmap (autograd/batching.h): pad the batched operands to one rank,
+// then broadcasting lines the samples up; a scalar operand changes nothing ----
+void batching::detail::add_binary_batching_rules(Rules& r) {
+  r.add({"add", "sub", "mul", "div", "pow", "maximum", "minimum", "rsub", "rdiv", "eq", "ne", "lt", "le", "gt", "ge"},
+        &broadcast);
+}
 
 }  // namespace ember

@@ -8,6 +8,7 @@
 // Legend: N rows (B*T positions), C classes.
 #include <vector>
 
+#include "autograd/batching.h"
 #include "autograd/composed_rule.h"
 #include "autograd/op_scope.h"
 #include "autograd/ops.h"
@@ -105,6 +106,56 @@ Tensor cross_entropy_backward(const Tensor& grad, const Tensor& logits, const Te
     scale = 1.0 / static_cast<double>(counted);
   }
   return scope.out(kernel::cross_entropy_backward(logits, targets, lse, grad, scale, ignore_index));
+}
+
+// ---- vmap (autograd/batching.h) ----
+// A batch of samples is more rows: the kernel runs on all of them with
+// Reduction::None, and each sample's loss is then its own sum (Sum) or sum
+// over its own count of targets (Mean), written in ops. Backward does the
+// same in reverse: each sample's gradient of the loss spread over its rows.
+namespace {
+using batching::with_batch;
+// dims 1 .. rank of a batched tensor: one sample's targets
+Shape sample_dims(const Tensor& t) {
+  Shape dims;
+  for (int64_t d = 1; d < t.dim(); ++d) dims.push_back(d);
+  return dims;
+}
+// each sample's count of targets, as targets' batch (B, 1, ..., 1) for dividing by
+Tensor counted(const Tensor& targets, int64_t ignore_index, DType dt) {
+  return sum(ne(targets, static_cast<double>(ignore_index)).to(dt), sample_dims(targets), false);
+}
+batching::Result cross_entropy_batched(const batching::Call& c) {
+  const Tensor logits = with_batch(c.tensor(0), c.batched[0], c.size);
+  const Tensor targets = with_batch(c.tensor(1), c.batched[1], c.size);
+  const Reduction reduction = std::get<Reduction>(c.args[2]);
+  const int64_t ignore = std::get<int64_t>(c.args[3]);
+  std::vector<Tensor> out = detail::cross_entropy_saving(logits, targets, Reduction::None, ignore);
+  if (reduction != Reduction::None) out[0] = sum(out[0], sample_dims(out[0]), false);
+  if (reduction == Reduction::Mean) out[0] = out[0] / counted(targets, ignore, logits.dtype());
+  out[1] = out[1].reshape(with_batch(c.sample_shapes.at(1), c.size));
+  return batching::batched(std::move(out));
+}
+batching::Result cross_entropy_backward_batched(const batching::Call& c) {
+  const Tensor logits = with_batch(c.tensor(1), c.batched[1], c.size);
+  const Tensor targets = with_batch(c.tensor(2), c.batched[2], c.size);
+  const Tensor lse = with_batch(c.tensor(3), c.batched[3], c.size);
+  const Reduction reduction = std::get<Reduction>(c.args[4]);
+  const int64_t ignore = std::get<int64_t>(c.args[5]);
+  Tensor g = with_batch(c.tensor(0), c.batched[0], c.size);
+  if (reduction != Reduction::None) {  // one number per sample, spread over its rows
+    if (reduction == Reduction::Mean) g = g / counted(targets, ignore, g.dtype());
+    Shape one_per_sample(static_cast<size_t>(targets.dim()), 1);
+    one_per_sample[0] = c.size;
+    g = g.reshape(one_per_sample).expand(targets.shape());
+  }
+  return batching::batched(
+      {cross_entropy_backward(g, logits, targets, lse.reshape(Shape{targets.numel()}), Reduction::None, ignore)});
+}
+}  // namespace
+void batching::detail::add_cross_entropy_batching_rules(Rules& r) {
+  r.add("cross_entropy", &cross_entropy_batched);
+  r.add("cross_entropy_backward", &cross_entropy_backward_batched);
 }
 
 }  // namespace ember

@@ -3,6 +3,7 @@
 // a scatter-add (every selected row or element sends its gradient back to
 // where it came from, and an id used twice receives the sum), and the
 // transpose of that is the op again.
+#include "autograd/batching.h"
 #include "autograd/forward.h"
 #include "autograd/grad_mode.h"
 #include "autograd/linear_rule.h"
@@ -196,6 +197,47 @@ Tensor& index_add_(Tensor& x, int64_t d, const Tensor& ids, const Tensor& src) {
   }
   kernel::index_add_(x, d, ids, src);
   return x;
+}
+
+// ---- vmap (autograd/batching.h) ----
+// The ids index a sample's own dim: shifted past the batch. Ids that differ
+// per sample where the op takes one list for every row (index_select,
+// index_add) or weights that do (embedding) have no rule here: vmap loops.
+namespace {
+using batching::with_batch;
+batching::Result index_select_batched(const batching::Call& c) {
+  if (c.batched[2]) return {};
+  return batching::shifted_dim(c);
+}
+// gather and scatter_add: ids of the shape of what they read, so every tensor carries the batch
+batching::Result gather_batched(const batching::Call& c) {
+  const int64_t d = batching::shift(std::get<int64_t>(c.args[1]), c.rank(0));
+  std::vector<Tensor> t;
+  for (size_t i : {size_t{0}, size_t{2}, size_t{3}})
+    if (i < c.args.size()) t.push_back(with_batch(c.tensor(i), c.batched[i], c.size));
+  return batching::batched({c.op == "gather" ? gather(t[0], d, t[1]) : scatter_add(t[0], d, t[1], t[2])});
+}
+batching::Result index_add_batched(const batching::Call& c) {
+  if (c.batched[2]) return {};
+  const int64_t d = batching::shift(std::get<int64_t>(c.args[1]), c.rank(0));
+  return batching::batched({index_add(with_batch(c.tensor(0), c.batched[0], c.size), d, c.tensor(2),
+                                      with_batch(c.tensor(3), c.batched[3], c.size))});
+}
+batching::Result embedding_batched(const batching::Call& c) {
+  if (c.batched[0]) return {};
+  return batching::same(c);  // ids (B, *) give rows (B, *, D)
+}
+// one_hot's width is the sample's (num_classes -1 counts one sample's ids, not the batch's)
+batching::Result one_hot_batched(const batching::Call& c) {
+  return batching::batched({one_hot(c.tensor(0), c.sample_shapes.at(0).back())});
+}
+}  // namespace
+void batching::detail::add_index_batching_rules(Rules& r) {
+  r.add("index_select", &index_select_batched);
+  r.add({"gather", "scatter_add"}, &gather_batched);
+  r.add("index_add", &index_add_batched);
+  r.add("embedding", &embedding_batched);
+  r.add("one_hot", &one_hot_batched);
 }
 
 }  // namespace ember

@@ -1,5 +1,6 @@
 // cat / stack: the gradient of a concatenation is the matching slice of the
 // output gradient for each input.
+#include "autograd/batching.h"
 #include "autograd/forward.h"
 #include "autograd/node.h"
 #include "autograd/op_scope.h"
@@ -52,5 +53,17 @@ Tensor stack(const std::vector<Tensor>& xs, int64_t d) {
   for (const Tensor& x : xs) us.push_back(unsqueeze(x, w));
   return scope.out(cat(us, w));
 }
+
+// ---- vmap (autograd/batching.h): every tensor of the list carries the batch
+// (vmap sees to it), and the dim shifts past it ----
+namespace {
+batching::Result cat_batched(const batching::Call& c) {
+  const auto& xs = std::get<std::vector<Tensor>>(c.args[0]);
+  const int64_t d = std::get<int64_t>(c.args[1]);
+  const int64_t rank = xs.empty() ? 0 : xs[0].dim() - 1;
+  return batching::batched({c.op == "cat" ? cat(xs, batching::shift(d, rank)) : stack(xs, batching::shift(d, rank + 1))});
+}
+}  // namespace
+void batching::detail::add_join_batching_rules(Rules& r) { r.add({"cat", "stack"}, &cat_batched); }
 
 }  // namespace ember

@@ -7,6 +7,7 @@
 // Legend: N rows (all leading dims), D the normalized (last) dim.
 #include <vector>
 
+#include "autograd/batching.h"
 #include "autograd/composed_rule.h"
 #include "autograd/op_scope.h"
 #include "autograd/ops.h"
@@ -68,6 +69,40 @@ std::vector<Tensor> layer_norm_backward(const Tensor& grad, const Tensor& x, con
   refuse_to_record("layer_norm_backward", {grad, x, weight, mean, rstd});
   kernel::LayerNormGrads d = kernel::layer_norm_backward(x, weight, mean, rstd, grad);
   return scope.out(std::vector<Tensor>{d.x, d.weight, d.bias});
+}
+
+// ---- vmap (autograd/batching.h) ----
+// Every row of a batch is normalized on its own, so the batched input is
+// just more rows; the statistics come back one per row, reshaped to (B, rows).
+// Backward: dx per row as the kernel gives it, but dweight and dbias are
+// sums over rows, which must stop at each sample's own rows: written in ops.
+// A weight or bias that differs per sample has no rule: vmap loops.
+namespace {
+using batching::with_batch;
+batching::Result layer_norm_batched(const batching::Call& c) {
+  if (c.batched[1] || c.batched[2]) return {};
+  std::vector<Tensor> out = c.run(c.args);
+  for (size_t i = 1; i < out.size(); ++i) out[i] = out[i].reshape(with_batch(c.sample_shapes.at(i), c.size));
+  return batching::batched(std::move(out));
+}
+batching::Result layer_norm_backward_batched(const batching::Call& c) {
+  if (c.batched[2]) return {};
+  const Tensor g = with_batch(c.tensor(0), c.batched[0], c.size), x = with_batch(c.tensor(1), c.batched[1], c.size);
+  const Tensor m = with_batch(c.tensor(3), c.batched[3], c.size), r = with_batch(c.tensor(4), c.batched[4], c.size);
+  const Shape rows{m.numel()};  // the kernel's statistics: one per row of every sample
+  const Tensor dx = layer_norm_backward(g, x, c.tensor(2), m.reshape(rows), r.reshape(rows))[0];
+  Shape per_row = x.shape();
+  per_row.back() = 1;
+  const Tensor gxhat = g * ((x - m.reshape(per_row)) * r.reshape(per_row));
+  Shape sample_rows;  // the dims of one sample's rows: 1 .. rank-1
+  for (int64_t d = 1; d < x.dim() - 1; ++d) sample_rows.push_back(d);
+  if (sample_rows.empty()) return batching::batched({dx, gxhat, g});  // one row per sample
+  return batching::batched({dx, sum(gxhat, sample_rows, false), sum(g, sample_rows, false)});
+}
+}  // namespace
+void batching::detail::add_layer_norm_batching_rules(Rules& r) {
+  r.add("layer_norm", &layer_norm_batched);
+  r.add("layer_norm_backward", &layer_norm_backward_batched);
 }
 
 }  // namespace ember

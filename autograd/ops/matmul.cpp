@@ -10,6 +10,7 @@
 // is the forward's, recorded in the node), a copy for BLAS (chapter 11), and
 // the forward rule (chapter 14).
 #include "autograd/autocast.h"
+#include "autograd/batching.h"
 #include "autograd/forward.h"
 #include "autograd/node.h"
 #include "autograd/op_scope.h"
@@ -86,5 +87,25 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
                                       term(b, [&](const Tensor& db) { return matmul(a, db); })); }, a, b);
   return scope.out(out);
 }
+
+// ---- vmap (autograd/batching.h): a batched product ----
+// A vector operand becomes a one-row (or one-column) matrix, the batched
+// operands are padded to one rank, and matmul's broadcasting over the
+// leading dims pairs sample b of one with sample b of the other (or with
+// the one matrix that is not batched). The result is then reshaped to the
+// sample's result shape, which drops the vector's dim again.
+namespace {
+batching::Result matmul_batched(const batching::Call& c) {
+  Tensor a = c.tensor(0), b = c.tensor(1);
+  int64_t ra = c.rank(0), rb = c.rank(1);
+  if (ra == 1) a = a.unsqueeze(c.batched[0] ? 1 : 0), ra = 2;
+  if (rb == 1) b = b.unsqueeze(-1), rb = 2;
+  const int64_t rank = std::max(ra, rb);
+  std::vector<OpArg> args{batching::pad(a, c.batched[0], rank), batching::pad(b, c.batched[1], rank)};
+  const Tensor out = c.run(args).at(0);
+  return batching::batched({out.reshape(batching::with_batch(c.sample_shapes.at(0), c.size))});
+}
+}  // namespace
+void batching::detail::add_matmul_batching_rules(Rules& r) { r.add({"matmul", "matmul_bf16"}, &matmul_batched); }
 
 }  // namespace ember

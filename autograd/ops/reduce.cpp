@@ -3,6 +3,7 @@
 // or weighted by the local derivative (var, norm, softmax).
 #include <cmath>
 
+#include "autograd/batching.h"
 #include "autograd/forward.h"
 #include "autograd/linear_rule.h"
 #include "autograd/op_scope.h"
@@ -283,6 +284,51 @@ Tensor log_softmax(const Tensor& x, int64_t d) {
   if (needs_grad({x})) record(out, std::make_shared<SoftmaxBackward>(out, w, true), {x});
   forward_rule(out, [&] { return log_softmax_jvp(dx(x), out, w); }, x);
   return scope.out(out);
+}
+
+// ---- vmap (autograd/batching.h): a sample's dim d is the batch's d + 1 ----
+namespace {
+using batching::shift;
+using batching::shift_all;
+batching::Result sum_batched(const batching::Call& c) {
+  const Shape dims = std::get<Shape>(c.args[1]);
+  if (c.rank(0) == 0) return {};  // a 0-d sample: nothing to sum over (the loop)
+  std::vector<OpArg> args = c.args;
+  args[1] = shift_all(dims, c.rank(0));
+  return batching::batched(c.run(args));  // sum, mean, var, norm: the dims are argument 1 or 2
+}
+batching::Result norm_batched(const batching::Call& c) {
+  if (c.rank(0) == 0) return {};
+  std::vector<OpArg> args = c.args;
+  args[2] = shift_all(std::get<Shape>(c.args[2]), c.rank(0));
+  return batching::batched(c.run(args));
+}
+// sum_to(x, shape): the sample's extra leading dims summed away, then the size-1 ones
+batching::Result sum_to_batched(const batching::Call& c) {
+  const Shape& shape = std::get<Shape>(c.args[1]);
+  const int64_t lead = c.rank(0) - static_cast<int64_t>(shape.size());
+  Tensor x = c.tensor(0);
+  if (lead > 0) {
+    Shape dims;
+    for (int64_t d = 1; d <= lead; ++d) dims.push_back(d);
+    x = sum(x, dims, false);
+  }
+  return batching::batched({sum_to(x, batching::with_batch(shape, c.size))});
+}
+// argmax(x) over every element: an index into one sample's elements
+batching::Result argmax_batched(const batching::Call& c) {
+  if (c.args.size() == 3) return batching::shifted_dim(c);
+  if (c.rank(0) == 0) return {};
+  return batching::batched({argmax(c.tensor(0).flatten(1), 1, false)});
+}
+}  // namespace
+void batching::detail::add_reduce_batching_rules(Rules& r) {
+  r.add({"sum", "mean", "var"}, &sum_batched);
+  r.add("norm", &norm_batched);
+  r.add("sum_to", &sum_to_batched);
+  r.add({"max", "min", "softmax", "log_softmax"}, &shifted_dim);  // max(x) over everything is made of ops
+  r.add("argmax", &argmax_batched);
+  r.add("scaled_softmax", &same);  // the last two dims: a sample's own
 }
 
 }  // namespace ember

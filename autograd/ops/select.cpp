@@ -1,5 +1,6 @@
 // Selection by mask: where, masked_fill, tril/triu. The gradient flows only
 // to the elements that were selected.
+#include "autograd/batching.h"
 #include "autograd/forward.h"
 #include "autograd/node.h"
 #include "autograd/op_scope.h"
@@ -66,6 +67,22 @@ Tensor triu(const Tensor& x, int64_t k) {
   if (needs_grad({x})) record(out, std::make_shared<TriangleBackward>(k, false), {x});
   forward_rule(out, [&] { return triu(dx(x), k); }, x);
   return scope.out(out);
+}
+
+// ---- vmap (autograd/batching.h) ----
+namespace {
+// masked_fill(x, mask): the mask broadcasts to x, so x must carry the batch
+// when the mask does
+batching::Result masked_fill_batched(const batching::Call& c) {
+  const int64_t rank = c.rank(0);
+  return batching::batched({masked_fill(batching::with_batch(c.tensor(0), c.batched[0], c.size),
+                                        batching::pad(c.tensor(1), c.batched[1], rank), std::get<double>(c.args[2]))});
+}
+}  // namespace
+void batching::detail::add_select_batching_rules(Rules& r) {
+  r.add("where", &broadcast);
+  r.add("masked_fill", &masked_fill_batched);
+  r.add({"tril", "triu"}, &same);  // the last two dims: a sample's own
 }
 
 }  // namespace ember

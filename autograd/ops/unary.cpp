@@ -8,6 +8,7 @@
 #include <cmath>
 #include <numbers>
 
+#include "autograd/batching.h"
 #include "autograd/composed_rule.h"
 #include "autograd/elementwise_rule.h"
 #include "autograd/op_scope.h"
@@ -211,6 +212,22 @@ Tensor gelu(const Tensor& x, GeluApprox approx) {
   if (needs_grad({x})) record(out, std::make_shared<GeluBackward>(x, approx), {x});
   composed_forward_rule(out, [&] { return composed::gelu(x, approx); }, x);
   return scope.out(out);
+}
+
+// ---- vmap (autograd/batching.h): elementwise, so the batch rides along ----
+namespace {
+// gelu_backward(grad, x): both of one shape, so both carry the batch
+batching::Result gelu_backward_batched(const batching::Call& c) {
+  return batching::batched({gelu_backward(batching::with_batch(c.tensor(0), c.batched[0], c.size),
+                                          batching::with_batch(c.tensor(1), c.batched[1], c.size),
+                                          std::get<GeluApprox>(c.args[2]))});
+}
+}  // namespace
+void batching::detail::add_unary_batching_rules(Rules& r) {
+  r.add({"neg", "exp", "log", "sqrt", "rsqrt", "abs", "sin", "cos", "erf", "tanh", "sigmoid", "relu", "clamp",
+         "softplus", "gelu"},
+        &same);
+  r.add("gelu_backward", &gelu_backward_batched);
 }
 
 }  // namespace ember

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "autograd/batching.h"
 #include "autograd/composed_rule.h"
 #include "autograd/forward.h"
 #include "autograd/linear_rule.h"
@@ -258,6 +259,37 @@ Tensor to(const Tensor& x, DType dt) {
     record(out, std::make_shared<ToBackward>(x.dtype()), {x});
   if (is_floating(dt)) forward_rule(out, [&] { return to(dx(x), dt); }, x);
   return scope.out(out);
+}
+
+// ---- vmap (autograd/batching.h): a dim shifts past the batch, a shape gets it in front ----
+namespace {
+batching::Result permute_batched(const batching::Call& c) {
+  Shape dims{0};
+  for (int64_t d : std::get<Shape>(c.args[1])) dims.push_back(batching::shift(d, c.rank(0)));
+  return batching::batched({permute(c.tensor(0), dims)});
+}
+batching::Result transpose_batched(const batching::Call& c) {
+  const int64_t r = c.rank(0);
+  if (r == 0) return batching::same(c);  // transpose(x, 0, 0) of a 0-d x: x
+  return batching::batched({transpose(c.tensor(0), batching::shift(std::get<int64_t>(c.args[1]), r),
+                                      batching::shift(std::get<int64_t>(c.args[2]), r))});
+}
+// expand(x, shape): the sample padded to the result's rank, then the batch kept
+batching::Result expand_batched(const batching::Call& c) {
+  const Shape& out = c.sample_shapes.at(0);
+  const Tensor x = batching::pad(c.tensor(0), true, static_cast<int64_t>(out.size()));
+  return batching::batched({expand(x, batching::with_batch(out, c.size))});
+}
+}  // namespace
+void batching::detail::add_view_batching_rules(Rules& r) {
+  // the result's shape is named: reshape to it (a view where the batch allows, as reshape is)
+  r.add({"reshape", "view", "flatten", "squeeze", "unsqueeze"}, &reshaped);
+  r.add({"narrow", "slice", "select"}, &shifted_dim);
+  r.add("permute", &permute_batched);
+  r.add("transpose", &transpose_batched);
+  r.add("expand", &expand_batched);
+  // a graph's detach (compile/op_table.h) changes no value either
+  r.add({"contiguous", "clone", "to", "stand_in", "detach"}, &same);
 }
 
 }  // namespace ember

@@ -15,7 +15,7 @@ import os
 import re
 import sys
 
-LAYERS = ["base", "tensor", "autograd", "compile", "nn", "train", "plot", "inspect", "distributed"]
+LAYERS = ["base", "tensor", "autograd", "compile", "vmap", "nn", "train", "plot", "inspect", "distributed"]
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 

@@ -15,7 +15,7 @@ import os
 import re
 import sys
 
-LAYERS = ["base", "tensor", "autograd", "compile", "nn", "train", "plot", "inspect", "distributed"]
+LAYERS = ["base", "tensor", "autograd", "compile", "vmap", "nn", "train", "plot", "inspect", "distributed"]
 MAX_FILE, MAX_FUNCTION = 500, 80
 CONTROL = re.compile(r"^\s*(\}\s*)?(if|for|while|switch|else|do|try|catch)\b")
 SCOPE = re.compile(r"\b(namespace|struct|class|union|enum)\b[^()]*$")
