@@ -205,6 +205,11 @@ class Tracer final : public AutogradObserver, TensorObserver, detail::DrawWatche
     auto known = ids_.find(t.impl());
     if (known != ids_.end()) return known->second;
     auto shared = t.storage() ? storages_.find(t.storage().get()) : storages_.end();
+    if (shared != storages_.end() && read_only(t, shared->second)) {
+      // another view of memory the function only reads (a backward pass
+      // recorded before the capture saves views of its weights): a constant too
+      return constant(t);
+    }
     if (shared != storages_.end()) {
       for (int id : shared->second) {
         const Tensor& v = held_value(id);
@@ -234,12 +239,26 @@ class Tracer final : public AutogradObserver, TensorObserver, detail::DrawWatche
                                 << " reads a tensor of shape " << shape_str(t.shape())
                                 << " that an op computed inside itself and did not return (saved for its backward); "
                                    "the graph cannot remake it");
+    return constant(t);
+  }
+  int constant(const Tensor& t) {
     const int id = g_.add_value(t.shape(), t.dtype(), Origin::Constant);
     g_.values[static_cast<size_t>(id)].made = t.storage() && made_.count(t.storage()->data());
     g_.constants.emplace_back(id, t);
     ids_[t.impl()] = id;
     hold(t, id);
+    if (t.storage()) storages_[t.storage().get()].push_back(id);
     return id;
+  }
+  // Memory from before the capture that holds no input: what the function
+  // reads there (a weight, a saved tensor, a view of either) is the same at
+  // every call, so any view of it is a constant. (In-place writes are refused.)
+  bool read_only(const Tensor& t, const std::vector<int>& ids) const {
+    const void* data = t.storage()->data();
+    if (inner_.count(data) || made_.count(data)) return false;
+    for (int id : ids)
+      if (g_.values[static_cast<size_t>(id)].origin == Origin::Input) return false;
+    return true;
   }
   // Every tensor seen is kept alive, so no other tensor gets its address while we trace.
   void hold(const Tensor& t, int id) {
