@@ -57,6 +57,7 @@
 #include "compile/run.h"
 #include "compile/toolchain.h"
 
+#include "vmap/functional.h"
 #include "vmap/vmap.h"
 
 #include "nn/attention.h"

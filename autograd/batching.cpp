@@ -79,6 +79,15 @@ Shape with_batch(const Shape& shape, int64_t size) {
   return s;
 }
 
+Tensor movedim(const Tensor& x, int64_t from, int64_t to) {
+  if (from == to) return x;
+  Shape order;
+  for (int64_t d = 0; d < x.dim(); ++d)
+    if (d != from) order.push_back(d);
+  order.insert(order.begin() + to, from);
+  return permute(x, order);
+}
+
 Result same(const Call& c) { return batched(c.run(c.args)); }
 
 Result broadcast(const Call& c) {

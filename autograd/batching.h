@@ -45,8 +45,11 @@ struct Call {
   std::vector<bool> batched;
   int64_t size = 0;               // the batch size (may be 0)
   std::vector<Shape> sample_shapes;  // each result's shape for one sample
-  /// The op, on arguments of the same types (the first argument of which may now be batched).
-  std::function<std::vector<Tensor>(const std::vector<OpArg>&)> run;
+  /// The op itself (compile/op_table.h's rule for it).
+  const std::function<std::vector<Tensor>(const std::vector<OpArg>&)>* op_fn = nullptr;
+
+  /// The op on arguments of the same types (some of them now batched).
+  std::vector<Tensor> run(const std::vector<OpArg>& a) const { return (*op_fn)(a); }
 
   const Tensor& tensor(size_t i) const { return std::get<Tensor>(args[i]); }
   /// The number of dims argument i has for one sample.
@@ -84,6 +87,8 @@ int64_t shift(int64_t d, int64_t rank);
 Shape shift_all(const Shape& dims, int64_t rank);
 /// (B, *shape).
 Shape with_batch(const Shape& shape, int64_t size);
+/// x with dim `from` moved to `to`, the others in their order (a permute).
+Tensor movedim(const Tensor& x, int64_t from, int64_t to);
 
 /// Elementwise (and any op whose only tensor argument changes nothing but
 /// its values: to, clone, gelu, tril): call the op as it is.

@@ -287,15 +287,59 @@ def adamw_update_gpt_tiny():
     return opt.step
 
 
-def mlp_jacobian(forward):
-    """f(x) = W2 tanh(W1 x), R^64 -> R^16: the whole Jacobian (functorch, which
-    batches the 64 jvps or the 16 pullbacks with vmap: its best way)."""
+def mlp_jacobian(forward, n=64, m=16):
+    """f(x) = W2 tanh(W1 x), R^n -> R^m (hidden 64): the whole Jacobian
+    (functorch, which batches the n jvps or the m pullbacks with vmap: its
+    best way). bench_vmap.cpp has the same, as a loop and batched."""
     def setup():
-        W1, W2, x = torch.randn(64, 64) / 8, torch.randn(16, 64) / 8, torch.randn(64)
+        W1, W2, x = torch.randn(64, n) / 8, torch.randn(m, 64) / 8, torch.randn(n)
         f = lambda v: W2 @ torch.tanh(W1 @ v)
         j = functorch.jacfwd(f) if forward else functorch.jacrev(f)
         return lambda: j(x)
     return setup
+
+
+def hessian_gpt_tiny_ln_f():
+    """bench_vmap's: the Hessian of the tiny GPT's loss (B=2, T=32) in the
+    final layer norm's weight (64 numbers). functorch.hessian (jacfwd over
+    jacrev) stops at cross-entropy's backward in PyTorch 1.13 (no forward-mode
+    rule for _log_softmax_backward_data), so jacrev over jacrev, vmapped."""
+    model = GPT(65, 64, 64, 4, 2)
+    model.forward = model.loss
+    x, y = torch.randint(0, 65, (2, 32)), torch.randint(0, 65, (2, 32))
+    params = {k: v.detach() for k, v in model.named_parameters()}
+    def loss(w):
+        return torch.nn.utils.stateless.functional_call(model, {**params, "ln_f.weight": w}, (x, y))
+    h = functorch.jacrev(functorch.jacrev(loss))
+    w = params["ln_f.weight"]
+    return lambda: h(w)
+
+
+def per_sample_grads(loss, params, batch):
+    """vmap(grad(loss)) over the batch's samples, the parameters shared: functorch's way."""
+    g = functorch.vmap(functorch.grad(loss), in_dims=(None,) + (0,) * len(batch))
+    return lambda: g(params, *batch)
+
+
+def per_sample_grads_mlp_b64():
+    """bench_vmap's: an MLP 64 -> 128 -> 10 (tanh, cross-entropy), batch 64."""
+    params = [torch.randn(64, 128) / 8, torch.zeros(128), torch.randn(128, 10) / 11, torch.zeros(10)]
+    x, y = torch.randn(64, 64), torch.randint(0, 10, (64,))
+    def loss(p, xi, yi):
+        h = torch.tanh(xi.unsqueeze(0) @ p[0] + p[1])
+        return torch.nn.functional.cross_entropy(h @ p[2] + p[3], yi.unsqueeze(0))
+    return per_sample_grads(loss, params, (x, y))
+
+
+def per_sample_grads_gpt_tiny_b64():
+    """bench_vmap's: the tiny GPT, batch 64 of sequences of 32 tokens."""
+    model = GPT(65, 64, 64, 4, 2)
+    model.forward = model.loss
+    params = {k: v.detach() for k, v in model.named_parameters()}
+    x, y = torch.randint(0, 65, (64, 32)), torch.randint(0, 65, (64, 32))
+    def loss(p, xi, yi):
+        return torch.nn.utils.stateless.functional_call(model, p, (xi.unsqueeze(0), yi.unsqueeze(0)))
+    return per_sample_grads(loss, params, (x, y))
 
 
 def hvp_4096_params():
@@ -353,6 +397,11 @@ WORKLOADS = {
     "jacfwd_64_to_16": (mlp_jacobian(True), 20, 0, 0),
     "jacrev_64_to_16": (mlp_jacobian(False), 20, 0, 0),
     "hvp_4096_params": (hvp_4096_params, 20, 0, 0),
+    "jacfwd_16_to_64": (mlp_jacobian(True, 16, 64), 20, 0, 0),
+    "jacrev_16_to_64": (mlp_jacobian(False, 16, 64), 20, 0, 0),
+    "hessian_gpt_tiny_ln_f": (hessian_gpt_tiny_ln_f, 5, 0, 0),
+    "per_sample_grads_mlp_b64": (per_sample_grads_mlp_b64, 20, 0, 0),
+    "per_sample_grads_gpt_tiny_b64": (per_sample_grads_gpt_tiny_b64, 3, 0, 0),
     # V=65, L=64, D=64, heads=4, layers=2, B=16, T=64
     "gpt_tiny_train_step": (gpt_train_step(65, 64, 64, 4, 2, 16, 64), 20, 0, 16 * 64),
     "adamw_update_gpt_tiny": (adamw_update_gpt_tiny, 20, 0, 0),

@@ -5,6 +5,8 @@
 #include <optional>
 #include <sstream>
 #include <thread>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "autograd/forward.h"
 #include "autograd/node.h"
@@ -308,11 +310,11 @@ class Tracer final : public AutogradObserver, TensorObserver, detail::DrawWatche
   std::string refusal_;
   std::string node_;  // the backward node running, if any
   std::vector<std::string> modules_;
-  std::map<const TensorImpl*, int> ids_;
-  std::map<const Storage*, std::vector<int>> storages_;
+  std::unordered_map<const TensorImpl*, int> ids_;
+  std::unordered_map<const Storage*, std::vector<int>> storages_;
   std::vector<Tensor> held_;  // by value id
-  std::set<const void*> inner_;  // storages allocated inside ops, still alive
-  std::set<const void*> made_;   // storages the function allocated outside ops (ones, zeros), still alive
+  std::unordered_set<const void*> inner_;  // storages allocated inside ops, still alive
+  std::unordered_set<const void*> made_;   // storages the function allocated outside ops (ones, zeros), still alive
 };
 
 }  // namespace

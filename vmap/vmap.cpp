@@ -11,6 +11,7 @@
 #include "base/error.h"
 #include "compile/capture.h"
 #include "compile/op_table.h"
+#include "compile/passes.h"
 #include "tensor/factory.h"
 #include "tensor/shape.h"
 
@@ -20,15 +21,7 @@ namespace {
 
 thread_local batching_stats::Counts counts;
 
-// x with dim `from` moved to `to` (the others keep their order).
-Tensor movedim(const Tensor& x, int64_t from, int64_t to) {
-  if (from == to) return x;
-  Shape order;
-  for (int64_t d = 0; d < x.dim(); ++d)
-    if (d != from) order.push_back(d);
-  order.insert(order.begin() + to, from);
-  return permute(x, order);
-}
+using batching::movedim;
 
 // A value while the graph runs on the batch: batched ones have it as dim 0.
 struct Slot {
@@ -106,7 +99,7 @@ std::vector<Slot> run_call(const compiler::Graph& g, const compiler::Call& call,
     c.sample_shapes.push_back(g.values[static_cast<size_t>(id)].shape);
     dtypes.push_back(g.values[static_cast<size_t>(id)].dtype);
   }
-  c.run = call.rule->call;
+  c.op_fn = &call.rule->call;
   const batching::Rule rule = batching::find_rule(call.op);
   batching::Result r = rule ? rule(c) : batching::Result{};
   if (r.values.empty()) {
@@ -222,7 +215,9 @@ std::vector<Tensor> run_vmap(const BatchFn& f, const std::vector<Tensor>& inputs
   compiler::CaptureOptions capture_options;
   capture_options.draws_are_constants = o.randomness == Randomness::Same;
   capture_options.transform = "vmap";
-  const compiler::Capture cap = compiler::capture(f, probe, capture_options);
+  compiler::Capture cap = compiler::capture(f, probe, capture_options);
+  compiler::dead_code(cap.graph);  // fewer calls to batch, the same values
+  compiler::identities(cap.graph);
   const compiler::Graph& g = cap.graph;
 
   std::optional<NoGradGuard> no_grad;  // grad() inside: values, as compile's graphs give

@@ -201,13 +201,38 @@ Tensor& index_add_(Tensor& x, int64_t d, const Tensor& ids, const Tensor& src) {
 
 // ---- vmap (autograd/batching.h) ----
 // The ids index a sample's own dim: shifted past the batch. Ids that differ
-// per sample where the op takes one list for every row (index_select,
-// index_add) or weights that do (embedding) have no rule here: vmap loops.
+// per sample (one list of ids per sample) index one tall table instead: the
+// batch's tables stacked, sample b's ids moved down by b rows of it. A
+// weight that differs per sample under embedding has no rule here: vmap
+// loops.
 namespace {
 using batching::with_batch;
+// Sample b's ids (B, N), moved down by b * rows, flattened: ids into the stacked (B * rows) table.
+Tensor stacked_ids(const Tensor& ids, int64_t rows) {
+  const int64_t B = ids.size(0);
+  return (ids + (arange(static_cast<double>(B), kInt64) * static_cast<double>(rows)).reshape({B, 1})).reshape({-1});
+}
+// x (B, ...) with dim d (a sample's dim d - 1) moved to 1 and merged with the batch: (B * x.size(d), rest).
+Tensor stacked_rows(const Tensor& x, int64_t d) {
+  const Tensor m = batching::movedim(x, d, 1);
+  Shape rest(m.shape().begin() + 2, m.shape().end());
+  rest.insert(rest.begin(), m.size(0) * m.size(1));
+  return m.reshape(rest);
+}
+// The inverse: (B * n, rest) back to (B, ...) with those n rows at dim d.
+Tensor unstacked_rows(const Tensor& flat, int64_t B, int64_t d) {
+  Shape s(flat.shape().begin() + 1, flat.shape().end());
+  s.insert(s.begin(), {B, B ? flat.size(0) / B : 0});
+  return batching::movedim(flat.reshape(s), 1, d);
+}
 batching::Result index_select_batched(const batching::Call& c) {
-  if (c.batched[2]) return {};
-  return batching::shifted_dim(c);
+  if (!c.batched[2]) return batching::shifted_dim(c);
+  if (c.rank(2) != 1 || c.size == 0) return {};
+  const Tensor ids = c.tensor(2);
+  const int64_t d = batching::shift(std::get<int64_t>(c.args[1]), c.rank(0));
+  const Tensor x = with_batch(c.tensor(0), c.batched[0], c.size);
+  const Tensor rows = index_select(stacked_rows(x, d), 0, stacked_ids(ids, x.size(d)));
+  return batching::batched({unstacked_rows(rows, c.size, d)});
 }
 // gather and scatter_add: ids of the shape of what they read, so every tensor carries the batch
 batching::Result gather_batched(const batching::Call& c) {
@@ -217,11 +242,15 @@ batching::Result gather_batched(const batching::Call& c) {
     if (i < c.args.size()) t.push_back(with_batch(c.tensor(i), c.batched[i], c.size));
   return batching::batched({c.op == "gather" ? gather(t[0], d, t[1]) : scatter_add(t[0], d, t[1], t[2])});
 }
+// index_add(x, d, ids, src): with ids per sample, into the stacked table (the
+// embedding's gradient: each sample's rows added into its own table)
 batching::Result index_add_batched(const batching::Call& c) {
-  if (c.batched[2]) return {};
   const int64_t d = batching::shift(std::get<int64_t>(c.args[1]), c.rank(0));
-  return batching::batched({index_add(with_batch(c.tensor(0), c.batched[0], c.size), d, c.tensor(2),
-                                      with_batch(c.tensor(3), c.batched[3], c.size))});
+  const Tensor x = with_batch(c.tensor(0), c.batched[0], c.size), src = with_batch(c.tensor(3), c.batched[3], c.size);
+  if (!c.batched[2]) return batching::batched({index_add(x, d, c.tensor(2), src)});
+  if (c.rank(2) != 1 || c.size == 0) return {};
+  const Tensor sum = index_add(stacked_rows(x, d), 0, stacked_ids(c.tensor(2), x.size(d)), stacked_rows(src, d));
+  return batching::batched({unstacked_rows(sum, c.size, d)});
 }
 batching::Result embedding_batched(const batching::Call& c) {
   if (c.batched[0]) return {};

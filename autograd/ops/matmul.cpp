@@ -93,16 +93,34 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
 // operands are padded to one rank, and matmul's broadcasting over the
 // leading dims pairs sample b of one with sample b of the other (or with
 // the one matrix that is not batched). The result is then reshaped to the
-// sample's result shape, which drops the vector's dim again.
+// sample's result shape, which drops the vector's dim again. Two cases get
+// one big product instead of B small ones: a batch of matrices times one
+// matrix is one (B n, k) x (k, m) product (and one matrix times a batch, by
+// its transpose), and products over k = 1 (outer products: a per-sample
+// weight gradient xᵀ g) are a broadcast multiply, exact as the product is.
 namespace {
+Tensor stacked_times(const Tensor& a, const Tensor& b) {  // a (..., n, k) batched, b (k, m): one product
+  Shape out = a.shape();
+  out.back() = b.size(1);
+  return matmul(a.reshape({-1, a.size(-1)}), b).reshape(out);
+}
 batching::Result matmul_batched(const batching::Call& c) {
   Tensor a = c.tensor(0), b = c.tensor(1);
   int64_t ra = c.rank(0), rb = c.rank(1);
   if (ra == 1) a = a.unsqueeze(c.batched[0] ? 1 : 0), ra = 2;
   if (rb == 1) b = b.unsqueeze(-1), rb = 2;
   const int64_t rank = std::max(ra, rb);
-  std::vector<OpArg> args{batching::pad(a, c.batched[0], rank), batching::pad(b, c.batched[1], rank)};
-  const Tensor out = c.run(args).at(0);
+  a = batching::pad(a, c.batched[0], rank);
+  b = batching::pad(b, c.batched[1], rank);
+  Tensor out;
+  if (c.op == "matmul" && a.size(-1) == 1)
+    out = a * b;  // (…, n, 1) (…, 1, m): each element one product
+  else if (c.op == "matmul" && !c.batched[1] && b.dim() == 2 && a.numel() && b.numel())
+    out = stacked_times(a, b);
+  else if (c.op == "matmul" && !c.batched[0] && a.dim() == 2 && a.numel() && b.numel())
+    out = stacked_times(b.transpose(-1, -2), a.transpose(0, 1)).transpose(-1, -2);
+  else
+    out = c.run({a, b}).at(0);
   return batching::batched({out.reshape(batching::with_batch(c.sample_shapes.at(0), c.size))});
 }
 }  // namespace

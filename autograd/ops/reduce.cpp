@@ -308,12 +308,15 @@ batching::Result sum_to_batched(const batching::Call& c) {
   const Shape& shape = std::get<Shape>(c.args[1]);
   const int64_t lead = c.rank(0) - static_cast<int64_t>(shape.size());
   Tensor x = c.tensor(0);
+  const Shape target = batching::with_batch(shape, c.size);
   if (lead > 0) {
     Shape dims;
-    for (int64_t d = 1; d <= lead; ++d) dims.push_back(d);
-    x = sum(x, dims, false);
+    bool ones = true;  // dims of size 1 only: summing them is a reshape
+    for (int64_t d = 1; d <= lead; ++d) dims.push_back(d), ones = ones && x.size(d) == 1;
+    Shape rest(x.shape().begin() + 1 + lead, x.shape().end());
+    x = ones ? x.reshape(batching::with_batch(rest, c.size)) : sum(x, dims, false);
   }
-  return batching::batched({sum_to(x, batching::with_batch(shape, c.size))});
+  return batching::batched({x.shape() == target ? x : sum_to(x, target)});
 }
 // argmax(x) over every element: an index into one sample's elements
 batching::Result argmax_batched(const batching::Call& c) {
