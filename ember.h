@@ -37,6 +37,7 @@
 #include "tensor/tensor.h"
 
 #include "autograd/autocast.h"
+#include "autograd/batching.h"
 #include "autograd/checkpoint.h"
 #include "autograd/engine.h"
 #include "autograd/forward.h"

@@ -13,6 +13,8 @@
 //    for n = 1..256 at m = 16 and for m = 1..256 at n = 16. Forward mode
 //    wins while the inputs are fewer than the outputs. Writes
 //    DIR/crossover.png (time against n and against m, log axes; medians of 21 runs).
+//    Then the same with the passes batched into one (jacfwd_vmap and
+//    jacrev_vmap, vmap/functional.h): DIR/crossover_vmap.png.
 // Every check prints its error; the program exits non-zero if one fails.
 #include <algorithm>
 #include <chrono>
@@ -127,7 +129,8 @@ double median_ms(int reps, const F& fn) {
 
 struct Row {
   int64_t n, m;
-  double fwd_ms, rev_ms;
+  double fwd_ms, rev_ms;            // one pass per column / row
+  double fwd_vmap_ms, rev_vmap_ms;  // the passes batched into one (vmap)
 };
 
 Row time_both(int64_t n, int64_t m, int reps) {
@@ -136,16 +139,23 @@ Row time_both(int64_t n, int64_t m, int reps) {
   Tensor x = randn({n}, g, kFloat64);
   NoGradGuard outside;  // the transforms turn on what they need
   const JacobianFn jf = jacfwd(f.fn()), jr = jacrev(f.fn());
-  Row r{n, m, 0, 0};
+  const JacobianFn bf = jacfwd_vmap(f.fn()), br = jacrev_vmap(f.fn());
+  Row r{n, m, 0, 0, 0, 0};
   r.fwd_ms = median_ms(reps, [&] { (void)jf({x}); });
   r.rev_ms = median_ms(reps, [&] { (void)jr({x}); });
+  r.fwd_vmap_ms = median_ms(reps, [&] { (void)bf({x}); });
+  r.rev_vmap_ms = median_ms(reps, [&] { (void)br({x}); });
   return r;
 }
 
+double fwd(const Row& r, bool batched) { return batched ? r.fwd_vmap_ms : r.fwd_ms; }
+double rev(const Row& r, bool batched) { return batched ? r.rev_vmap_ms : r.rev_ms; }
+
 // Where the two curves cross, by linear interpolation in log(size); -1 if they do not.
-double crossing(const std::vector<Row>& rows, bool along_n) {
+double crossing(const std::vector<Row>& rows, bool along_n, bool batched) {
   for (size_t i = 1; i < rows.size(); ++i) {
-    const double d0 = std::log(rows[i - 1].fwd_ms / rows[i - 1].rev_ms), d1 = std::log(rows[i].fwd_ms / rows[i].rev_ms);
+    const double d0 = std::log(fwd(rows[i - 1], batched) / rev(rows[i - 1], batched));
+    const double d1 = std::log(fwd(rows[i], batched) / rev(rows[i], batched));
     if ((d0 <= 0) != (d1 <= 0)) {
       const double s0 = std::log(static_cast<double>(along_n ? rows[i - 1].n : rows[i - 1].m));
       const double s1 = std::log(static_cast<double>(along_n ? rows[i].n : rows[i].m));
@@ -155,56 +165,50 @@ double crossing(const std::vector<Row>& rows, bool along_n) {
   return -1;
 }
 
-void crossover(const std::string& out, bool quick) {
-  const int64_t fixed = 16;
-  std::vector<int64_t> sizes = {1, 2, 4, 8, 16, 32, 64, 128, 256};
-  if (quick) sizes = {1, 4, 16, 64};
-  const int reps = quick ? 5 : 21;
-  std::printf("\n4. The crossover: the Jacobian of f: R^n -> R^m, f(x) = W2 tanh(W1 x), hidden 64\n");
-  std::printf("   median of %d runs, ms; %d thread(s)\n", reps, get_num_threads());
-  std::vector<Row> by_n, by_m;
-  std::printf("  %6s %6s %12s %12s %10s\n", "n", "m", "jacfwd ms", "jacrev ms", "fwd/rev");
-  for (int64_t n : sizes) {
-    by_n.push_back(time_both(n, fixed, reps));
-    const Row& r = by_n.back();
-    std::printf("  %6lld %6lld %12.3f %12.3f %10.2f\n", static_cast<long long>(r.n), static_cast<long long>(r.m),
-                r.fwd_ms, r.rev_ms, r.fwd_ms / r.rev_ms);
-  }
-  for (int64_t m : sizes) {
-    by_m.push_back(time_both(fixed, m, reps));
-    const Row& r = by_m.back();
-    std::printf("  %6lld %6lld %12.3f %12.3f %10.2f\n", static_cast<long long>(r.n), static_cast<long long>(r.m),
-                r.fwd_ms, r.rev_ms, r.fwd_ms / r.rev_ms);
-  }
-  const double cn = crossing(by_n, true), cm = crossing(by_m, false);
-  if (cn > 0) std::printf("  with m = %lld outputs, forward mode stops winning at n = %.1f inputs\n", static_cast<long long>(fixed), cn);
-  else std::printf("  with m = %lld outputs, the curves do not cross between n = 1 and %lld\n", static_cast<long long>(fixed), static_cast<long long>(sizes.back()));
-  if (cm > 0) std::printf("  with n = %lld inputs, reverse mode starts losing at m = %.1f outputs\n", static_cast<long long>(fixed), cm);
-  else std::printf("  with n = %lld inputs, the curves do not cross between m = 1 and %lld\n", static_cast<long long>(fixed), static_cast<long long>(sizes.back()));
+void print_crossings(const std::vector<Row>& by_n, const std::vector<Row>& by_m, int64_t fixed, int64_t last,
+                     bool batched, double& cn, double& cm) {
+  const char* how = batched ? "batched, " : "";
+  cn = crossing(by_n, true, batched);
+  cm = crossing(by_m, false, batched);
+  const auto f = static_cast<long long>(fixed), l = static_cast<long long>(last);
+  if (cn > 0) std::printf("  %swith m = %lld outputs, forward mode stops winning at n = %.1f inputs\n", how, f, cn);
+  else std::printf("  %swith m = %lld outputs, the curves do not cross between n = 1 and %lld\n", how, f, l);
+  if (cm > 0) std::printf("  %swith n = %lld inputs, reverse mode starts losing at m = %.1f outputs\n", how, f, cm);
+  else std::printf("  %swith n = %lld inputs, the curves do not cross between m = 1 and %lld\n", how, f, l);
+}
 
-  if (out.empty()) return;
-  std::filesystem::create_directories(out);
+void draw(const std::vector<Row>& by_n, const std::vector<Row>& by_m, double cn, double cm, bool batched,
+          const std::string& path) {
   plot::LinePlot fig;
-  fig.title = "The Jacobian of f: R^n -> R^m, by forward and by reverse mode";
+  fig.title = batched ? "The Jacobian of f: R^n -> R^m, every pass batched into one (vmap)"
+                      : "The Jacobian of f: R^n -> R^m, by forward and by reverse mode";
   fig.x = {.label = "the size that varies (n inputs at m = 16, or m outputs at n = 16)", .log = true};
   fig.y = {.label = "time for the whole Jacobian (ms)", .log = true};
-  auto series = [&](const std::vector<Row>& rows, bool along_n, bool fwd, const char* label, size_t colour, plot::Dash dash) {
+  auto series = [&](const std::vector<Row>& rows, bool along_n, bool forward, const char* label, size_t colour,
+                    plot::Dash dash) {
     plot::Series s;
     s.label = label;
     for (const Row& r : rows) {
       s.x.push_back(static_cast<double>(along_n ? r.n : r.m));
-      s.y.push_back(fwd ? r.fwd_ms : r.rev_ms);
+      s.y.push_back(forward ? fwd(r, batched) : rev(r, batched));
     }
     s.color = plot::palette(colour);
     s.points = true;
     s.dash = dash;
-    s.marker = fwd ? plot::Marker::Circle : plot::Marker::Square;
+    s.marker = forward ? plot::Marker::Circle : plot::Marker::Square;
     return s;
   };
-  fig.series.push_back(series(by_n, true, true, "forward (jacfwd), n varies: n passes", 0, plot::Dash::Solid));
-  fig.series.push_back(series(by_n, true, false, "reverse (jacrev), n varies: 16 passes", 1, plot::Dash::Solid));
-  fig.series.push_back(series(by_m, false, true, "forward (jacfwd), m varies: 16 passes", 0, plot::Dash::Dashed));
-  fig.series.push_back(series(by_m, false, false, "reverse (jacrev), m varies: m passes", 1, plot::Dash::Dashed));
+  if (batched) {
+    fig.series.push_back(series(by_n, true, true, "forward (jacfwd_vmap), n varies: n tangents, one pass", 0, plot::Dash::Solid));
+    fig.series.push_back(series(by_n, true, false, "reverse (jacrev_vmap), n varies: 16 rows, one pass", 1, plot::Dash::Solid));
+    fig.series.push_back(series(by_m, false, true, "forward (jacfwd_vmap), m varies: 16 tangents, one pass", 0, plot::Dash::Dashed));
+    fig.series.push_back(series(by_m, false, false, "reverse (jacrev_vmap), m varies: m rows, one pass", 1, plot::Dash::Dashed));
+  } else {
+    fig.series.push_back(series(by_n, true, true, "forward (jacfwd), n varies: n passes", 0, plot::Dash::Solid));
+    fig.series.push_back(series(by_n, true, false, "reverse (jacrev), n varies: 16 passes", 1, plot::Dash::Solid));
+    fig.series.push_back(series(by_m, false, true, "forward (jacfwd), m varies: 16 passes", 0, plot::Dash::Dashed));
+    fig.series.push_back(series(by_m, false, false, "reverse (jacrev), m varies: m passes", 1, plot::Dash::Dashed));
+  }
   char text[96];
   if (cn > 0) {
     std::snprintf(text, sizeof text, "solid lines cross: n = %.0f", cn);
@@ -217,9 +221,33 @@ void crossover(const std::string& out, bool quick) {
   fig.legend = plot::Corner::TopLeft;
   fig.width = 1000;
   fig.height = 600;
-  const std::string path = out + "/crossover.png";
   examples::check_picture(plot::layout_problems(plot::write_png(fig, path)), "forward_vs_reverse", path);
   std::printf("  wrote %s\n", path.c_str());
+}
+
+void crossover(const std::string& out, bool quick) {
+  const int64_t fixed = 16;
+  std::vector<int64_t> sizes = {1, 2, 4, 8, 16, 32, 64, 128, 256};
+  if (quick) sizes = {1, 4, 16, 64};
+  const int reps = quick ? 5 : 21;
+  std::printf("\n4. The crossover: the Jacobian of f: R^n -> R^m, f(x) = W2 tanh(W1 x), hidden 64\n");
+  std::printf("   median of %d runs, ms; %d thread(s); vmap: every pass batched into one\n", reps, get_num_threads());
+  std::vector<Row> by_n, by_m;
+  std::printf("  %6s %6s %12s %12s %10s %12s %12s\n", "n", "m", "jacfwd ms", "jacrev ms", "fwd/rev", "fwd vmap",
+              "rev vmap");
+  auto print = [](const Row& r) {
+    std::printf("  %6lld %6lld %12.3f %12.3f %10.2f %12.3f %12.3f\n", static_cast<long long>(r.n),
+                static_cast<long long>(r.m), r.fwd_ms, r.rev_ms, r.fwd_ms / r.rev_ms, r.fwd_vmap_ms, r.rev_vmap_ms);
+  };
+  for (int64_t n : sizes) print(by_n.emplace_back(time_both(n, fixed, reps)));
+  for (int64_t m : sizes) print(by_m.emplace_back(time_both(fixed, m, reps)));
+  double cn = 0, cm = 0, bn = 0, bm = 0;
+  print_crossings(by_n, by_m, fixed, sizes.back(), false, cn, cm);
+  print_crossings(by_n, by_m, fixed, sizes.back(), true, bn, bm);
+  if (out.empty()) return;
+  std::filesystem::create_directories(out);
+  draw(by_n, by_m, cn, cm, false, out + "/crossover.png");
+  draw(by_n, by_m, bn, bm, true, out + "/crossover_vmap.png");
 }
 
 int program(const std::string& out, bool quick) {

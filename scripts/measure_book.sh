@@ -35,6 +35,9 @@
 #   decode       only the decoding measurements of generation and the picture
 #   decodeprofile  only where a decode step of the 124M shape spends its time, in both
 #                frameworks, and eight alternating runs of each (bench/decode_profile.sh)
+#   compile      bench/compile_compare.sh: compile/'s workloads eager, compiled, in PyTorch (chapter 17)
+#   vmap         bench/vmap_compare.sh: Jacobians, a Hessian and per-sample gradients as
+#                ember's loop, ember's vmap and functorch's vmap (chapter 18)
 #
 # Each step writes docs/book/measured/<name>.txt: a header (the machine, the
 # commit of the code measured, the date, the load average before and after,
@@ -60,7 +63,7 @@ need() { [[ -x $(bin "$1") ]] || { echo "measure_book.sh: $build/$1 is missing: 
 
 # The code a measurement measures: the last commit that changed anything but
 # the docs, marked when the work tree has uncommitted changes to it.
-code_paths=(tensor autograd compile nn train inspect distributed plot examples bench CMakeLists.txt cmake)
+code_paths=(tensor autograd compile vmap nn train inspect distributed plot examples bench CMakeLists.txt cmake)
 commit() {
   local c
   c=$(git log -1 --format=%h -- "${code_paths[@]}")
@@ -327,6 +330,7 @@ step_forward() {
   need examples/forward_vs_reverse
   record forward_vs_reverse "./build/examples/forward_vs_reverse" fvr
   picture "$scratch/fvr/crossover.png" forward_vs_reverse_crossover.png forward "./build/examples/forward_vs_reverse"
+  picture "$scratch/fvr/crossover_vmap.png" forward_vs_reverse_crossover_vmap.png forward "./build/examples/forward_vs_reverse"
   if /usr/bin/python3 -c 'import torch' 2> /dev/null; then
     need bench/bench_ember
     record forward_compare "bash bench/compare.sh ${forward_workloads[*]}" forward_compare
@@ -436,11 +440,23 @@ step_compile() {
   fi
 }
 
+# vmap/: Jacobians and per-sample gradients, loop, vmap and functorch (chapter 18).
+vmap_measure() { bash "$root/bench/vmap_compare.sh" --build "$root/$build"; }
+step_vmap() {
+  need bench/bench_vmap
+  need bench/bench_ember
+  if /usr/bin/python3 -c 'import torch' 2> /dev/null; then
+    record vmap_compare "bash bench/vmap_compare.sh" vmap_measure
+  else
+    echo "--- vmap_compare: skipped (no PyTorch: bash scripts/deps.sh --bench)"
+  fi
+}
+
 steps=("$@")
-((${#steps[@]})) || steps=(pictures race gpt inside watch distributed bench blas threads gemm bits bf16bench forward memory zero generation compile)
+((${#steps[@]})) || steps=(pictures race gpt inside watch distributed bench blas threads gemm bits bf16bench forward memory zero generation compile vmap)
 for s in "${steps[@]}"; do
   if ! declare -F "step_$s" > /dev/null; then
-    echo "measure_book.sh: no step '$s' (pictures race gpt inside watch distributed bench blas threads gemm bits bf16bench forward memory zero generation compile decode decodeprofile timelines zeropicture)" >&2
+    echo "measure_book.sh: no step '$s' (pictures race gpt inside watch distributed bench blas threads gemm bits bf16bench forward memory zero generation compile vmap decode decodeprofile timelines zeropicture)" >&2
     exit 2
   fi
   "step_$s"

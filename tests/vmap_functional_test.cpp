@@ -61,7 +61,7 @@ TEST_P(VmapJacobianRegistry, EqualTheLoopsOfAutograd) {
     if (!op.fn(s.inputs).requires_grad()) continue;
     for (size_t i = 0; i < s.inputs.size(); ++i) {
       if (!s.inputs[i].requires_grad()) continue;
-      SCOPED_TRACE("input " + std::to_string(i));
+      SCOPED_TRACE(testing::Message() << "input " << i);
       const int argnum = static_cast<int>(i);
       const Tensor want = jacrev(fn, argnum)(s.inputs);
       const Tensor rev = jacrev_vmap(fn, argnum)(s.inputs);

@@ -138,7 +138,7 @@ TEST_P(VmapRegistry, EqualsTheLoopOverTheBatch) {
       for (int where = 0; where < 3; ++where) {
         for (int64_t size : {int64_t{3}, int64_t{0}}) {
           if (size == 0 && (where != 0 || mask != (1u << n) - 1)) continue;  // one zero-size case per sample
-          SCOPED_TRACE("mask " + std::to_string(mask) + " at " + std::to_string(where) + " batch " + std::to_string(size));
+          SCOPED_TRACE(testing::Message() << "mask " << mask << " at " << where << " batch " << size);
           Inputs in;
           Dims dims;
           for (size_t i = 0; i < n; ++i) {

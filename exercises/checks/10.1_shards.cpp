@@ -15,7 +15,10 @@ namespace {
 using namespace ember;
 using Range = std::pair<int64_t, int64_t>;
 
-std::string show(const Range& r) { return "[" + std::to_string(r.first) + ", " + std::to_string(r.second) + ")"; }
+std::string show(const Range& r) {
+  std::string s = "[";  // (appended: GCC 12 warns falsely on "literal" + std::string)
+  return s.append(std::to_string(r.first)).append(", ").append(std::to_string(r.second)).append(")");
+}
 
 std::string range_mistake(int64_t batch, int64_t rank, int64_t world, const Range& got) {
   const int64_t rows = batch / world, begin = rank * rows;

@@ -28,7 +28,10 @@ std::string show(const Word& w) {
   for (size_t i = 0; i < w.size(); ++i) s += (i ? ", " : "") + std::to_string(w[i]);
   return s + ")";
 }
-std::string show(const Pair& p) { return "(" + std::to_string(p.first) + ", " + std::to_string(p.second) + ")"; }
+std::string show(const Pair& p) {
+  std::string s = "(";  // (appended: GCC 12 warns falsely on "literal" + std::string)
+  return s.append(std::to_string(p.first)).append(", ").append(std::to_string(p.second)).append(")");
+}
 
 // ---- merge, right and with the usual mistakes ----
 enum class MergeWay { Right, RightToLeft, NoSkip, DropsLast };
