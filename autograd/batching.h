@@ -16,9 +16,10 @@
 ///   a shape argument  reshape(x, {6}): the batch's shape is {B, 6}
 ///   matmul            a batched product: pad, and broadcasting does the rest
 ///
-/// Each rule is written beside its op, in autograd/ops/<family>.cpp, under
-/// the op's backward and forward rules; add_<family>_batching_rules() lists
-/// them by the name the op's OpScope gives. An op without a rule is run once
+/// Each rule is written beside its op, in its family's file of autograd/ops/
+/// (unary.cpp, binary.cpp, ...), under the op's backward and forward rules;
+/// the family's add_..._batching_rules() lists them by the name the op's
+/// OpScope gives. An op without a rule is run once
 /// per sample by vmap (its fallback, which warns once, naming the op).
 ///
 /// A rule sees one call: the op's arguments, which tensors carry the batch
@@ -104,7 +105,7 @@ Result shifted_dim(const Call& c);
 Result reshaped(const Call& c);
 
 namespace detail {
-/// The table, filled by one plain call per family (autograd/ops/<family>.cpp).
+/// The table, filled by one plain call per family (its file in autograd/ops/).
 struct Rules {
   std::vector<std::pair<std::string, Rule>> entries;
   void add(const std::string& op, Rule r) { entries.emplace_back(op, r); }

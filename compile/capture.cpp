@@ -201,11 +201,21 @@ class Tracer final : public AutogradObserver, TensorObserver, detail::DrawWatche
     ids_[t.impl()] = id;
     hold(t, id);
     if (t.storage()) storages_[t.storage().get()].push_back(id);
+    if (t.grad_fn()) by_node_[t.grad_fn().get()].push_back(id);
   }
   // The value a tensor is: known, a detach() of a known one, or a new constant.
+  // A handle is known only while it still looks as it did: functional_call
+  // (nn/functional_call.h) swaps a parameter's contents for a while, so one
+  // handle can be two values in turn.
   int id_of(const Tensor& t) {
     auto known = ids_.find(t.impl());
-    if (known != ids_.end()) return known->second;
+    if (known != ids_.end() && looks_as_seen(t, known->second)) return known->second;
+    if (t.grad_fn()) {  // another handle on a value an op made (a parameter standing in for it)
+      auto made_by = by_node_.find(t.grad_fn().get());
+      if (made_by != by_node_.end())
+        for (int id : made_by->second)
+          if (looks_as_seen(t, id)) return id;
+    }
     auto shared = t.storage() ? storages_.find(t.storage().get()) : storages_.end();
     if (shared != storages_.end() && read_only(t, shared->second)) {
       // another view of memory the function only reads (a backward pass
@@ -214,10 +224,7 @@ class Tracer final : public AutogradObserver, TensorObserver, detail::DrawWatche
     }
     if (shared != storages_.end()) {
       for (int id : shared->second) {
-        const Tensor& v = held_value(id);
-        if (v.shape() != t.shape() || v.stride() != t.stride() || v.storage_offset() != t.storage_offset() ||
-            v.dtype() != t.dtype())
-          continue;
+        if (!looks_as_seen(t, id)) continue;
         if (!t.requires_grad()) return remade(id, t, "detach", std::nullopt);
         EMBER_FAIL(options_.transform, "a tensor that shares %" << id << "'s memory is a new leaf that requires grad "
                               "(x.detach().requires_grad_(), as checkpoint does with its inputs): a graph cannot "
@@ -226,9 +233,9 @@ class Tracer final : public AutogradObserver, TensorObserver, detail::DrawWatche
       }
       // an op's own reshape of a value (the flat ids an embedding saves): the same elements in order
       for (int id : shared->second) {
-        const Tensor& v = held_value(id);
-        if (v.is_contiguous() && t.is_contiguous() && v.storage_offset() == t.storage_offset() &&
-            v.numel() == t.numel() && v.dtype() == t.dtype() && !t.requires_grad())
+        const Seen& v = seen_[static_cast<size_t>(id)];
+        if (v.contiguous && t.is_contiguous() && v.offset == t.storage_offset() && numel_of(v.shape) == t.numel() &&
+            v.dtype == t.dtype() && !t.requires_grad())
           return remade(id, t, "reshape", t.shape());
       }
       EMBER_FAIL(options_.transform, "a tensor of shape " << shape_str(t.shape()) << " shares memory with %"
@@ -247,9 +254,7 @@ class Tracer final : public AutogradObserver, TensorObserver, detail::DrawWatche
     const int id = g_.add_value(t.shape(), t.dtype(), Origin::Constant);
     g_.values[static_cast<size_t>(id)].made = t.storage() && made_.count(t.storage()->data());
     g_.constants.emplace_back(id, t);
-    ids_[t.impl()] = id;
-    hold(t, id);
-    if (t.storage()) storages_[t.storage().get()].push_back(id);
+    remember(t, id);
     return id;
   }
   // Memory from before the capture that holds no input: what the function
@@ -262,12 +267,23 @@ class Tracer final : public AutogradObserver, TensorObserver, detail::DrawWatche
       if (g_.values[static_cast<size_t>(id)].origin == Origin::Input) return false;
     return true;
   }
-  // Every tensor seen is kept alive, so no other tensor gets its address while we trace.
+  // Every tensor seen is kept alive, so no other tensor gets its address
+  // while we trace; and what it looked like then is kept beside it.
   void hold(const Tensor& t, int id) {
-    if (held_.size() <= static_cast<size_t>(id)) held_.resize(static_cast<size_t>(id) + 1);
+    if (held_.size() <= static_cast<size_t>(id)) {
+      held_.resize(static_cast<size_t>(id) + 1);
+      seen_.resize(static_cast<size_t>(id) + 1);
+    }
     held_[static_cast<size_t>(id)] = t;
+    seen_[static_cast<size_t>(id)] = {t.storage().get(), t.storage_offset(), t.shape(), t.stride(), t.dtype(),
+                                      t.is_contiguous()};
   }
-  const Tensor& held_value(int id) const { return held_[static_cast<size_t>(id)]; }
+  // t has the memory, offset, shape, strides and dtype value id had when it was seen.
+  bool looks_as_seen(const Tensor& t, int id) const {
+    const Seen& s = seen_[static_cast<size_t>(id)];
+    return s.storage == t.storage().get() && s.offset == t.storage_offset() && s.shape == t.shape() &&
+           s.strides == t.stride() && s.dtype == t.dtype();
+  }
   // t, a tensor of value id's memory, as a call on id: detach(%id), or reshape(%id, shape)
   int remade(int id, const Tensor& t, const char* op, const std::optional<Shape>& shape) {
     Call c;
@@ -312,7 +328,16 @@ class Tracer final : public AutogradObserver, TensorObserver, detail::DrawWatche
   std::vector<std::string> modules_;
   std::unordered_map<const TensorImpl*, int> ids_;
   std::unordered_map<const Storage*, std::vector<int>> storages_;
+  struct Seen {
+    const Storage* storage = nullptr;
+    int64_t offset = 0;
+    Shape shape, strides;
+    DType dtype = DType::Float32;
+    bool contiguous = false;
+  };
   std::vector<Tensor> held_;  // by value id
+  std::vector<Seen> seen_;    // by value id: what each looked like when seen
+  std::unordered_map<const Node*, std::vector<int>> by_node_;  // the values each autograd node made
   std::unordered_set<const void*> inner_;  // storages allocated inside ops, still alive
   std::unordered_set<const void*> made_;   // storages the function allocated outside ops (ones, zeros), still alive
 };

@@ -375,4 +375,24 @@ TEST(Compile, DetachInsideTheFunction) {
   EXPECT_TRUE(same_bits(grad(f({x}), {x})[0], grad(fn({x}), {x})[0]));
 }
 
+// functional_call swaps a parameter's contents while it runs: the tracer
+// must see the parameter's handle as the tensor standing in for it then, and
+// as the parameter itself afterwards (one handle, two values in turn).
+TEST(Compile, ParameterHandlesSwappedByFunctionalCall) {
+  nn::Linear fc(3, 2, nn::LinearOptions{.generator = test::seeded(5)});
+  fc.to(kFloat64);
+  const Function fn = [&](const Inputs& in) {
+    const Tensor with_given = nn::functional_call(fc, {{"weight", in[0]}}, [&] { return fc.forward(in[1]); });
+    return Inputs{with_given + fc.forward(in[1]) * 2.0};
+  };
+  Generator g(6);
+  for (bool requires_grad : {false, true}) {
+    SCOPED_TRACE(requires_grad);
+    const Inputs first{randn({2, 3}, g, kFloat64).requires_grad_(requires_grad), randn({4, 3}, g, kFloat64)};
+    const Inputs second{randn({2, 3}, g, kFloat64).requires_grad_(requires_grad), randn({4, 3}, g, kFloat64)};
+    const Capture c = capture(fn, first);
+    EXPECT_TRUE(same_bits(run(c.graph, second)[0], fn(second)[0])) << to_string(c.graph);
+  }
+}
+
 }  // namespace

@@ -191,3 +191,46 @@ TEST(VmapFallback, AnOpWithoutARuleForItsArgumentsLoopsWithTheSameValues) {
 }
 
 }  // namespace
+
+namespace {
+
+using namespace ember;
+using ember::test::expect_close;
+using ember::vmap_checks::loop_over_batch;
+using Inputs = std::vector<Tensor>;
+
+// A module's parameters mapped over (an ensemble of 3 weights for one
+// Linear), through nn::functional_call; and per-sample gradients of a module.
+TEST(VmapModules, ParametersMappedThroughFunctionalCall) {
+  nn::Linear fc(4, 2, nn::LinearOptions{.generator = test::seeded(8)});
+  fc.to(kFloat64);
+  Generator g(9);
+  const Tensor weights = randn({3, 2, 4}, g, kFloat64), x = randn({5, 4}, g, kFloat64);
+  const BatchFn f = [&](const Inputs& in) {
+    return Inputs{nn::functional_call(fc, {{"weight", in[0]}}, [&] { return fc.forward(in[1]); })};
+  };
+  const std::vector<std::optional<int64_t>> dims{0, not_mapped};
+  expect_close(vmap(f, {.in_dims = dims})({weights, x})[0], loop_over_batch(f, {weights, x}, dims)[0], 1e-13);
+  // and with weights that require grad (their gradient flows through the batch)
+  const Tensor w = weights.clone().requires_grad_();
+  const Tensor total = vmap(f, {.in_dims = dims})({w, x})[0].pow(2.0).sum();
+  const Tensor looped = loop_over_batch(f, {w, x}, dims)[0].pow(2.0).sum();
+  expect_close(grad({total}, {w})[0], grad({looped}, {w})[0], 1e-12);
+}
+
+TEST(VmapModules, PerSampleGradientsOfAModule) {
+  nn::Sequential net({std::make_shared<nn::Linear>(3, 4, nn::LinearOptions{.generator = test::seeded(10)}),
+                      std::make_shared<nn::Tanh>(), std::make_shared<nn::Linear>(4, 1, nn::LinearOptions{.generator = test::seeded(11)})});
+  net.to(kFloat64);
+  Generator g(12);
+  const Tensor x = randn({7, 3}, g, kFloat64), y = randn({7, 1}, g, kFloat64);
+  const BatchFn grads = [&](const Inputs& in) {
+    const Tensor d = net.forward(in[0].unsqueeze(0)) - in[1].unsqueeze(0);
+    return grad({(d * d).sum()}, net.parameters());
+  };
+  const Inputs got = vmap(grads)({x, y}), want = loop_over_batch(grads, {x, y}, {0, 0});
+  ASSERT_EQ(got.size(), 4u);
+  for (size_t k = 0; k < got.size(); ++k) expect_close(got[k], want[k], 1e-13);
+}
+
+}  // namespace
