@@ -102,10 +102,20 @@ Result broadcast(const Call& c) {
 
 Result shifted_dim(const Call& c) {
   if (c.args.size() < 2 || !std::holds_alternative<int64_t>(c.args[1])) return {};  // max(x): no dim
-  if (c.rank(0) == 0) return {};  // softmax(x, 0) of a 0-d x (dim 0 or -1 is the value itself): the loop
+  if (c.rank(0) == 0) return of_one_element(c, 1);  // softmax(x, 0) of a 0-d x: dim 0 is the one element
   std::vector<OpArg> args = c.args;
   args[1] = shift(std::get<int64_t>(c.args[1]), c.rank(0));
   return batched(c.run(args));
+}
+
+Result of_one_element(const Call& c, size_t dims_at) {
+  std::vector<OpArg> args = c.args;
+  args[0] = c.tensor(0).unsqueeze(1);  // (B) -> (B, 1): each sample a row of one element
+  if (std::holds_alternative<Shape>(args[dims_at])) args[dims_at] = Shape{1};
+  else args[dims_at] = int64_t{1};
+  std::vector<Tensor> out = c.run(args);
+  for (size_t k = 0; k < out.size(); ++k) out[k] = out[k].reshape(with_batch(c.sample_shapes.at(k), c.size));
+  return batched(std::move(out));
 }
 
 Result reshaped(const Call& c) {

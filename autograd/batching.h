@@ -100,6 +100,11 @@ Result broadcast(const Call& c);
 /// Ops whose argument 1 is a dim of their first tensor (softmax(x, d),
 /// narrow(x, d, start, length)): that dim shifted.
 Result shifted_dim(const Call& c);
+/// An op over a dim of a sample that is one number (0-d: sum, softmax, max
+/// over dim 0 or -1): the batch (B) viewed as (B, 1), the op over dim 1
+/// (the dims argument, at position `dims_at`, made {1} or 1), the results
+/// reshaped to the samples' shapes. The same kernel over one element.
+Result of_one_element(const Call& c, size_t dims_at);
 /// Ops whose result's shape is named by the call (reshape, flatten, squeeze):
 /// the op's input reshaped to (B, *sample shape of the result).
 Result reshaped(const Call& c);

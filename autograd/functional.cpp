@@ -46,6 +46,48 @@ Shape joined(const Shape& a, const Shape& b) {
 }
 }  // namespace
 
+namespace {
+// J v while compile/'s tracer watches (compile, vmap). The tracer writes
+// down ops and backward passes, not tangents, which live beside memory
+// (autograd/forward.h). But the pullback u -> Jᵀ u is linear in u, and the
+// gradient of <Jᵀ u, v> in u is J v: two backward passes, the first with
+// create_graph, give the same derivative as ops a graph can hold.
+JvpResult jvp_by_pullback(const TensorFn& f, const std::vector<Tensor>& primals, const std::vector<Tensor>& tangents) {
+  EnableGradGuard recording;
+  std::vector<Tensor> ins, wrt, directions;
+  bool outer = false;  // a primal that requires grad itself: the output keeps its graph, as eager's does
+  for (size_t i = 0; i < primals.size(); ++i) {
+    outer = outer || primals[i].requires_grad();
+    if (!tangents[i].defined()) {
+      ins.push_back(primals[i]);
+      continue;
+    }
+    // x + z with z = -0 everywhere (the exact identity: x + -0 is x, also for
+    // x = -0), differentiated in z: d/dz is d/dx, and z is a tensor of its
+    // own, where a new leaf over x's memory is one a graph cannot hold.
+    const Tensor z = full(primals[i].shape(), -0.0, primals[i].dtype()).requires_grad_();
+    ins.push_back(primals[i] + z);
+    wrt.push_back(z);
+    directions.push_back(tangents[i]);
+  }
+  const Tensor out = call(f, ins, "jvp");
+  const Tensor value = outer ? out : out.detach();
+  const Tensor none = zeros(out.shape(), out.dtype());
+  if (wrt.empty() || !out.requires_grad()) return {value, none};
+  const Tensor u = zeros(out.shape(), out.dtype()).requires_grad_();
+  const std::vector<Tensor> pulled = grad({out}, wrt, {u}, {.create_graph = true, .allow_unused = true});
+  std::vector<Tensor> linear, along;
+  for (size_t k = 0; k < pulled.size(); ++k) {
+    if (!pulled[k].defined() || !pulled[k].requires_grad()) continue;  // this primal does not reach the output
+    linear.push_back(pulled[k]);
+    along.push_back(directions[k].dtype() == pulled[k].dtype() ? directions[k] : directions[k].to(pulled[k].dtype()));
+  }
+  if (linear.empty()) return {value, none};
+  const Tensor t = grad(linear, {u}, along, {.allow_unused = true})[0];
+  return {value, t.defined() ? t : none};
+}
+}  // namespace
+
 JvpResult jvp(const TensorFn& f, const std::vector<Tensor>& primals, const std::vector<Tensor>& tangents) {
   EMBER_CHECK(tangents.size() == primals.size(), "jvp",
               "got " << tangents.size() << " tangents for " << primals.size() << " primals; give one per primal "
@@ -62,6 +104,7 @@ JvpResult jvp(const TensorFn& f, const std::vector<Tensor>& primals, const std::
   EMBER_CHECK(!forward_level_active(), "jvp",
               "a dual level is already open (jvp inside jvp, or jacfwd of jacfwd): forward-over-forward is not "
               "supported; hessian() and hvp() compute second derivatives forward-over-reverse");
+  if (detail::capture_composes) return jvp_by_pullback(f, primals, tangents);
   DualLevel level;
   std::vector<Tensor> duals;
   for (size_t i = 0; i < primals.size(); ++i)

@@ -38,7 +38,10 @@ struct JvpResult {
 };
 /// tangents has one entry per primal, of its shape; an undefined entry means
 /// "not differentiated" (tangent 0), and is the only one an int64 or bool
-/// input takes (a defined one is an error).
+/// input takes (a defined one is an error). While compile/'s tracer captures
+/// the caller (compile, vmap), J v comes from two backward passes instead,
+/// the derivative of the pullback u -> Jᵀ u along v (a graph holds those,
+/// not tangents): the same values up to rounding.
 JvpResult jvp(const TensorFn& f, const std::vector<Tensor>& primals, const std::vector<Tensor>& tangents);
 
 struct VjpResult {

@@ -18,8 +18,10 @@ struct TransposedBackward final : Node {
 
 std::vector<Tensor> LinearBackward::apply(const Tensor& grad_out) {
   if (!backward_composes()) return {transposed(grad_out)};
-  if (detail::capture_composes && !is_grad_enabled() && !detail::tangents_propagate()) {
-    Tensor by_ops = transposed_by_ops(grad_out);  // compile/ captures this backward pass
+  if (detail::capture_composes && !detail::tangents_propagate()) {
+    // compile/ captures this backward pass: ops it can write down, and
+    // differentiate again (create_graph: a jvp under vmap, autograd/functional.h)
+    Tensor by_ops = transposed_by_ops(grad_out);
     if (by_ops.defined()) return {by_ops};
   }
   OpScope scope(name(), grad_out);

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_common.h"
 #include "ember.h"
 #include "train/optim.h"
 
@@ -29,7 +30,9 @@ namespace {
 
 using ember::Tensor;
 using Inputs = std::vector<Tensor>;
-using Clock = std::chrono::steady_clock;
+using bench::Clock;
+using bench::median_ms;
+using bench::ms_since;
 
 struct Workload {
   std::string name;
@@ -174,49 +177,18 @@ std::vector<Workload> workloads() {
   return w;
 }
 
-double ms_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-
-double median_ms(const std::function<void()>& body, int reps) {
-  body();
-  body();
-  std::vector<double> t;
-  for (int i = 0; i < reps; ++i) {
-    const auto t0 = Clock::now();
-    body();
-    t.push_back(ms_since(t0));
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  int threads = 2;
-  std::vector<std::string> wanted;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--threads" && i + 1 < argc) {
-      threads = std::atoi(argv[++i]);
-    } else if (arg == "-h" || arg == "--help") {
-      std::printf("usage: %s [--threads N] [workload ...]\nworkloads:", argv[0]);
-      for (const Workload& w : workloads()) std::printf(" %s", w.name.c_str());
-      std::printf("\n");
-      return 0;
-    } else {
-      wanted.push_back(arg);
-    }
-  }
-  if (threads < 1) {
-    std::fprintf(stderr, "bench_compile: --threads needs a positive number\n");
-    return 2;
-  }
+  std::vector<std::string> names;
+  for (const Workload& w : workloads()) names.push_back(w.name);
+  const bench::CommandLine args = bench::command_line(argc, argv, "bench_compile", names);
+  if (args.exit_status >= 0) return args.exit_status;
+  const int threads = args.threads;
   ember::set_num_threads(threads);
   std::printf("# machine %s; %s\n", ember::blas_info().cpu.c_str(), ember::blas_info().summary().c_str());
   for (const Workload& w : workloads()) {
-    if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), w.name) == wanted.end()) continue;
+    if (!args.runs(w.name)) continue;
     ember::GradModeGuard mode(w.backward);
     const Inputs in = w.inputs();
     auto then = [&](const Inputs& r) {

@@ -1,6 +1,6 @@
 // bench_vmap: vmap/'s workloads, each as a loop and batched.
 //
-//   bench_vmap [--threads N] [workload ...]   (default: all, 2 threads)
+//   bench_vmap [--threads N] [--profile] [workload ...]   (default: all, 2 threads)
 //
 // Every workload runs twice: `name_loop`, one pass per sample (or per row
 // or column of a Jacobian: autograd/functional.h, or a loop of grad()), and
@@ -8,7 +8,9 @@
 // vmap/functional.h). Output lines are `name median_ms`, like bench_ember's;
 // bench/torch_reference.py has the same workloads in functorch (vmap, grad,
 // jacfwd, jacrev, hessian), PyTorch's batched way; bench/vmap_compare.sh
-// prints the three side by side.
+// prints the three side by side. With --profile, instead of timing, each
+// workload's batched run once under inspect::Profiler (after two runs): where
+// vmap's time goes, op by op.
 //
 // Legend: the MLP is f(x) = W2 tanh(W1 x); the tiny GPT is train_gpt's
 // (V=65, L=64, D=64, 4 heads, 2 layers).
@@ -19,13 +21,14 @@
 #include <string>
 #include <vector>
 
+#include "bench_common.h"
 #include "ember.h"
 
 namespace {
 
 using ember::Tensor;
 using Inputs = std::vector<Tensor>;
-using Clock = std::chrono::steady_clock;
+using bench::median_ms;
 
 struct Workload {
   std::string name;
@@ -121,48 +124,34 @@ std::vector<Workload> workloads() {
   return w;
 }
 
-double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
-
-double median_ms(const std::function<void()>& body, int reps) {
-  body();
-  body();
-  std::vector<double> t;
-  for (int i = 0; i < reps; ++i) {
-    const auto t0 = Clock::now();
-    body();
-    t.push_back(ms_since(t0));
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  int threads = 2;
-  std::vector<std::string> wanted;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--threads" && i + 1 < argc) {
-      threads = std::atoi(argv[++i]);
-    } else if (arg == "-h" || arg == "--help") {
-      std::printf("usage: %s [--threads N] [workload ...]\nworkloads:", argv[0]);
-      for (const Workload& w : workloads()) std::printf(" %s", w.name.c_str());
-      std::printf("\n");
-      return 0;
-    } else {
-      wanted.push_back(arg);
-    }
+  std::vector<std::string> names;
+  for (const Workload& w : workloads()) names.push_back(w.name);
+  bool profile = false;
+  std::vector<char*> rest;
+  for (int i = 0; i < argc; ++i) {
+    if (std::string(argv[i]) == "--profile") profile = true;
+    else rest.push_back(argv[i]);
   }
-  if (threads < 1) {
-    std::fprintf(stderr, "bench_vmap: --threads needs a positive number\n");
-    return 2;
-  }
+  const bench::CommandLine args =
+      bench::command_line(static_cast<int>(rest.size()), rest.data(), "bench_vmap", names);
+  if (args.exit_status >= 0) return args.exit_status;
+  const int threads = args.threads;
   ember::set_num_threads(threads);
   std::printf("# machine %s; %s\n", ember::blas_info().cpu.c_str(), ember::blas_info().summary().c_str());
   for (const Workload& w : workloads()) {
-    if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), w.name) == wanted.end()) continue;
+    if (!args.runs(w.name)) continue;
     const auto [loop, batched] = w.setup();
+    if (profile) {
+      batched();
+      batched();
+      ember::inspect::Profiler p;
+      batched();
+      std::printf("# %s, the batched run under the profiler:\n%s", w.name.c_str(), p.report(10, 0).c_str());
+      continue;
+    }
     std::printf("%s_loop %.3f\n", w.name.c_str(), median_ms(loop, w.reps));
     std::printf("%s_vmap %.3f\n", w.name.c_str(), median_ms(batched, w.reps));
     std::fflush(stdout);

@@ -15,36 +15,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-build=build threads=2 names=()
-while (($#)); do
-  case $1 in
-    --build) build=$2; shift 2 ;;
-    --threads) threads=$2; shift 2 ;;
-    *) names+=("$1"); shift ;;
-  esac
-done
-python=${PYTHON:-/usr/bin/python3}
-[[ -x $python ]] || python=python3
-bench=$build/bench/bench_compile
-if [[ ! -x $bench ]]; then
-  echo "compile_compare.sh: $bench not found; build it first: cmake --build $build --target bench_compile" >&2
-  exit 1
-fi
-if ((${#names[@]} == 0)); then
-  read -ra names <<<"$("$bench" --help | sed -n 's/^workloads: *//p')"
-fi
-core=$("$build/bench/bench_ember" --blas-info 2>/dev/null | sed -n 's/^core //p' || true)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-keep_freed_memory=glibc.malloc.trim_threshold=1000000000:glibc.malloc.mmap_threshold=1000000000
-export EMBER_KERNEL_CACHE=$tmp/kernels GLIBC_TUNABLES=$keep_freed_memory
-[[ -n $core ]] && export OPENBLAS_CORETYPE=$core
+source bench/side_by_side.sh
+side_by_side_setup bench_compile "$@"
+export EMBER_KERNEL_CACHE=$tmp/kernels
 
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 "$bench" --threads "$threads" "${names[@]}" | grep -v '^#' | sed 's/^\([^ ]*\) /cold.\1 /' >"$tmp/cold"
 for policy in default active passive; do
-  env=(env)
-  if [[ $policy == default ]]; then env+=(-u OMP_WAIT_POLICY); else env+=(OMP_WAIT_POLICY="$policy"); fi
+  policy_env "$policy"
   "${env[@]}" "$bench" --threads "$threads" "${names[@]}" | grep -v '^#' >"$tmp/ember.$policy"
   "${env[@]}" "$python" bench/torch_reference.py --threads "$threads" "${names[@]}" |
     grep -v -e '^#' -e '^peak_rss_mb' | sed 's/^\([^ ]*\) /torch.\1 /' >"$tmp/torch.$policy"

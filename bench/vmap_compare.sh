@@ -7,39 +7,18 @@
 #
 # As bench/compare.sh does: both frameworks on the same OpenBLAS kernels,
 # each under OMP_WAIT_POLICY unset, active and passive, with the malloc
-# setting compare.sh gives both, keeping each one's fastest. Prints the table.
+# setting compare.sh gives both, keeping each one's fastest. Prints the table,
+# then where the batched per-sample gradients of the tiny GPT spend their
+# time (bench_vmap --profile).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-build=build threads=2 names=()
-while (($#)); do
-  case $1 in
-    --build) build=$2; shift 2 ;;
-    --threads) threads=$2; shift 2 ;;
-    *) names+=("$1"); shift ;;
-  esac
-done
-python=${PYTHON:-/usr/bin/python3}
-[[ -x $python ]] || python=python3
-bench=$build/bench/bench_vmap
-if [[ ! -x $bench ]]; then
-  echo "vmap_compare.sh: $bench not found; build it first: cmake --build $build --target bench_vmap" >&2
-  exit 1
-fi
-if ((${#names[@]} == 0)); then
-  read -ra names <<<"$("$bench" --help | sed -n 's/^workloads: *//p')"
-fi
-core=$("$build/bench/bench_ember" --blas-info 2>/dev/null | sed -n 's/^core //p' || true)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-keep_freed_memory=glibc.malloc.trim_threshold=1000000000:glibc.malloc.mmap_threshold=1000000000
-export GLIBC_TUNABLES=$keep_freed_memory
-[[ -n $core ]] && export OPENBLAS_CORETYPE=$core
+source bench/side_by_side.sh
+side_by_side_setup bench_vmap "$@"
 
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 for policy in default active passive; do
-  env=(env)
-  if [[ $policy == default ]]; then env+=(-u OMP_WAIT_POLICY); else env+=(OMP_WAIT_POLICY="$policy"); fi
+  policy_env "$policy"
   "${env[@]}" "$bench" --threads "$threads" "${names[@]}" 2>/dev/null | grep -v '^#' >"$tmp/ember.$policy"
   "${env[@]}" "$python" bench/torch_reference.py --threads "$threads" "${names[@]}" |
     grep -v -e '^#' -e '^peak_rss_mb' | sed 's/^\([^ ]*\) /torch.\1 /' >"$tmp/torch.$policy"
@@ -64,3 +43,7 @@ cat "$tmp"/ember.* "$tmp"/torch.* | awk -v order="${names[*]}" '
       printf "| %-30s | %9.3f | %9.3f | %9.3f | %9.2f | %10.2f |\n", w, l, v, t, l / v, t / v
     }
   }'
+if [[ " ${names[*]} " == *" per_sample_grads_gpt_tiny_b64 "* ]]; then
+  echo
+  "$bench" --threads "$threads" --profile per_sample_grads_gpt_tiny_b64 2>/dev/null
+fi

@@ -5,12 +5,19 @@
 //     loop of grad; vmap inside grad gives the loop's gradients;
 //   * what vmap refuses is refused by name (in-place writes, random draws
 //     unless a mode is chosen, reads of values, bad in_dims/out_dims);
-//   * an op without a rule loops, with the same values, and says so once.
+//   * an op without a rule loops, with the same values, and says so once;
+//   * modules: parameters mapped through functional_call, per-sample
+//     gradients of a module; jvp inside vmap (and inside compile).
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "autograd/engine.h"
+#include "autograd/functional.h"
+#include "compile/compile.h"
 #include "autograd/ops.h"
 #include "compile_checks.h"
+#include "nn/functional_call.h"
 #include "nn/layers.h"
 #include "tensor/factory.h"
 #include "tensor/random.h"
@@ -231,6 +238,58 @@ TEST(VmapModules, PerSampleGradientsOfAModule) {
   const Inputs got = vmap(grads)({x, y}), want = loop_over_batch(grads, {x, y}, {0, 0});
   ASSERT_EQ(got.size(), 4u);
   for (size_t k = 0; k < got.size(); ++k) expect_close(got[k], want[k], 1e-13);
+}
+
+}  // namespace
+
+namespace {
+
+using namespace ember;
+using ember::compile_checks::same_bits;
+using ember::test::expect_close;
+using ember::vmap_checks::loop_over_batch;
+using Inputs = std::vector<Tensor>;
+
+// jvp inside vmap: per-sample directional derivatives (x and v mapped), and
+// the columns of a Jacobian (x shared, v mapped), against a loop of eager
+// jvp (forward mode proper). Under the tracer jvp takes the pullback's
+// derivative (autograd/functional.h): the same values up to rounding, and
+// the same value of f bit for bit, -0 included.
+TEST(VmapJvp, JvpInsideVmapEqualsALoopOfForwardMode) {
+  Generator g(13);
+  const Tensor w = randn({4, 3}, g, kFloat64), x = randn({6, 3}, g, kFloat64), v = randn({6, 3}, g, kFloat64);
+  const TensorFn f = [&](const Inputs& in) { return softmax(matmul(w, tanh(in[0])), 0) * in[0].sum(); };
+  const BatchFn both = [&](const Inputs& in) {
+    const JvpResult r = jvp(f, {in[0]}, {in[1]});
+    return Inputs{r.output, r.tangent};
+  };
+  const Inputs got = vmap(both)({x, v}), want = loop_over_batch(both, {x, v}, {0, 0});
+  EXPECT_TRUE(same_bits(got[0], want[0]));
+  expect_close(got[1], want[1], 1e-14);
+  const std::vector<std::optional<int64_t>> shared{not_mapped, 0};
+  const Inputs columns = vmap(both, {.in_dims = shared})({x.select(0, 0), v});
+  expect_close(columns[1], loop_over_batch(both, {x.select(0, 0), v}, shared)[1], 1e-14);
+  // a -0 stays -0 in f's value
+  const Tensor signed_zero = tensor(std::vector<double>{-0.0, 1.0, 2.0});
+  const BatchFn twice = [](const Inputs& in) { return Inputs{jvp([](const Inputs& a) { return a[0] * 2.0; }, {in[0]}, {in[1]}).output}; };
+  const Tensor out = vmap(twice, {.in_dims = {not_mapped, 0}})({signed_zero, v})[0];
+  EXPECT_TRUE(std::signbit(out.select(0, 0).select(0, 0).item<double>()));
+}
+
+TEST(VmapJvp, ACompiledJvpEqualsEagerForwardMode) {
+  Generator g(14);
+  const Tensor w = randn({4, 3}, g, kFloat64);
+  const compiler::Function fn = [&](const Inputs& in) {
+    const JvpResult r = jvp([&](const Inputs& a) { return gelu(matmul(w, a[0])).pow(2.0); }, {in[0]}, {in[1]});
+    return Inputs{r.output, r.tangent};
+  };
+  compiler::Compiled f = compile(fn);
+  for (int call = 0; call < 2; ++call) {
+    const Inputs in{randn({3, 2}, g, kFloat64), randn({3, 2}, g, kFloat64)};
+    const Inputs got = f(in), want = fn(in);
+    EXPECT_TRUE(same_bits(got[0], want[0]));
+    expect_close(got[1], want[1], 1e-13);
+  }
 }
 
 }  // namespace

@@ -75,26 +75,20 @@ JacobianFn jacrev_vmap(const TensorFn& f, int argnum) {
   };
 }
 
-JacobianFn jacfwd_vmap(const TensorFn& f, int argnum) {
-  return [f, argnum](const std::vector<Tensor>& inputs) {
+JacobianFn jacfwd_vmap(const TensorFn& f, int argnum, Randomness randomness) {
+  return [f, argnum, randomness](const std::vector<Tensor>& inputs) {
     const Tensor& x = argument(inputs, argnum, "jacfwd_vmap");
-    const Traced t = run_traced(f, inputs, argnum, "jacfwd_vmap");
-    const Shape shape = joined(t.out.shape(), x.shape());
-    if (t.out.numel() == 0 || x.numel() == 0) return zeros(shape, t.out.dtype());
-    // the pullback u -> Jᵀ u, recorded: a linear function of u
-    Tensor u = zeros(t.out.shape(), t.out.dtype()).requires_grad_();
-    Tensor pulled;
-    {
-      EnableGradGuard on;
-      pulled = grad({t.out}, {t.x}, {u}, {.create_graph = true, .allow_unused = true})[0];
-    }
-    if (!pulled.defined() || !pulled.requires_grad()) return zeros(shape, t.out.dtype());
-    // J v = d <Jᵀ u, v> / d u, one column per unit vector v, all at once
-    const BatchFn push = [&](const std::vector<Tensor>& v) {
-      Tensor column = grad({pulled}, {u}, {v[0]}, {.retain_graph = true, .allow_unused = true})[0];
-      return std::vector<Tensor>{column.defined() ? column : zeros(t.out.shape(), t.out.dtype())};
+    if (x.numel() == 0) return zeros(joined(checked(f(inputs), "jacfwd_vmap").shape(), x.shape()), x.dtype());
+    // J v, one column per unit vector v, all at once: vmap of jvp
+    const BatchFn column = [&](const std::vector<Tensor>& v) {
+      std::vector<Tensor> tangents(inputs.size());
+      tangents[static_cast<size_t>(argnum)] = v[0];
+      return std::vector<Tensor>{checked(jvp(f, inputs, tangents).tangent, "jacfwd_vmap")};
     };
-    return vmap(push, {.out_dims = {-1}})({basis(x.shape(), x.dtype())})[0].reshape(shape);
+    const Tensor columns =
+        vmap(column, {.out_dims = {-1}, .randomness = randomness})({basis(x.shape(), x.dtype())})[0];  // (*out, n)
+    const Shape out(columns.shape().begin(), columns.shape().end() - 1);
+    return columns.reshape(joined(out, x.shape()));
   };
 }
 

@@ -31,7 +31,10 @@
 ///   * backward() (use grad(), which returns the gradients), or anything
 ///     else compile/'s capture refuses.
 /// A function with grad() inside runs with autograd off, as a compiled one
-/// does: its results are values, without a graph of their own.
+/// does: its results are values, without a graph of their own. A jvp()
+/// inside works too: under the tracer it takes J v from two backward passes
+/// (autograd/functional.h), so vmap of jvp gives per-sample JVPs, or with
+/// the direction alone mapped, the columns of a Jacobian.
 #pragma once
 
 #include <cstdint>

@@ -290,17 +290,12 @@ Tensor log_softmax(const Tensor& x, int64_t d) {
 namespace {
 using batching::shift;
 using batching::shift_all;
+// sum, mean, var (their dims are argument 1) and norm (argument 2)
 batching::Result sum_batched(const batching::Call& c) {
-  const Shape dims = std::get<Shape>(c.args[1]);
-  if (c.rank(0) == 0) return {};  // a 0-d sample: nothing to sum over (the loop)
+  const size_t at = c.op == "norm" ? 2 : 1;
+  if (c.rank(0) == 0) return batching::of_one_element(c, at);  // a 0-d sample: the sum of one number
   std::vector<OpArg> args = c.args;
-  args[1] = shift_all(dims, c.rank(0));
-  return batching::batched(c.run(args));  // sum, mean, var, norm: the dims are argument 1 or 2
-}
-batching::Result norm_batched(const batching::Call& c) {
-  if (c.rank(0) == 0) return {};
-  std::vector<OpArg> args = c.args;
-  args[2] = shift_all(std::get<Shape>(c.args[2]), c.rank(0));
+  args[at] = shift_all(std::get<Shape>(c.args[at]), c.rank(0));
   return batching::batched(c.run(args));
 }
 // sum_to(x, shape): the sample's extra leading dims summed away, then the size-1 ones
@@ -326,8 +321,7 @@ batching::Result argmax_batched(const batching::Call& c) {
 }
 }  // namespace
 void batching::detail::add_reduce_batching_rules(Rules& r) {
-  r.add({"sum", "mean", "var"}, &sum_batched);
-  r.add("norm", &norm_batched);
+  r.add({"sum", "mean", "var", "norm"}, &sum_batched);
   r.add("sum_to", &sum_to_batched);
   r.add({"max", "min", "softmax", "log_softmax"}, &shifted_dim);  // max(x) over everything is made of ops
   r.add("argmax", &argmax_batched);

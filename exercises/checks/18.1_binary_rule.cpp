@@ -18,25 +18,6 @@ const std::vector<std::pair<std::string, std::string>> kRefusals = {
                             "right after its batch, up to the rank of one sample's result"},
 };
 
-// Counts the ops a function calls itself (not those inside them).
-int64_t ops_called(const std::function<void()>& f) {
-  struct Counter final : AutogradObserver {
-    int64_t calls = 0;
-    int depth = 0;
-    void op_begin(const char*, const std::vector<const Tensor*>&) override { calls += depth++ == 0; }
-    void op_end(const char*) override { --depth; }
-  } counter;
-  AutogradObserver* before = autograd_observer();
-  set_autograd_observer(&counter);
-  try {
-    f();
-  } catch (...) {
-    set_autograd_observer(before);
-    throw;
-  }
-  set_autograd_observer(before);
-  return counter.calls;
-}
 
 // The loop that vmap replaces: sample b of each, multiplied, stacked.
 Tensor loop(const Tensor& a, bool ab, const Tensor& b, bool bb, int64_t size) {
@@ -91,7 +72,7 @@ check::Exercise check::exercise() {
     {"one op for the whole batch, not one per sample", [] {
        Generator g(9);
        const Tensor a = randn({64, 3}, g, kFloat64), b = randn({4, 3}, g, kFloat64);
-       const int64_t ops = ops_called([&] { (void)ex18_1::batched_mul(a, true, b, false); });
+       const int64_t ops = check::ops_called([&] { (void)ex18_1::batched_mul(a, true, b, false); });
        check::expect(ops <= 8, "batched_mul ran " + std::to_string(ops) + " ops for a batch of 64",
                      "a loop over the samples is what vmap replaces: reshape or unsqueeze, then one multiply");
      }},

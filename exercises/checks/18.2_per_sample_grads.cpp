@@ -68,24 +68,6 @@ void compare(Way way, const char* name) {
   check::expect_close(got[0], want[0], std::string(name) + ": dW", 1e-9);
 }
 
-int64_t ops_called(const std::function<void()>& f) {
-  struct Counter final : AutogradObserver {
-    int64_t calls = 0;
-    int depth = 0;
-    void op_begin(const char*, const std::vector<const Tensor*>&) override { calls += depth++ == 0; }
-    void op_end(const char*) override { --depth; }
-  } counter;
-  AutogradObserver* before = autograd_observer();
-  set_autograd_observer(&counter);
-  try {
-    f();
-  } catch (...) {
-    set_autograd_observer(before);
-    throw;
-  }
-  set_autograd_observer(before);
-  return counter.calls;
-}
 
 }  // namespace
 
@@ -94,8 +76,8 @@ check::Exercise check::exercise() {
     {"by hand: the loop's gradients", [] { compare(&ex18_2::by_hand, "by_hand"); }},
     {"by hand: the same ops for a batch of 4 as of 64 (no loop)", [] {
        const Problem small(4), large(64);
-       const int64_t a = ops_called([&] { (void)ex18_2::by_hand(small.x, small.y, small.W, small.c); });
-       const int64_t b = ops_called([&] { (void)ex18_2::by_hand(large.x, large.y, large.W, large.c); });
+       const int64_t a = check::ops_called([&] { (void)ex18_2::by_hand(small.x, small.y, small.W, small.c); });
+       const int64_t b = check::ops_called([&] { (void)ex18_2::by_hand(large.x, large.y, large.W, large.c); });
        check::expect(a == b, "by_hand ran " + std::to_string(a) + " ops for a batch of 4 and " + std::to_string(b) +
                                  " for 64",
                      "a loop over the samples is what the closed form, written with batched ops, avoids");

@@ -141,6 +141,25 @@ std::vector<std::string> graph_nodes(const Tensor& t) {
   return names;
 }
 
+int64_t ops_called(const std::function<void()>& f) {
+  struct Counter final : ember::AutogradObserver {
+    int64_t calls = 0;
+    int depth = 0;
+    void op_begin(const char*, const std::vector<const Tensor*>&) override { calls += depth++ == 0; }
+    void op_end(const char*) override { --depth; }
+  } counter;
+  ember::AutogradObserver* before = ember::autograd_observer();
+  ember::set_autograd_observer(&counter);
+  try {
+    f();
+  } catch (...) {
+    ember::set_autograd_observer(before);
+    throw;
+  }
+  ember::set_autograd_observer(before);
+  return counter.calls;
+}
+
 }  // namespace check
 
 namespace {

@@ -71,6 +71,10 @@ void note(const std::string& text);
 /// The names of every node reachable from t's grad_fn (t's own first).
 std::vector<std::string> graph_nodes(const Tensor& t);
 
+/// How many ops f calls itself (not the ops those call inside them): a
+/// loop over a batch shows as calls that grow with it.
+int64_t ops_called(const std::function<void()>& f);
+
 struct Step {
   std::string name;            // "square(x) computes x * x"
   std::function<void()> body;  // fails, or returns
