@@ -98,17 +98,7 @@ TEST_P(CompileBackwardRegistry, JointGraphEqualsEagerBitForBit) {
     const Tensor y = op.fn(first[s].inputs);
     if (!y.requires_grad()) continue;
     // fn(inputs..., seed) = the gradients of <op(inputs), seed> for the inputs that require grad
-    const size_t n = first[s].inputs.size();
-    const Function fn = [&](const Inputs& in) {
-      const Inputs xs(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(n));
-      Inputs wrt;
-      for (const Tensor& x : xs)
-        if (x.requires_grad()) wrt.push_back(x);
-      Inputs gs = grad({op.fn(xs)}, wrt, {in[n]}, {.allow_unused = true});
-      for (Tensor& gi : gs)
-        if (!gi.defined()) gi = zeros({1});  // (unused: a placeholder both sides share)
-      return gs;
-    };
+    const Function fn = compile_checks::gradients_of(op, first[s].inputs.size());
     Inputs a = first[s].inputs, b = second[s].inputs;
     a.push_back(randn(y.shape(), seeds, y.dtype()));
     b.push_back(randn(y.shape(), seeds, y.dtype()));

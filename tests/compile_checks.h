@@ -1,5 +1,6 @@
-// What the compile/ tests share: bit-for-bit equality of two tensors, a
-// registry entry's name as a GoogleTest name, an environment variable set for a scope.
+// What the compile/ and vmap/ tests share: bit-for-bit equality of two
+// tensors, a registry entry's name as a GoogleTest name, an environment
+// variable set for a scope, and an entry's gradients as a function.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -10,8 +11,10 @@
 #include <optional>
 #include <string>
 
+#include "autograd/engine.h"
 #include "compile/graph.h"
 #include "registry.h"
+#include "tensor/factory.h"
 
 namespace ember::samples {
 void PrintTo(const OpInfo& op, std::ostream* os);  // its name (tests/autograd_registry_test.cpp)
@@ -46,6 +49,23 @@ struct ScopedEnv {
     else ::unsetenv(name.c_str());
   }
 };
+
+// fn(inputs..., seed) = the gradients of <op(inputs), seed> for the n inputs
+// that require grad; one the op does not reach gets a (1) placeholder of
+// zeros, which both sides of a comparison share.
+inline std::function<std::vector<Tensor>(const std::vector<Tensor>&)> gradients_of(const samples::OpInfo& op,
+                                                                                 size_t n) {
+  return [&op, n](const std::vector<Tensor>& in) {
+    const std::vector<Tensor> xs(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(n));
+    std::vector<Tensor> wrt;
+    for (const Tensor& x : xs)
+      if (x.requires_grad()) wrt.push_back(x);
+    std::vector<Tensor> gs = grad({op.fn(xs)}, wrt, {in[n]}, {.allow_unused = true});
+    for (Tensor& gi : gs)
+      if (!gi.defined()) gi = zeros({1});
+    return gs;
+  };
+}
 
 inline std::string test_name(const ::testing::TestParamInfo<samples::OpInfo>& info) {
   std::string n;

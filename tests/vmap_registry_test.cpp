@@ -194,16 +194,7 @@ TEST_P(VmapGradRegistry, PerSampleGradientsEqualTheLoopOfGrad) {
     const Tensor y = op.fn(s.inputs);
     if (!y.requires_grad()) continue;
     const size_t n = s.inputs.size();
-    const BatchFn fn = [&](const Inputs& in) {
-      const Inputs xs(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(n));
-      Inputs wrt;
-      for (const Tensor& x : xs)
-        if (x.requires_grad()) wrt.push_back(x);
-      Inputs gs = grad({op.fn(xs)}, wrt, {in[n]}, {.allow_unused = true});
-      for (Tensor& gi : gs)
-        if (!gi.defined()) gi = zeros({1});
-      return gs;
-    };
+    const BatchFn fn = compile_checks::gradients_of(op, n);
     Inputs in;
     for (const Tensor& x : s.inputs) in.push_back(stack(variants(x, 3, noise), 0).requires_grad_(x.requires_grad()));
     in.push_back(stack(variants(randn(y.shape(), noise, y.dtype()), 3, noise), 0));

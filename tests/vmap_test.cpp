@@ -197,14 +197,6 @@ TEST(VmapFallback, AnOpWithoutARuleForItsArgumentsLoopsWithTheSameValues) {
   }
 }
 
-}  // namespace
-
-namespace {
-
-using namespace ember;
-using ember::test::expect_close;
-using ember::vmap_checks::loop_over_batch;
-using Inputs = std::vector<Tensor>;
 
 // A module's parameters mapped over (an ensemble of 3 weights for one
 // Linear), through nn::functional_call; and per-sample gradients of a module.
@@ -240,15 +232,6 @@ TEST(VmapModules, PerSampleGradientsOfAModule) {
   for (size_t k = 0; k < got.size(); ++k) expect_close(got[k], want[k], 1e-13);
 }
 
-}  // namespace
-
-namespace {
-
-using namespace ember;
-using ember::compile_checks::same_bits;
-using ember::test::expect_close;
-using ember::vmap_checks::loop_over_batch;
-using Inputs = std::vector<Tensor>;
 
 // jvp inside vmap: per-sample directional derivatives (x and v mapped), and
 // the columns of a Jacobian (x shared, v mapped), against a loop of eager

@@ -12,6 +12,7 @@
 #include "compile/capture.h"
 #include "compile/op_table.h"
 #include "compile/passes.h"
+#include "compile/run.h"
 #include "tensor/factory.h"
 #include "tensor/shape.h"
 
@@ -226,9 +227,13 @@ std::vector<Tensor> run_vmap(const BatchFn& f, const std::vector<Tensor>& inputs
   for (size_t i = 0; i < g.inputs.size(); ++i)
     env[static_cast<size_t>(g.inputs[i])] = {moved[i], c.in_dims[i].has_value()};
   for (const auto& [id, t] : g.constants) env[static_cast<size_t>(id)] = {t, false};
-  for (const compiler::Call& call : g.calls) {
+  const std::vector<int> last = compiler::last_uses(g);
+  for (size_t i = 0; i < g.calls.size(); ++i) {
+    const compiler::Call& call = g.calls[i];
     std::vector<Slot> r = run_call(g, call, env, c.size);
     for (size_t k = 0; k < r.size(); ++k) env[static_cast<size_t>(call.results[k])] = std::move(r[k]);
+    for (int id : compiler::Graph::reads(call))  // let go of what no later call reads, as compile's run does
+      if (last[static_cast<size_t>(id)] == static_cast<int>(i)) env[static_cast<size_t>(id)] = Slot{};
   }
   std::vector<Slot> outs;
   for (int id : g.outputs) {
