@@ -13,14 +13,16 @@ set -euo pipefail
 # clang with its sanitizer runtimes and OpenMP (the libFuzzer phase of CI),
 # SLEEF (float32 exp at the CPU's SIMD width),
 # Open MPI (distributed/: training on several processes, and mpirun for its tests),
-# utf8proc (Unicode categories for GPT-2's pre-tokenization), and Node.js with
+# utf8proc (Unicode categories for GPT-2's pre-tokenization), pybind11 with
+# Python's headers, NumPy and pytest (the Python package, python/), and Node.js with
 # npm for the two reference GPT-2 tokenizers the BPE is tested against
 # (tests/bpe_reference: gpt-3-encoder and @dqbd/tiktoken, from the npm registry,
 # the versions its package-lock.json pins).
 pkgs=(cmake g++ make pkg-config libopenblas-dev libopenblas-openmp-dev libgtest-dev libbenchmark-dev python3
       nlohmann-json3-dev zlib1g-dev libstb-dev libcli11-dev graphviz
       libplplot-dev plplot-driver-cairo fonts-dejavu-core doxygen chromium
-      clang libclang-rt-14-dev libomp-dev libsleef-dev libopenmpi-dev openmpi-bin libutf8proc-dev)
+      clang libclang-rt-14-dev libomp-dev libsleef-dev libopenmpi-dev openmpi-bin libutf8proc-dev
+      pybind11-dev python3-dev python3-numpy python3-pytest)
 for arg in "$@"; do
   case $arg in
     --bench) pkgs+=(python3 python3-torch python3-numpy) ;;

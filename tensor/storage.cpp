@@ -4,12 +4,14 @@
 #include <cstdlib>
 #include <mutex>
 #include <new>
+#include <utility>
 #include <vector>
 
 #include <unistd.h>
 
 #include <climits>
 
+#include "base/error.h"
 #include "base/hooks.h"
 
 namespace ember {
@@ -109,8 +111,14 @@ Storage::Storage(size_t nbytes) : data_(allocator::allocate(nbytes)), nbytes_(nb
   if (TensorObserver* o = tensor_observer()) o->allocated(data_, nbytes_);
 }
 
+Storage::Storage(void* data, size_t nbytes, std::shared_ptr<void> owner)
+    : data_(data), nbytes_(nbytes), owner_(std::move(owner)) {
+  EMBER_CHECK(owner_ != nullptr, "Storage", "borrowed memory needs an owner to keep it alive");
+}
+
 Storage::~Storage() {
   if (storage_freed_hook != nullptr) storage_freed_hook(this);
+  if (owner_) return;  // owner_'s destructor releases the memory (after this body)
   if (TensorObserver* o = tensor_observer()) o->freed(data_, nbytes_);
   allocator::deallocate(data_, nbytes_);
 }

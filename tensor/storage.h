@@ -32,18 +32,25 @@ int64_t physical_memory_bytes();
 class Storage {
  public:
   explicit Storage(size_t nbytes);
+  /// Memory that belongs to someone else (a NumPy array the Python package
+  /// wraps without copying): the storage keeps `owner` alive while it lives
+  /// and never frees `data` itself; dropping `owner` releases the memory.
+  Storage(void* data, size_t nbytes, std::shared_ptr<void> owner);
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
 
   void* data() const { return data_; }
   size_t nbytes() const { return nbytes_; }
+  /// Whether the memory is borrowed (the constructor with an owner).
+  bool borrowed() const { return owner_ != nullptr; }
   uint64_t version() const { return version_; }
   void bump_version() { ++version_; }
 
  private:
   void* data_;
   size_t nbytes_;
+  std::shared_ptr<void> owner_;  // set for borrowed memory
   uint64_t version_ = 0;
 };
 
