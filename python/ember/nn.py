@@ -78,7 +78,7 @@ class Module(metaclass=abc.ABCMeta):
         out = [(prefix + n, t) for n, t in getattr(self, kind).items()]
         for name, child in self._modules.items():
             p = f"{prefix}{name}."
-            if isinstance(child, Module):
+            if not isinstance(child, _CppModule):
                 out += child._named(kind, p)
             elif kind == "_parameters":
                 out += [(p + n, t) for n, t in child.named_parameters()]
