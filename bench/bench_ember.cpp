@@ -178,6 +178,26 @@ std::vector<Workload> workloads() {
                },
                10000});
 
+  // One small op called 10 000 times: the cost of a call, which
+  // bench/python_calls.py measures again from Python (ember's binding and
+  // PyTorch's), so that bench/python_compare.sh shows what a call from
+  // Python adds to one from C++.
+  auto call = [](const char* name, std::function<Tensor(const Tensor&)> op) {
+    return Workload{name, 20,
+                    [op] {
+                      Tensor x = ember::randn({4, 4});
+                      return std::function<void()>([x, op] {
+                        for (int i = 0; i < 10000; ++i) Tensor y = op(x);
+                      });
+                    },
+                    10000};
+  };
+  w.push_back(call("call_add", [](const Tensor& x) { return x + x; }));
+  w.push_back(call("call_exp", [](const Tensor& x) { return x.exp(); }));
+  w.push_back(call("call_sum_dim", [](const Tensor& x) { return x.sum({1}); }));
+  w.push_back(call("call_matmul", [](const Tensor& x) { return x.matmul(x); }));
+  w.push_back(call("call_slice", [](const Tensor& x) { return x.slice(0, 1, 3).select(1, 0); }));
+
   // Autograd on a long chain of tiny ops: 2000 ops forward (1000 x (mul, add)),
   // then one backward through all of them.
   w.push_back({"chain_2000_small_ops", 20, [] {

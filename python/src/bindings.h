@@ -34,9 +34,10 @@ struct ShapeArg {
 
 /// Releases the GIL for a call that may run long, so that other Python
 /// threads run while ember computes: when its tensors hold at least
-/// kLongCallElements elements together, and always for a matrix product. A
-/// small op keeps the GIL (releasing and taking it back would cost more than
-/// the op). The kernels never call Python.
+/// kLongCallElements elements together (a matrix product: when it does at
+/// least 4 x kLongCallElements multiply-adds). A small op keeps the GIL:
+/// releasing and taking it back costs about as much as the op. The kernels
+/// never call Python.
 class LongCall {
  public:
   static constexpr int64_t kLongCallElements = 1 << 14;
@@ -56,6 +57,9 @@ struct PyRef {
   py::object object;
 };
 std::shared_ptr<PyRef> hold(py::object o);
+
+/// The Python type of ember.Error (set once, when the module is made).
+extern PyObject* error_type;
 
 /// str(h) as a C++ string (for messages).
 inline std::string py_text(py::handle h) { return py::str(h).cast<std::string>(); }

@@ -10,7 +10,7 @@ PYBIND11_MODULE(_ember, m) {
   // Every ember::Error (bad input, named op, value and shapes) reaches Python
   // as ember.Error with the same message. It is a ValueError, so code that
   // catches bad values catches it.
-  py::register_exception<em::Error>(m, "Error", PyExc_ValueError);
+  ep::error_type = py::register_exception<em::Error>(m, "Error", PyExc_ValueError).ptr();
 
   py::enum_<em::DType>(m, "dtype")
       .value("float32", em::DType::Float32)

@@ -203,9 +203,9 @@ void bind_nn(py::module_& root) {
       .def("__repr__", &GPTConfig::to_string);
   ModuleClass<GPT, Module>(m, "GPT")
       .def(py::init<const GPTConfig&>(), py::arg("config"))
-      .def("__call__", [](GPT& g, const Tensor& ids) { LongCall c({ids}, "matmul"); return g.forward(ids); }, py::arg("ids"))
+      .def("__call__", [](GPT& g, const Tensor& ids) { py::gil_scoped_release r; return g.forward(ids); }, py::arg("ids"))
       .def("loss", [](GPT& g, const Tensor& ids, const Tensor& targets) {
-        LongCall c({ids}, "matmul");
+        py::gil_scoped_release r;
         return g.loss(ids, targets);
       }, py::arg("ids"), py::arg("targets"))
       .def("generate", [](GPT& g, const std::vector<int64_t>& prompt, int64_t n, double temperature, int64_t top_k, uint64_t seed) {

@@ -13,7 +13,13 @@ LongCall::LongCall(std::initializer_list<Tensor> tensors, const char* op) {
   int64_t n = 0;
   for (const Tensor& t : tensors)
     if (t.defined()) n += t.numel();
-  if (n >= kLongCallElements || std::strcmp(op, "matmul") == 0) release_.emplace();
+  if (std::strcmp(op, "matmul") == 0 && tensors.size() == 2) {
+    // a product's work: multiply-adds, (elements of a) x (columns of b)
+    const Tensor& a = *tensors.begin();
+    const Tensor& b = *(tensors.begin() + 1);
+    if (a.defined() && b.defined() && b.dim() > 0) n = a.numel() * b.size(-1) / 4;
+  }
+  if (n >= kLongCallElements) release_.emplace();
 }
 
 PyRef::~PyRef() {
@@ -22,6 +28,8 @@ PyRef::~PyRef() {
 }
 
 std::shared_ptr<PyRef> hold(py::object o) { return std::make_shared<PyRef>(std::move(o)); }
+
+PyObject* error_type = nullptr;
 
 namespace {
 
@@ -212,6 +220,119 @@ Tensor index(const Tensor& x, py::handle key, bool* is_view = nullptr) {
 
 Tensor scalar_like(const Tensor& x, double s) { return scalar_tensor(s, x.dtype()); }
 
+// ---- the operators as the type's number slots ----
+//
+// `a + b` on two tensors does not need pybind11's general call machinery
+// (find the method __add__, try each overload, convert each argument): the
+// interpreter calls the type's nb_add slot with the two operands, and the
+// slot below unpacks them and calls ember directly. (The __add__ methods
+// stay, for x.__add__(y) and for the signatures; this is PyTorch's way too.)
+// Either operand may be the tensor: `2 * x` arrives as nb_multiply(2, x).
+enum class Operand { Tensor, Number, Other };
+
+Operand operand(PyObject* o, Tensor& t, double& d) {
+  py::detail::make_caster<Tensor> c;
+  if (c.load(o, false)) {
+    t = py::detail::cast_op<Tensor&>(c);
+    return Operand::Tensor;
+  }
+  if (PyFloat_Check(o)) {
+    d = PyFloat_AS_DOUBLE(o);
+    return Operand::Number;
+  }
+  if (PyLong_Check(o) && !PyBool_Check(o)) {
+    d = PyLong_AsDouble(o);
+    if (d == -1.0 && PyErr_Occurred()) throw py::error_already_set();
+    return Operand::Number;
+  }
+  // NumPy's scalars (np.float32(2)) and other numbers with __float__; not arrays
+  PyNumberMethods* n = Py_TYPE(o)->tp_as_number;
+  if (n && n->nb_float && !PyObject_HasAttrString(o, "__len__")) {
+    d = PyFloat_AsDouble(o);
+    if (d == -1.0 && PyErr_Occurred()) throw py::error_already_set();
+    return Operand::Number;
+  }
+  return Operand::Other;
+}
+
+template <typename F> PyObject* guarded(F&& f) {
+  try {
+    return f();
+  } catch (py::error_already_set& e) {
+    e.restore();
+  } catch (const Error& e) {
+    PyErr_SetString(error_type, e.what());
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+  }
+  return nullptr;
+}
+
+using TT = Tensor (*)(const Tensor&, const Tensor&);
+using TS = Tensor (*)(const Tensor&, double);
+using ST = Tensor (*)(double, const Tensor&);
+
+template <TT tt, TS ts, ST st> PyObject* binary_slot(PyObject* a, PyObject* b) {
+  return guarded([&]() -> PyObject* {
+    Tensor x, y;
+    double s = 0;
+    const Operand oa = operand(a, x, s), ob = operand(b, y, s);
+    Tensor out;
+    if (oa == Operand::Tensor && ob == Operand::Tensor) {
+      LongCall c({x, y}, "operator");
+      out = tt(x, y);
+    } else if (oa == Operand::Tensor && ob == Operand::Number ) {
+      LongCall c({x}, "operator");
+      out = ts(x, s);
+    } else if (oa == Operand::Number && ob == Operand::Tensor ) {
+      LongCall c({y}, "operator");
+      out = st(s, y);
+    } else {
+      Py_RETURN_NOTIMPLEMENTED;
+    }
+    return py::cast(std::move(out)).release().ptr();
+  });
+}
+
+PyObject* matmul_slot(PyObject* a, PyObject* b) {
+  return guarded([&]() -> PyObject* {
+    Tensor x, y;
+    double s = 0;
+    if (operand(a, x, s) != Operand::Tensor || operand(b, y, s) != Operand::Tensor) Py_RETURN_NOTIMPLEMENTED;
+    Tensor out;
+    {
+      LongCall c({x, y}, "matmul");
+      out = x.matmul(y);
+    }
+    return py::cast(std::move(out)).release().ptr();
+  });
+}
+
+PyObject* negative_slot(PyObject* a) {
+  return guarded([&]() -> PyObject* { return py::cast(-py::reinterpret_borrow<py::object>(a).cast<Tensor>()).release().ptr(); });
+}
+
+#define EMBER_SLOT(name, op)                                                \
+  Tensor name##_tt(const Tensor& a, const Tensor& b) { return a op b; }     \
+  Tensor name##_ts(const Tensor& a, double b) { return a op b; }            \
+  Tensor name##_st(double a, const Tensor& b) { return a op b; }            \
+  PyObject* name##_slot(PyObject* a, PyObject* b) { return binary_slot<name##_tt, name##_ts, name##_st>(a, b); }
+EMBER_SLOT(add, +)
+EMBER_SLOT(sub, -)
+EMBER_SLOT(mul, *)
+EMBER_SLOT(div, /)
+#undef EMBER_SLOT
+
+void set_number_slots(PyTypeObject* type) {
+  PyNumberMethods* n = type->tp_as_number;
+  n->nb_add = add_slot;
+  n->nb_subtract = sub_slot;
+  n->nb_multiply = mul_slot;
+  n->nb_true_divide = div_slot;
+  n->nb_matrix_multiply = matmul_slot;
+  n->nb_negative = negative_slot;
+}
+
 py::object item(const Tensor& t) {
   switch (t.dtype()) {
     case DType::Int64: return py::int_(t.item<int64_t>());
@@ -227,6 +348,8 @@ void bind_tensor(py::module_& m, py::class_<Tensor>& cls) {
   auto* type = reinterpret_cast<PyTypeObject*>(cls.ptr());
   type->tp_as_buffer->bf_getbuffer = tensor_getbuffer;
   type->tp_as_buffer->bf_releasebuffer = tensor_releasebuffer;
+  // NumPy defers to the tensor's operators (np.float32(2) * t is a tensor)
+  cls.attr("__array_priority__") = 1000;
 
   cls.def_property_readonly("shape", [](const Tensor& t) { return py::tuple(py::cast(t.shape())); })
       .def_property_readonly("dtype", &Tensor::dtype)
@@ -336,6 +459,8 @@ void bind_tensor(py::module_& m, py::class_<Tensor>& cls) {
     m.def(name, f, py::arg("input"), py::arg("other"));
     cls.def(name, f, py::arg("other"));
   }
+
+  set_number_slots(type);
 
   // ---- NumPy ----
   m.def("from_numpy", &from_numpy, py::arg("array"),
