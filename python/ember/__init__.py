@@ -214,6 +214,10 @@ Tensor.float = lambda self: self.to(float32)
 Tensor.double = lambda self: self.to(float64)
 Tensor.long = lambda self: self.to(int64)
 
+# the package's own nn, optim and inspect (Python over the C++ submodules of
+# the same names, which the star import above brought in)
+for _name in ("nn", "optim", "inspect"):
+    del globals()[_name]
 from . import autograd  # noqa: E402
 from . import nn  # noqa: E402
 from . import optim  # noqa: E402
