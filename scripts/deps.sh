@@ -15,7 +15,8 @@ set -euo pipefail
 # Open MPI (distributed/: training on several processes, and mpirun for its tests),
 # utf8proc (Unicode categories for GPT-2's pre-tokenization), pybind11 with
 # Python's headers, NumPy and pytest (the Python package, python/), PyTorch
-# (the parity scripts run the same code on both: python/parity/), and Node.js with
+# (the parity scripts run the same code on both: python/parity/), nbconvert and
+# the IPython kernel (the notebook's cells run in the tests), and Node.js with
 # npm for the two reference GPT-2 tokenizers the BPE is tested against
 # (tests/bpe_reference: gpt-3-encoder and @dqbd/tiktoken, from the npm registry,
 # the versions its package-lock.json pins).
@@ -23,7 +24,8 @@ pkgs=(cmake g++ make pkg-config libopenblas-dev libopenblas-openmp-dev libgtest-
       nlohmann-json3-dev zlib1g-dev libstb-dev libcli11-dev graphviz
       libplplot-dev plplot-driver-cairo fonts-dejavu-core doxygen chromium
       clang libclang-rt-14-dev libomp-dev libsleef-dev libopenmpi-dev openmpi-bin libutf8proc-dev
-      pybind11-dev python3-dev python3-numpy python3-pytest python3-torch)
+      pybind11-dev python3-dev python3-numpy python3-pytest python3-torch
+      jupyter-nbconvert python3-ipykernel)
 for arg in "$@"; do
   case $arg in
     --bench) pkgs+=(python3 python3-torch python3-numpy) ;;
