@@ -38,6 +38,8 @@
 #   compile      bench/compile_compare.sh: compile/'s workloads eager, compiled, in PyTorch (chapter 17)
 #   vmap         bench/vmap_compare.sh: Jacobians, a Hessian and per-sample gradients as
 #                ember's loop, ember's vmap and functorch's vmap (chapter 18)
+#   python       bench/python_compare.sh: one small op's call from C++, from Python
+#                and PyTorch's from Python (chapter 19)
 #
 # Each step writes docs/book/measured/<name>.txt: a header (the machine, the
 # commit of the code measured, the date, the load average before and after,
@@ -63,7 +65,7 @@ need() { [[ -x $(bin "$1") ]] || { echo "measure_book.sh: $build/$1 is missing: 
 
 # The code a measurement measures: the last commit that changed anything but
 # the docs, marked when the work tree has uncommitted changes to it.
-code_paths=(tensor autograd compile vmap nn train inspect distributed plot examples bench CMakeLists.txt cmake)
+code_paths=(tensor autograd compile vmap nn train inspect distributed plot examples bench python CMakeLists.txt cmake)
 commit() {
   local c
   c=$(git log -1 --format=%h -- "${code_paths[@]}")
@@ -452,11 +454,23 @@ step_vmap() {
   fi
 }
 
+# python/: the cost of one small op's call, from C++, from Python, and PyTorch's from Python (chapter 19).
+python_measure() { bash "$root/bench/python_compare.sh" --build "$root/$build"; }
+step_python() {
+  need bench/bench_ember
+  [[ -f $root/$build/python/ember-python ]] || { echo "measure_book.sh: $build/python is missing: bash scripts/test.sh first" >&2; exit 2; }
+  if /usr/bin/python3 -c 'import torch' 2> /dev/null; then
+    record python_calls "bash bench/python_compare.sh" python_measure
+  else
+    echo "--- python_calls: skipped (no PyTorch: bash scripts/deps.sh)"
+  fi
+}
+
 steps=("$@")
-((${#steps[@]})) || steps=(pictures race gpt inside watch distributed bench blas threads gemm bits bf16bench forward memory zero generation compile vmap)
+((${#steps[@]})) || steps=(pictures race gpt inside watch distributed bench blas threads gemm bits bf16bench forward memory zero generation compile vmap python)
 for s in "${steps[@]}"; do
   if ! declare -F "step_$s" > /dev/null; then
-    echo "measure_book.sh: no step '$s' (pictures race gpt inside watch distributed bench blas threads gemm bits bf16bench forward memory zero generation compile vmap decode decodeprofile timelines zeropicture)" >&2
+    echo "measure_book.sh: no step '$s' (pictures race gpt inside watch distributed bench blas threads gemm bits bf16bench forward memory zero generation compile vmap python decode decodeprofile timelines zeropicture)" >&2
     exit 2
   fi
   "step_$s"
