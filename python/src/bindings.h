@@ -41,7 +41,7 @@ struct ShapeArg {
 class LongCall {
  public:
   static constexpr int64_t kLongCallElements = 1 << 14;
-  LongCall(std::initializer_list<Tensor> tensors, const char* op);
+  LongCall(std::initializer_list<const Tensor*> tensors, const char* op);
   LongCall(const LongCall&) = delete;
   LongCall& operator=(const LongCall&) = delete;
 

@@ -75,7 +75,7 @@ void bind_nn(py::module_& root) {
 
   ModuleClass<UnaryModule, Module>(m, "UnaryModule")
       .def("forward", &UnaryModule::forward, py::arg("input"))
-      .def("__call__", [](UnaryModule& mod, const Tensor& x) { LongCall c({x}, "module"); return mod.forward(x); });
+      .def("__call__", [](UnaryModule& mod, const Tensor& x) { LongCall c({&x}, "module"); return mod.forward(x); });
 
   ModuleClass<Linear, UnaryModule>(m, "Linear")
       .def(py::init([](int64_t in, int64_t out, bool bias, DType dt) {
@@ -223,7 +223,7 @@ void bind_nn(py::module_& root) {
   }, py::arg("input"), py::arg("target"), py::arg("reduction") = "mean");
   m.def("cross_entropy", [](const Tensor& logits, const Tensor& targets, const std::string& reduction, int64_t ignore_index) {
     EMBER_CHECK(reduction == "mean" || reduction == "sum" || reduction == "none", "cross_entropy", "reduction '" << reduction << "'");
-    LongCall c({logits}, "cross_entropy");
+    LongCall c({&logits}, "cross_entropy");
     return cross_entropy(logits, targets, reduction == "mean" ? Reduction::Mean : reduction == "sum" ? Reduction::Sum : Reduction::None,
                          ignore_index);
   }, py::arg("input"), py::arg("target"), py::arg("reduction") = "mean", py::arg("ignore_index") = -100);

@@ -9,14 +9,14 @@
 
 namespace ember::python {
 
-LongCall::LongCall(std::initializer_list<Tensor> tensors, const char* op) {
+LongCall::LongCall(std::initializer_list<const Tensor*> tensors, const char* op) {
   int64_t n = 0;
-  for (const Tensor& t : tensors)
-    if (t.defined()) n += t.numel();
+  for (const Tensor* t : tensors)
+    if (t->defined()) n += t->numel();
   if (std::strcmp(op, "matmul") == 0 && tensors.size() == 2) {
     // a product's work: multiply-adds, (elements of a) x (columns of b)
-    const Tensor& a = *tensors.begin();
-    const Tensor& b = *(tensors.begin() + 1);
+    const Tensor& a = **tensors.begin();
+    const Tensor& b = **(tensors.begin() + 1);
     if (a.defined() && b.defined() && b.dim() > 0) n = a.numel() * b.size(-1) / 4;
   }
   if (n >= kLongCallElements) release_.emplace();
@@ -186,9 +186,6 @@ Tensor index(const Tensor& x, py::handle key, bool* is_view = nullptr) {
       out = out.unsqueeze(d++);
     } else if (h.ptr() == Py_Ellipsis) {
       d += x.dim() - named;
-    } else if (PyLong_Check(h.ptr()) || (py::hasattr(h, "__index__") && !py::isinstance<Tensor>(h) &&
-                                         !py::isinstance<py::list>(h) && !py::isinstance<py::array>(h))) {
-      out = out.select(d, h.cast<int64_t>());
     } else if (PySlice_Check(h.ptr())) {
       Py_ssize_t start, stop, step;
       if (PySlice_Unpack(h.ptr(), &start, &stop, &step) < 0) throw py::error_already_set();
@@ -198,6 +195,10 @@ Tensor index(const Tensor& x, py::handle key, bool* is_view = nullptr) {
       if (stop < start) stop = start;
       out = out.slice(d, start, stop, step);
       ++d;
+    } else if (PyLong_Check(h.ptr()) && !PyBool_Check(h.ptr())) {
+      const long long i = PyLong_AsLongLong(h.ptr());
+      if (i == -1 && PyErr_Occurred()) throw py::error_already_set();
+      out = out.select(d, i);
     } else if (py::isinstance<Tensor>(h) || py::isinstance<py::list>(h) || py::isinstance<py::array>(h)) {
       EMBER_CHECK(++tensor_indices == 1, "index", "one tensor index per subscript (ember indexes one dim at a time)");
       Tensor ids = ids_tensor(h);
@@ -210,6 +211,8 @@ Tensor index(const Tensor& x, py::handle key, bool* is_view = nullptr) {
       shape.insert(shape.end(), out.shape().begin() + d + 1, out.shape().end());
       out = out.index_select(d, ids.reshape({ids.numel()})).reshape(shape);
       d += ids.dim();
+    } else if (PyIndex_Check(h.ptr()) && !PyBool_Check(h.ptr())) {  // NumPy's integers
+      out = out.select(d, h.cast<int64_t>());
     } else {
       EMBER_FAIL("index", "cannot index with " << type_name_of(h)
                                                << " (ints, slices, None, ..., an int64 tensor or a list of ints)");
@@ -230,10 +233,10 @@ Tensor scalar_like(const Tensor& x, double s) { return scalar_tensor(s, x.dtype(
 // Either operand may be the tensor: `2 * x` arrives as nb_multiply(2, x).
 enum class Operand { Tensor, Number, Other };
 
-Operand operand(PyObject* o, Tensor& t, double& d) {
+Operand operand(PyObject* o, const Tensor*& t, double& d) {
   py::detail::make_caster<Tensor> c;
   if (c.load(o, false)) {
-    t = py::detail::cast_op<Tensor&>(c);
+    t = &py::detail::cast_op<Tensor&>(c);  // the object's own handle, alive while o is
     return Operand::Tensor;
   }
   if (PyFloat_Check(o)) {
@@ -274,19 +277,19 @@ using ST = Tensor (*)(double, const Tensor&);
 
 template <TT tt, TS ts, ST st> PyObject* binary_slot(PyObject* a, PyObject* b) {
   return guarded([&]() -> PyObject* {
-    Tensor x, y;
+    const Tensor *x = nullptr, *y = nullptr;
     double s = 0;
     const Operand oa = operand(a, x, s), ob = operand(b, y, s);
     Tensor out;
     if (oa == Operand::Tensor && ob == Operand::Tensor) {
       LongCall c({x, y}, "operator");
-      out = tt(x, y);
-    } else if (oa == Operand::Tensor && ob == Operand::Number ) {
+      out = tt(*x, *y);
+    } else if (oa == Operand::Tensor && ob == Operand::Number) {
       LongCall c({x}, "operator");
-      out = ts(x, s);
-    } else if (oa == Operand::Number && ob == Operand::Tensor ) {
+      out = ts(*x, s);
+    } else if (oa == Operand::Number && ob == Operand::Tensor) {
       LongCall c({y}, "operator");
-      out = st(s, y);
+      out = st(s, *y);
     } else {
       Py_RETURN_NOTIMPLEMENTED;
     }
@@ -296,13 +299,13 @@ template <TT tt, TS ts, ST st> PyObject* binary_slot(PyObject* a, PyObject* b) {
 
 PyObject* matmul_slot(PyObject* a, PyObject* b) {
   return guarded([&]() -> PyObject* {
-    Tensor x, y;
+    const Tensor *x = nullptr, *y = nullptr;
     double s = 0;
     if (operand(a, x, s) != Operand::Tensor || operand(b, y, s) != Operand::Tensor) Py_RETURN_NOTIMPLEMENTED;
     Tensor out;
     {
       LongCall c({x, y}, "matmul");
-      out = x.matmul(y);
+      out = x->matmul(*y);
     }
     return py::cast(std::move(out)).release().ptr();
   });
@@ -420,9 +423,9 @@ void bind_tensor(py::module_& m, py::class_<Tensor>& cls) {
 
   // operators: a tensor and a tensor, a tensor and a number, a number and a tensor
 #define EMBER_BINARY(py_name, py_rname, expr_tt, expr_ts, expr_st)                                             \
-  cls.def(py_name, [](const Tensor& a, const Tensor& b) { LongCall c({a, b}, py_name); return expr_tt; });   \
-  cls.def(py_name, [](const Tensor& a, double b) { LongCall c({a}, py_name); return expr_ts; });              \
-  cls.def(py_rname, [](const Tensor& a, double b) { LongCall c({a}, py_name); return expr_st; });
+  cls.def(py_name, [](const Tensor& a, const Tensor& b) { LongCall c({&a, &b}, py_name); return expr_tt; });   \
+  cls.def(py_name, [](const Tensor& a, double b) { LongCall c({&a}, py_name); return expr_ts; });              \
+  cls.def(py_rname, [](const Tensor& a, double b) { LongCall c({&a}, py_name); return expr_st; });
   EMBER_BINARY("__add__", "__radd__", a + b, a + b, b + a)
   EMBER_BINARY("__sub__", "__rsub__", a - b, a - b, b - a)
   EMBER_BINARY("__mul__", "__rmul__", a * b, a * b, b * a)
@@ -431,7 +434,7 @@ void bind_tensor(py::module_& m, py::class_<Tensor>& cls) {
 #undef EMBER_BINARY
   cls.def("__neg__", [](const Tensor& a) { return -a; });
   cls.def("__matmul__", [](const Tensor& a, const Tensor& b) {
-    LongCall c({a, b}, "matmul");
+    LongCall c({&a, &b}, "matmul");
     return a.matmul(b);
   });
 #define EMBER_COMPARE(py_name, op)                                                       \

@@ -81,6 +81,11 @@ def test_bad_index_is_an_error_not_a_crash():
         x[ember.tensor([0.5])]
     with pytest.raises(ember.Error, match="copy"):
         x[[0, 1]] = 1.0
+    with pytest.raises(ember.Error, match="bool"):
+        x[True]
+    with pytest.raises(OverflowError):
+        x[2 ** 70]
+    assert x[np.int64(1)].shape == (4,)
 
 
 @pytest.mark.parametrize("name", ["exp", "log", "sqrt", "tanh", "sigmoid", "relu", "abs", "sin", "cos", "neg"])

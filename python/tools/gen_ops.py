@@ -105,7 +105,7 @@ def main():
     for ret, name, params in ops:
         lam_params = ", ".join(["const Tensor& x"] + [f"{TYPES[c][0]} {n}" for c, n, _ in params])
         call_args = ", ".join(["x"] + [TYPES[c][1].format(n=n) for c, n, _ in params])
-        tensors = ", ".join(["x"] + [n for c, n, _ in params if c == "const Tensor&"])
+        tensors = ", ".join(["&x"] + ["&" + n for c, n, _ in params if c == "const Tensor&"])
         convert = "to_python_pair" if ret == "TensorPair" else ""
         body = (f"[]({lam_params}) {{ LongCall call({{{tensors}}}, \"{name}\"); "
                 f"return {convert}(ember::{name}({call_args})); }}")
