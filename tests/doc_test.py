@@ -440,7 +440,7 @@ class Runner:
             return key, int(self.status.get(key, "0").replace("any", "0")), saved.read_text()
         # The docs write commands as a reader runs them from the repository root.
         shell = command.replace("./build/", str(self.build) + "/")
-        shell = re.sub(r"(?<![\w/.])(scripts|bench|data)/", str(self.source) + r"/\1/", shell)
+        shell = re.sub(r"(?<![\w/.])(scripts|bench|data|python)/", str(self.source) + r"/\1/", shell)
         scratch = pathlib.Path(self.keep) / key if self.keep else pathlib.Path(tempfile.mkdtemp(prefix="doc_test_"))
         scratch.mkdir(parents=True, exist_ok=True)
         try:

@@ -21,6 +21,9 @@ from . import _ember
 from ._ember import *  # noqa: F401,F403  the ops, factories, Tensor, Error, dtypes
 from ._ember import Error, Tensor, dtype
 
+# shown as ember.Error and ember.Tensor (in tracebacks, reprs), not ember._ember.*
+Error.__module__ = Tensor.__module__ = "ember"
+
 float32 = dtype.float32
 float64 = dtype.float64
 int64 = dtype.int64
