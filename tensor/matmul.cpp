@@ -199,6 +199,9 @@ Tensor matmul_with(const Tensor& a, const Tensor& b, Engine engine, const char* 
       return reshape(batched_matmul(flat, b, {}, engine), out_shape);
     }
   }
+  // Two matrices, the common case: nothing to promote or broadcast (and no
+  // views to make, which cost more than a small product itself).
+  if (a.dim() == 2 && b.dim() == 2) return batched_matmul(a, b, {}, engine);
   // Promote 1-D operands to matrices, remember to drop the dim at the end.
   Tensor A = a.dim() == 1 ? unsqueeze(a, 0) : a;
   Tensor B = b.dim() == 1 ? unsqueeze(b, 1) : b;
