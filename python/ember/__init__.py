@@ -57,7 +57,10 @@ def tensor(data, dtype=None, requires_grad=False):
     if isinstance(data, Tensor):
         t = data.detach().clone()
         return _requires(t if dtype is None else t.to(dtype), requires_grad)
-    a = _np.asarray(data)
+    try:
+        a = _np.asarray(data)
+    except (ValueError, TypeError) as e:  # ragged lists, objects NumPy cannot hold
+        raise Error(f"tensor: cannot make a tensor of this data: {e}") from None
     if dtype is not None:
         a = a.astype(_NUMPY_OF[dtype] if dtype in _NUMPY_OF else _np.float32)
     elif a.dtype.kind == "f" and not isinstance(data, _np.ndarray):

@@ -80,13 +80,27 @@ struct PythonFunctionBackward : Node {
       EMBER_CHECK(py::isinstance<Tensor>(grads[i]), name_,
                   "backward's gradient " << i << " is a " << type_name_of(grads[i])
                                          << ", not an ember.Tensor or None");
-      out.push_back(grads[i].cast<Tensor>());
+      Tensor g = grads[i].cast<Tensor>();
+      // The gradient of input i: of its shape (or one it broadcasts to, which
+      // the engine sums back), and of its dtype.
+      bool fits = true;
+      try {
+        fits = broadcast_shapes(input_shapes[i], g.shape(), name_.c_str()) == g.shape();
+      } catch (const Error&) {
+        fits = false;
+      }
+      EMBER_CHECK(fits && g.dtype() == input_dtypes_[i], name_,
+                  "backward's gradient " << i << " is " << dtype_name(g.dtype()) << " of shape " << shape_str(g.shape())
+                                         << ", but input " << i << " of forward is " << dtype_name(input_dtypes_[i])
+                                         << " of shape " << shape_str(input_shapes[i]));
+      out.push_back(g);
     }
     return out;
   }
   std::string name_;
   std::shared_ptr<PyRef> backward_, ctx_;
   size_t inputs_;
+  std::vector<DType> input_dtypes_;
   std::vector<SavedTensor> saved_;
 };
 
@@ -215,6 +229,7 @@ void bind_autograd(py::module_& m) {
           auto node = std::make_shared<PythonFunctionBackward>(name + "Backward", hold(std::move(backward)), hold(ctx),
                                                                inputs.size());
           for (const Tensor& s : saved) node->saved_.emplace_back(s.is_same(out) ? result : s);
+          for (const Tensor& in : inputs) node->input_dtypes_.push_back(in.dtype());
           record(result, node, inputs);
           return result;
         });

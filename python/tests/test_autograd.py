@@ -151,3 +151,33 @@ def test_saved_tensors_are_checked_against_in_place_writes():
         h.add_(1.0)
     with pytest.raises(ember.Error, match="modified|version"):
         y.sum().backward()
+
+
+def test_a_function_whose_backward_returns_a_wrong_gradient_is_refused_by_name():
+    class WrongShape(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return ember.ones(7, dtype=grad.dtype)
+
+    class WrongDtype(WrongShape):
+        @staticmethod
+        def backward(ctx, grad):
+            return grad.to(ember.float32)
+
+    class TooMany(WrongShape):
+        @staticmethod
+        def backward(ctx, grad):
+            return grad, grad
+
+    x = f64([1.0, 2.0, 3.0])
+    with pytest.raises(ember.Error, match=r"WrongShapeBackward: .*shape \(7\).*shape \(3\)"):
+        WrongShape.apply(x).sum().backward()
+    with pytest.raises(ember.Error, match="WrongDtypeBackward: .*float32.*float64"):
+        WrongDtype.apply(x).sum().backward()
+    with pytest.raises(ember.Error, match="2 gradients for 1 inputs"):
+        TooMany.apply(x).sum().backward()
+    assert x.grad is None  # nothing was written
