@@ -424,6 +424,38 @@ TEST(TensorAllocator, DataIs64ByteAligned) {
   }
 }
 
+// Memory that belongs to someone else (what ember.from_numpy wraps): ops
+// read and write it in place, the storage keeps its owner alive while any
+// tensor or view of it lives, and the owner goes when the last one does.
+TEST(TensorStorage, BorrowedMemoryKeepsItsOwnerAliveUntilTheLastView) {
+  auto values = std::make_shared<std::vector<double>>(std::vector<double>{1, 2, 3, 4, 5, 6});
+  std::weak_ptr<std::vector<double>> alive = values;
+  Tensor view;
+  {
+    auto impl = std::make_shared<TensorImpl>();
+    impl->storage = std::make_shared<Storage>(values->data(), values->size() * sizeof(double), values);
+    impl->shape = {2, 3};
+    impl->strides = {3, 1};
+    impl->dtype = kFloat64;
+    Tensor t(impl);
+    EXPECT_TRUE(t.storage()->borrowed());
+    EXPECT_EQ(t.data_ptr<double>(), values->data());
+    t.mul_(2.0);  // in place, into the owner's memory
+    view = t.select(1, 2);
+  }
+  values.reset();
+  ASSERT_FALSE(alive.expired());  // the view holds the storage, which holds the owner
+  EXPECT_EQ(view.to_vector<double>(), (std::vector<double>{6, 12}));
+  EXPECT_EQ((*alive.lock())[0], 2.0);
+  view = Tensor();
+  EXPECT_TRUE(alive.expired());
+}
+
+TEST(TensorStorage, BorrowedMemoryWithoutAnOwnerIsRefused) {
+  double x = 0;
+  expect_error([&] { Storage s(&x, sizeof x, nullptr); }, "Storage", {"needs an owner"});
+}
+
 // ---- version counter and in-place writes ----
 
 TEST(TensorVersion, InPlaceOpsBumpAndViewsShareIt) {
