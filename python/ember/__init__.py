@@ -134,11 +134,16 @@ class _GradMode:
 
     def __call__(self, fn):
         import functools
+        mode = self._mode
 
         @functools.wraps(fn)
         def wrapped(*args, **kwargs):
-            with self.__class__():
+            prev = is_grad_enabled()
+            _ember._set_grad_enabled(mode)
+            try:
                 return fn(*args, **kwargs)
+            finally:
+                _ember._set_grad_enabled(prev)
         return wrapped
 
 
@@ -159,6 +164,11 @@ class set_grad_enabled(_GradMode):
 
     def __enter__(self):
         return self
+
+    def __call__(self, fn):
+        # as a decorator: undo the plain call's setting, set it while fn runs
+        _ember._set_grad_enabled(self._prev)
+        return super().__call__(fn)
 
 
 # ---- Tensor methods better written in Python ----

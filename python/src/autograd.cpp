@@ -9,19 +9,32 @@
 namespace ember::python {
 namespace {
 
-/// A Python callable of tensors as a TensorFn: the transforms call it from
-/// C++ (with the GIL: they run in the calling thread, which holds it).
+/// f(*xs) for a Python callable held from C++: the transforms call it from
+/// C++, and the GIL is taken (a no-op in the calling thread, which holds it).
+py::object call_python(const PyRef& f, const std::vector<Tensor>& xs) {
+  py::gil_scoped_acquire gil;
+  py::tuple args(xs.size());
+  for (size_t i = 0; i < xs.size(); ++i) args[i] = py::cast(xs[i]);
+  return f.object(*args);
+}
+
+/// A Python callable of tensors that returns one tensor, as a TensorFn.
 TensorFn tensor_fn(py::function f) {
   auto ref = hold(std::move(f));
   return [ref](const std::vector<Tensor>& xs) {
-    py::gil_scoped_acquire gil;
-    py::tuple args(xs.size());
-    for (size_t i = 0; i < xs.size(); ++i) args[i] = py::cast(xs[i]);
-    py::object out = ref->object(*args);
+    py::gil_scoped_acquire gil;  // before out: out is released while it is held
+    py::object out = call_python(*ref, xs);
     EMBER_CHECK(py::isinstance<Tensor>(out), "transform",
                 "the function must return one ember.Tensor, not " << type_name_of(out));
     return out.cast<Tensor>();
   };
+}
+
+/// The positional arguments of a call from Python, as tensors.
+std::vector<Tensor> arg_tensors(const py::args& args) {
+  std::vector<Tensor> xs;
+  for (py::handle a : args) xs.push_back(a.cast<Tensor>());
+  return xs;
 }
 
 std::vector<Tensor> as_tensors(py::handle h) {
@@ -60,9 +73,19 @@ struct PythonFunctionBackward : Node {
   std::vector<Tensor> apply(const Tensor& grad_out) override {
     py::gil_scoped_acquire gil;
     py::object ctx = ctx_->object;
+    // ctx.saved_tensors reads this node while backward runs, and only then:
+    // the link goes again on every way out, an exception's too.
+    struct Link {
+      py::object ctx;
+      ~Link() {
+        try {
+          ctx.attr("_node") = py::none();
+        } catch (...) {  // a destructor must not throw; a plain attribute's set does not fail
+        }
+      }
+    } link{ctx};
     ctx.attr("_node") = py::cast(this, py::return_value_policy::reference);
     py::object result = backward_->object(ctx, grad_out);
-    ctx.attr("_node") = py::none();
     std::vector<py::object> grads;
     if (py::isinstance<py::tuple>(result)) {
       for (py::handle g : result) grads.push_back(py::reinterpret_borrow<py::object>(g));
@@ -165,11 +188,7 @@ void bind_autograd(py::module_& m) {
     auto t = transform;
     m.def(name, [t](py::function f, int argnum) {
       JacobianFn j = t(tensor_fn(std::move(f)), argnum);
-      return py::cpp_function([j](py::args args) {
-        std::vector<Tensor> xs;
-        for (py::handle a : args) xs.push_back(a.cast<Tensor>());
-        return j(xs);
-      });
+      return py::cpp_function([j](py::args args) { return j(arg_tensors(args)); });
     });
   }
   m.def("_hvp", [](py::function f, py::object primals, const Tensor& v, int argnum) {
@@ -180,10 +199,7 @@ void bind_autograd(py::module_& m) {
     auto ref = hold(std::move(f));
     BatchFn fn = [ref](const std::vector<Tensor>& xs) {
       py::gil_scoped_acquire gil;
-      py::tuple args(xs.size());
-      for (size_t i = 0; i < xs.size(); ++i) args[i] = py::cast(xs[i]);
-      py::object out = ref->object(*args);
-      if (py::isinstance<Tensor>(out)) return std::vector<Tensor>{out.cast<Tensor>()};
+      py::object out = call_python(*ref, xs);
       return as_tensors(out);
     };
     VmapOptions o;
@@ -193,11 +209,7 @@ void bind_autograd(py::module_& m) {
                 "randomness '" << randomness << "' is not one of 'error', 'different', 'same'");
     o.randomness = randomness == "error" ? Randomness::Error : randomness == "same" ? Randomness::Same : Randomness::Different;
     BatchFn batched = vmap(fn, o);
-    return py::cpp_function([batched](py::args args) {
-      std::vector<Tensor> xs;
-      for (py::handle a : args) xs.push_back(a.cast<Tensor>());
-      return batched(xs);
-    });
+    return py::cpp_function([batched](py::args args) { return batched(arg_tensors(args)); });
   });
 
   // ---- gradcheck ----

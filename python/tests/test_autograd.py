@@ -31,6 +31,13 @@ def test_no_grad_is_a_context_manager_and_a_decorator():
     def f(v):
         return v * 2
     assert not f(x).requires_grad
+    assert ember.is_grad_enabled()
+
+    @ember.set_grad_enabled(False)
+    def g(v):
+        return v * 2
+    assert ember.is_grad_enabled()  # the decorator sets the mode only while g runs
+    assert not g(x).requires_grad and ember.is_grad_enabled()
 
 
 def test_grad_mode_is_per_thread():
@@ -181,3 +188,24 @@ def test_a_function_whose_backward_returns_a_wrong_gradient_is_refused_by_name()
     with pytest.raises(ember.Error, match="2 gradients for 1 inputs"):
         TooMany.apply(x).sum().backward()
     assert x.grad is None  # nothing was written
+
+
+def test_saved_tensors_are_read_only_inside_backward_even_after_it_raised():
+    seen = {}
+
+    class Raises(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            seen["ctx"] = ctx
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            raise KeyError("from backward")
+
+    x = f64([1.0])
+    with pytest.raises(KeyError, match="from backward"):
+        Raises.apply(x).sum().backward()
+    with pytest.raises(ember.Error, match="saved_tensors: read them in backward"):
+        seen["ctx"].saved_tensors  # the node is gone: no dangling link to it
