@@ -6,8 +6,8 @@ training_step.py) is written once, against a subset of the API the two
 share: `run(T)` is called with T = ember, then with T = torch, each in a
 process of its own (the two libraries bring their own OpenMP and OpenBLAS
 settings), and returns named results. This program compares them and
-prints a table: "bits" (identical), "1e-N" (the largest relative
-difference, under the tolerance), or "DIFFERS".
+prints a table: "bits" (identical), "1e-N" (the largest difference
+relative to the largest value, under the tolerance), or "DIFFERS".
 
     build/python/ember-python python/parity/run.py [script ...]
 
@@ -57,8 +57,10 @@ def compare(a, b):
             return f"DIFFERS (dtypes {a.dtype} and {b.dtype})"
         if a.tobytes() == b.tobytes():
             return "bits"
+        # relative to the largest value (an entry near 0 would make any
+        # rounding difference look large element by element)
         tol = 1e-12 if a.dtype == np.float64 else 1e-5
-        rel = float(np.max(np.abs(a - b) / np.maximum(np.abs(b), 1e-30)))
+        rel = float(np.max(np.abs(a - b)) / max(float(np.max(np.abs(b))), 1e-30))
         return f"{rel:.0e}" if rel <= tol else f"DIFFERS (relative {rel:.1e})"
     if isinstance(a, float) and isinstance(b, float):
         return "bits" if a == b else ("1e-15" if abs(a - b) <= 1e-12 * abs(b) else f"DIFFERS ({a} and {b})")
