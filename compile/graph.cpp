@@ -33,6 +33,7 @@ const char* short_name(DType t) {
     case DType::Int64: return "i64";
     case DType::Bool: return "bool";
     case DType::BFloat16: return "bf16";
+    case DType::Int8: return "i8";
   }
   return "?";
 }

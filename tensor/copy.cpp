@@ -26,6 +26,22 @@ void copy_bytes(void* dst, const void* src, size_t n) {
     std::memcpy(d + b, s + b, e - b);
   });
 }
+
+// int8 holds [-128, 127]: a value outside (or a NaN) is refused before
+// anything is written, where a cast would wrap it (or be undefined).
+template <typename S>
+void check_fits_int8(const Tensor& src, const char* op) {
+  if constexpr (!std::is_same_v<S, int8_t> && !std::is_same_v<S, bool>) {
+    const Tensor c = contiguous(src);
+    const S* p = c.data_ptr<S>();
+    for (int64_t i = 0; i < c.numel(); ++i) {
+      const double v = static_cast<double>(p[i]);
+      EMBER_CHECK(v >= -128.0 && v <= 127.0, op,
+                  "the value " << v << " at element " << i << " of a " << dtype_name(src.dtype()) << " tensor of shape "
+                               << shape_str(src.shape()) << " does not fit int8 [-128, 127]");
+    }
+  }
+}
 }  // namespace
 
 void copy_(const Tensor& dst, const Tensor& src, const char* op) {
@@ -34,6 +50,7 @@ void copy_(const Tensor& dst, const Tensor& src, const char* op) {
   EMBER_CHECK(b == dst.shape(), op,
               "source of shape " << shape_str(src.shape()) << " cannot be broadcast to destination "
                                  << shape_str(dst.shape()));
+  if (dst.dtype() == kInt8) EMBER_DISPATCH_STORAGE(src.dtype(), op, [&]<typename S>() { check_fits_int8<S>(src, op); });
   EMBER_DISPATCH_STORAGE(dst.dtype(), op, [&]<typename D>() {
     EMBER_DISPATCH_STORAGE(src.dtype(), op, [&]<typename S>() {
       if (std::is_same_v<D, S> && dst.is_contiguous() && src.is_contiguous() && src.shape() == dst.shape()) {
@@ -48,6 +65,8 @@ void copy_(const Tensor& dst, const Tensor& src, const char* op) {
 }
 
 void fill_(const Tensor& dst, double value) {
+  EMBER_CHECK(dst.dtype() != kInt8 || (value >= -128.0 && value <= 127.0), "fill_",
+              "the value " << value << " does not fit int8 [-128, 127] (tensor of shape " << shape_str(dst.shape()) << ")");
   EMBER_DISPATCH_STORAGE(dst.dtype(), "fill_", [&]<typename T>() {
     T v = static_cast<T>(value);
     if (dst.is_contiguous()) {

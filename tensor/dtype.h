@@ -2,11 +2,14 @@
 /// The five element types ember knows, and dispatch helpers that turn a
 /// runtime DType into a compile-time C++ type.
 ///
-/// bfloat16 (tensor/bfloat16.h) is a storage type: only the ops that move,
-/// convert, read, print or save values take it (EMBER_DISPATCH_STORAGE),
-/// and matmul, which multiplies it in float32. Every other dispatch refuses
-/// it with an error naming the op and the dtype, and is_floating() (the
-/// types ember computes and differentiates in) is false for it.
+/// bfloat16 (tensor/bfloat16.h) and int8 are storage types: only the ops
+/// that move, convert, read, print or save values take them
+/// (EMBER_DISPATCH_STORAGE), and matmul, which multiplies bfloat16 in
+/// float32. Every other dispatch refuses them with an error naming the op
+/// and the dtype, and is_floating() (the types ember computes and
+/// differentiates in) is false for both. int8 holds quantized weights
+/// (nn/quantize.h); a conversion to int8 refuses a value outside
+/// [-128, 127] (or a NaN) instead of wrapping it.
 #pragma once
 
 #include <cstdint>
@@ -17,13 +20,14 @@
 
 namespace ember {
 
-enum class DType : uint8_t { Float32, Float64, Int64, Bool, BFloat16 };
+enum class DType : uint8_t { Float32, Float64, Int64, Bool, BFloat16, Int8 };
 
 inline constexpr DType kFloat32 = DType::Float32;
 inline constexpr DType kFloat64 = DType::Float64;
 inline constexpr DType kInt64 = DType::Int64;
 inline constexpr DType kBool = DType::Bool;
 inline constexpr DType kBFloat16 = DType::BFloat16;
+inline constexpr DType kInt8 = DType::Int8;
 
 inline size_t dtype_size(DType t) {
   switch (t) {
@@ -32,6 +36,7 @@ inline size_t dtype_size(DType t) {
     case DType::Int64: return 8;
     case DType::Bool: return 1;
     case DType::BFloat16: return 2;
+    case DType::Int8: return 1;
   }
   return 0;
 }
@@ -43,12 +48,13 @@ inline const char* dtype_name(DType t) {
     case DType::Int64: return "int64";
     case DType::Bool: return "bool";
     case DType::BFloat16: return "bfloat16";
+    case DType::Int8: return "int8";
   }
   return "?";
 }
 
 /// The float types ember computes and differentiates in: float32 and float64
-/// (not bfloat16, a storage type: see the top of this file).
+/// (not bfloat16 or int8, storage types: see the top of this file).
 inline bool is_floating(DType t) { return t == DType::Float32 || t == DType::Float64; }
 
 /// C++ type -> DType
@@ -58,6 +64,7 @@ template <> struct dtype_of<double> { static constexpr DType value = DType::Floa
 template <> struct dtype_of<int64_t> { static constexpr DType value = DType::Int64; };
 template <> struct dtype_of<bool> { static constexpr DType value = DType::Bool; };
 template <> struct dtype_of<bfloat16> { static constexpr DType value = DType::BFloat16; };
+template <> struct dtype_of<int8_t> { static constexpr DType value = DType::Int8; };
 
 }  // namespace ember
 
@@ -68,16 +75,19 @@ enum DTypeSet : unsigned {
   kFloats = 1u << 0 | 1u << 1,                  // float32, float64
   kNumbers = kFloats | 1u << 2,                 // and int64
   kAllButBF16 = kNumbers | 1u << 3,             // and bool
-  kStorageTypes = kAllButBF16 | 1u << 4,        // and bfloat16
+  kStorageTypes = kAllButBF16 | 1u << 4 | 1u << 5,  // and bfloat16, int8
 };
 constexpr bool takes(unsigned set, DType t) { return (set >> static_cast<unsigned>(t)) & 1u; }
-/// The error for a dtype that `set` does not take, naming op. bfloat16 is a
-/// storage type in ember, and says so.
+/// The error for a dtype that `set` does not take, naming op. bfloat16 and
+/// int8 are storage types in ember, and it says so.
 [[noreturn]] inline void refuse_dtype(const char* op, DType dt, unsigned set) {
   if (dt == DType::BFloat16)
     EMBER_FAIL(op, "does not take " << dtype_name(dt)
                                     << " tensors (a storage type in ember: convert with to(float32) first; matmul "
                                        "takes them as they are)");
+  if (dt == DType::Int8)
+    EMBER_FAIL(op, "does not take int8 tensors (a storage type in ember, for quantized weights: convert with "
+                   "to(float32) first, or multiply with nn::quantize's kernels)");
   if (set == kFloats) EMBER_FAIL(op, "expected a floating tensor (float32 or float64), got " << dtype_name(dt));
   EMBER_FAIL(op, "expected a numeric tensor, got " << dtype_name(dt));
 }
@@ -97,6 +107,7 @@ decltype(auto) dispatch(DType dt, const char* op, F&& f) {
     EMBER_DISPATCH_CASE(Int64, int64_t)
     EMBER_DISPATCH_CASE(Bool, bool)
     EMBER_DISPATCH_CASE(BFloat16, ::ember::bfloat16)
+    EMBER_DISPATCH_CASE(Int8, int8_t)
   }
 #undef EMBER_DISPATCH_CASE
   refuse_dtype(op, dt, set);

@@ -29,6 +29,7 @@ const char* st_dtype(DType d) {
     case DType::Int64: return "I64";
     case DType::Bool: return "BOOL";
     case DType::BFloat16: return "BF16";
+    case DType::Int8: return "I8";
   }
   return "?";
 }
@@ -38,6 +39,7 @@ bool parse_st_dtype(const std::string& s, DType& out) {
   else if (s == "I64") out = kInt64;
   else if (s == "BOOL") out = kBool;
   else if (s == "BF16") out = kBFloat16;
+  else if (s == "I8") out = kInt8;
   else return false;
   return true;
 }

@@ -6,7 +6,7 @@
 ///
 /// File layout (all little-endian):
 ///   [8 bytes: N = header length] [N bytes: JSON header] [data section]
-/// The header maps each tensor name to {"dtype": "F32"|"F64"|"I64"|"BOOL"|"BF16",
+/// The header maps each tensor name to {"dtype": "F32"|"F64"|"I64"|"BOOL"|"BF16"|"I8",
 /// "shape": [...], "data_offsets": [begin, end]} (offsets into the data
 /// section), plus an optional "__metadata__" map of strings. ember adds
 /// "ember.crc32" (a CRC-32 of the data section) to catch flipped bytes.

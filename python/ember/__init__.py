@@ -29,6 +29,7 @@ float64 = dtype.float64
 int64 = dtype.int64
 bool = dtype.bool  # noqa: A001  (ember.bool, as torch.bool)
 bfloat16 = dtype.bfloat16
+int8 = dtype.int8
 float = float32  # noqa: A001
 double = float64
 long = int64

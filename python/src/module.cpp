@@ -18,6 +18,7 @@ PYBIND11_MODULE(_ember, m) {
       .value("int64", em::DType::Int64)
       .value("bool", em::DType::Bool)
       .value("bfloat16", em::DType::BFloat16)
+      .value("int8", em::DType::Int8)
       .def("__repr__", [](em::DType d) { return std::string("ember.") + em::dtype_name(d); })
       .def_property_readonly("is_floating_point", [](em::DType d) { return em::is_floating(d); })
       .def_property_readonly("itemsize", [](em::DType d) { return em::dtype_size(d); });

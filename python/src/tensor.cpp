@@ -51,6 +51,7 @@ const char* buffer_format(DType dt) {
     case DType::Float64: return "d";
     case DType::Int64: return "q";
     case DType::Bool: return "?";
+    case DType::Int8: return "b";
     default: return nullptr;
   }
 }
@@ -119,8 +120,9 @@ DType dtype_of_array(const py::array& a) {
   if (kind == 'f' && size == 8) return kFloat64;
   if (kind == 'i' && size == 8) return kInt64;
   if (kind == 'b' && size == 1) return kBool;
+  if (kind == 'i' && size == 1) return kInt8;
   EMBER_FAIL("from_numpy", "NumPy dtype " << py_text(dt)
-                                          << " has no ember dtype (float32, float64, int64, bool); convert it first");
+                                          << " has no ember dtype (float32, float64, int64, bool, int8); convert it first");
 }
 
 Tensor from_numpy(const py::array& a) {
@@ -338,7 +340,8 @@ void set_number_slots(PyTypeObject* type) {
 
 py::object item(const Tensor& t) {
   switch (t.dtype()) {
-    case DType::Int64: return py::int_(t.item<int64_t>());
+    case DType::Int64:
+    case DType::Int8: return py::int_(t.item<int64_t>());
     case DType::Bool: return py::bool_(t.item<bool>());
     default: return py::float_(t.item<double>());
   }
