@@ -23,6 +23,7 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,7 @@
 #include "ember.h"
 #include "plot/plot.h"
 #include "tensor/gemm/gemm.h"
+#include "tensor/gemm/int8.h"
 #include "tensor/gemm/microkernels.h"
 #include "tensor/kernels.h"
 #include "tensor/storage.h"
@@ -82,6 +84,7 @@ double copy_gbps(size_t bytes, int repeats) {
 
 struct Ceilings {
   double fma_1t = 0, fma_nt = 0, fma_avx2_nt = 0, bf16_nt = 0;  // GFLOP/s
+  double int8_nt = 0;  // vpdpbusd, G int8 operations per second (0 without AVX512_VNNI)
   double dram_gbps = 0, l3_gbps = 0;
   const char* isa = "";
 };
@@ -94,6 +97,7 @@ Ceilings measure_ceilings(int threads) {
   c.fma_nt = gemm::measured_peak_gflops(widest, false, threads);
   if (widest == gemm::Isa::AVX512) c.fma_avx2_nt = gemm::measured_peak_gflops(gemm::Isa::AVX2, false, threads);
   if (gemm::has_avx512_bf16()) c.bf16_nt = gemm::measured_peak_gflops(gemm::Isa::AVX512, true, threads);
+  c.int8_nt = gemm::measured_int8_peak(threads);
   c.dram_gbps = copy_gbps(size_t{256} << 20, 15);  // far larger than any cache
   c.l3_gbps = copy_gbps(size_t{4} << 20, 200);     // two 4 MiB buffers: in L3, not in L2
   return c;
@@ -113,9 +117,16 @@ struct Kernel {
   std::function<void()> run;
   std::vector<double> seconds{};
   double error_ratio = 0;  // worst error over its rounding bound
+  // step 8: the weight (B, as Bᵀ's rows) in int8, multiplied with int8 or float32 activations
+  std::optional<gemm::Int8Mode> int8 = std::nullopt;
+  gemm::Isa isa = gemm::Isa::Portable;
 };
 
 double modeled_bytes(const Kernel& k, double n) {
+  // step 8: A read once (float32), and with int8 activations written and read
+  // once more as int8; the weight once (a byte and 4 / 32 of a scale per
+  // value); C written once
+  if (k.int8) return 4 * n * n + (*k.int8 == gemm::Int8Mode::Int8Activations ? 2 * n * n : 0) + 1.125 * n * n + 4 * n * n;
   if (k.kc == 0) return 4 * 3 * n * n;                         // the minimum
   if (k.nc == 0) return 4 * n * n * n;                         // all of B for every row of A
   return 4 * n * n + 8 * n * n * std::ceil(n / double(k.kc)) + 4 * n * n * std::ceil(n / double(k.nc));
@@ -157,8 +168,41 @@ double error_ratio(const std::vector<float>& c, const Exact& e, int64_t K, bool 
   return worst;
 }
 
+// Step 8's bound (tensor/gemm/step8_int8.cpp) for every element: row i of A
+// against column j of B (row j of the weight Bᵀ).
+double int8_error_ratio(const std::vector<float>& c, const std::vector<float>& a, const std::vector<float>& bt,
+                        const Exact& e, int64_t n, gemm::Int8Mode mode) {
+  std::vector<double> worst(static_cast<size_t>(n), 0.0);
+  detail::parallel_for(n, 1, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        const double bound = gemm::int8_error_bound(&a[size_t(i * n)], &bt[size_t(j * n)], n, 32, mode);
+        worst[size_t(i)] = std::max(worst[size_t(i)], std::fabs(c[size_t(i * n + j)] - e.value[size_t(i * n + j)]) / (bound + 1e-300));
+      }
+  });
+  return *std::max_element(worst.begin(), worst.end());
+}
+
+struct Int8Weights {
+  std::vector<float> bt;  // B transposed: the weight's rows
+  gemm::PackedWeight int8_acts, float_acts;
+};
+Int8Weights int8_weights(const std::vector<float>& b, int64_t n) {
+  Int8Weights w;
+  w.bt.resize(size_t(n * n));
+  for (int64_t k = 0; k < n; ++k)
+    for (int64_t j = 0; j < n; ++j) w.bt[size_t(j * n + k)] = b[size_t(k * n + j)];
+  const int64_t groups = (n + 31) / 32;
+  std::vector<int8_t> q(size_t(n * n));
+  std::vector<float> s(size_t(n * groups));
+  for (int64_t j = 0; j < n; ++j) gemm::quantize_row(&w.bt[size_t(j * n)], n, 32, &q[size_t(j * n)], &s[size_t(j * groups)]);
+  w.int8_acts = gemm::pack_int8(q.data(), s.data(), n, n, 32, gemm::Int8Mode::Int8Activations);
+  w.float_acts = gemm::pack_int8(q.data(), s.data(), n, n, 32, gemm::Int8Mode::FloatActivations);
+  return w;
+}
+
 std::vector<Kernel> kernels(const std::vector<float>& a, const std::vector<float>& b, std::vector<float>& c, int64_t n,
-                            int threads) {
+                            int threads, const Int8Weights& w8) {
   const gemm::View<float> A{a.data(), n, n, n, 1}, B{b.data(), n, n, n, 1};
   const gemm::Out C{c.data(), n, n, n};
   const std::string T = std::to_string(threads);
@@ -194,18 +238,32 @@ std::vector<Kernel> kernels(const std::vector<float>& a, const std::vector<float
     ks.push_back({"7 bfloat16 vdpbf16ps", threads, true, 512, 2048, [=] { gemm::bf16_product(A, B, C, gemm::Isa::AVX512, true); }});
   ks.push_back({std::string("7 bfloat16 fallback ") + gemm::isa_name(widest), threads, true, 512, 2048,
                 [=] { gemm::bf16_product(A, B, C, widest, false); }});
+  // step 8 at each SIMD width: int8 activations, then float32 ones at the widest
+  const gemm::PackedWeight *i8 = &w8.int8_acts, *f8 = &w8.float_acts;
+  for (gemm::Isa isa : gemm::int8_isas_for_this_cpu()) {
+    if (isa == gemm::Isa::Portable) continue;
+    Kernel k{std::string("8 int8 ") + gemm::int8_instructions(isa), threads, false, 0, 0,
+             [=] { gemm::weight_product(ap, n, n, *i8, cp, n, isa); }};
+    k.int8 = gemm::Int8Mode::Int8Activations, k.isa = isa;
+    ks.push_back(k);
+  }
+  Kernel k{std::string("8 int8, f32 acts ") + gemm::isa_name(widest), threads, false, 0, 0,
+           [=] { gemm::weight_product(ap, n, n, *f8, cp, n, widest); }};
+  k.int8 = gemm::Int8Mode::FloatActivations, k.isa = widest;
+  ks.push_back(k);
   return ks;
 }
 
 // Each kernel once to warm up (its result checked), then once per round,
 // interleaved; a kernel slower than a second runs in 3 rounds only; a
 // threaded one's timed run follows an untimed one.
-void time_kernels(std::vector<Kernel>& ks, const Exact& exact, const std::vector<float>& c, int64_t n, int rounds) {
+void time_kernels(std::vector<Kernel>& ks, const Exact& exact, const std::vector<float>& a, const Int8Weights& w8,
+                  const std::vector<float>& c, int64_t n, int rounds) {
   for (Kernel& k : ks) {
     const auto t0 = std::chrono::steady_clock::now();
     k.run();
     k.seconds.push_back(seconds_since(t0));
-    k.error_ratio = error_ratio(c, exact, n, k.bf16);
+    k.error_ratio = k.int8 ? int8_error_ratio(c, a, w8.bt, exact, n, *k.int8) : error_ratio(c, exact, n, k.bf16);
     std::printf("  %-30s warm-up %8.1f ms\n", k.name.c_str(), 1e3 * k.seconds.back());
     std::fflush(stdout);
   }
@@ -226,11 +284,11 @@ void time_kernels(std::vector<Kernel>& ks, const Exact& exact, const std::vector
 
 void draw_roofline(const std::vector<Kernel>& ks, const Ceilings& c, int64_t n, int threads, const std::string& path) {
   plot::LinePlot fig;
-  fig.title = "Roofline: C = A B at " + std::to_string(n) + "^2, float32 and bfloat16";
+  fig.title = "Roofline: C = A B at " + std::to_string(n) + "^2";
   fig.x = {.label = "flops per byte beyond L2 (modeled from the loops)", .log = true};
   fig.y = {.label = "GFLOP/s (measured, median)", .log = true};
-  fig.width = 1300;
-  fig.height = 700;
+  fig.width = 1500;
+  fig.height = 800;
   fig.legend = plot::Corner::Outside;
   std::vector<double> xs;
   for (double x = 0.05; x <= 2000; x *= 1.1) xs.push_back(x);
@@ -256,6 +314,7 @@ void draw_roofline(const std::vector<Kernel>& ks, const Ceilings& c, int64_t n, 
   peak(c.fma_1t, std::string(c.isa) + " FMA (1 thr)");
   if (c.fma_avx2_nt > 0) peak(c.fma_avx2_nt, "AVX2 FMA (" + std::to_string(threads) + " thr)");
   if (c.bf16_nt > 0) peak(c.bf16_nt, "vdpbf16ps (" + std::to_string(threads) + " thr)");
+  if (c.int8_nt > 0) peak(c.int8_nt, "vpdpbusd (" + std::to_string(threads) + " thr)");
   for (size_t i = 0; i < ks.size(); ++i) {
     const Kernel& k = ks[i];
     const double flops = 2.0 * n * n * n, g = flops / median(k.seconds) / 1e9;
@@ -283,6 +342,7 @@ int lesson(const Flags& f) {
   std::printf("  %s FMA peak     %7.1f GFLOP/s on 1 thread, %7.1f on %d\n", c.isa, c.fma_1t, c.fma_nt, f.threads);
   if (c.fma_avx2_nt > 0) std::printf("  AVX2 FMA peak     %7.1f GFLOP/s on %d threads\n", c.fma_avx2_nt, f.threads);
   if (c.bf16_nt > 0) std::printf("  vdpbf16ps peak    %7.1f GFLOP/s on %d threads\n", c.bf16_nt, f.threads);
+  if (c.int8_nt > 0) std::printf("  vpdpbusd peak     %7.1f G int8 operations/s on %d threads\n", c.int8_nt, f.threads);
   std::printf("  memory (copy)     %7.1f GB/s, L3 (copy) %.1f GB/s\n\n", c.dram_gbps, c.l3_gbps);
 
   const int64_t n = f.size;
@@ -291,17 +351,19 @@ int lesson(const Flags& f) {
   std::vector<float> out(size_t(n * n));
   std::cout << "the float64 product, for the error bounds ..." << std::endl;
   const Exact exact = exact_product(a, b, n);
-  std::vector<Kernel> ks = kernels(a, b, out, n, f.threads);
+  const Int8Weights w8 = int8_weights(b, n);
+  std::vector<Kernel> ks = kernels(a, b, out, n, f.threads, w8);
   std::cout << "timing (" << f.rounds << " rounds, interleaved) ..." << std::endl;
-  time_kernels(ks, exact, out, n, f.rounds);
+  time_kernels(ks, exact, a, w8, out, n, f.rounds);
 
   const double flops = 2.0 * n * n * n;
   auto gflops = [&](const Kernel& k) { return flops / median(k.seconds) / 1e9; };
-  double blas_1t = 0, blas_nt = 0, best_ours = 0, bf16_best = 0;
+  double blas_1t = 0, blas_nt = 0, best_ours = 0, bf16_best = 0, int8_best = 0;
   for (const Kernel& k : ks) {
     if (k.name.rfind("OpenBLAS", 0) == 0) (k.threads == 1 ? blas_1t : blas_nt) = gflops(k);
     if (k.name.rfind("6 ", 0) == 0) best_ours = std::max(best_ours, gflops(k));
     if (k.bf16) bf16_best = std::max(bf16_best, gflops(k));
+    if (k.int8) int8_best = std::max(int8_best, gflops(k));
   }
   std::printf("\n%-30s %4s %10s %8s %9s %10s %7s %9s %6s\n", "step", "thr", "median ms", "best ms", "GFLOP/s", "% OpenBLAS",
               "% peak", "flop/byte", "error");
@@ -311,7 +373,9 @@ int lesson(const Flags& f) {
   bool ok = true;
   for (const Kernel& k : ks) {
     const double g = gflops(k), blas = k.threads == 1 ? blas_1t : blas_nt;
-    const double peak = k.bf16 && k.name.find("vdpbf16ps") != std::string::npos ? c.bf16_nt : (k.threads == 1 ? c.fma_1t : c.fma_nt);
+    double peak = k.bf16 && k.name.find("vdpbf16ps") != std::string::npos ? c.bf16_nt : (k.threads == 1 ? c.fma_1t : c.fma_nt);
+    if (k.int8 && k.name.find("vpdpbusd") != std::string::npos) peak = c.int8_nt;
+    else if (k.int8 && k.isa == gemm::Isa::AVX2 && c.fma_avx2_nt > 0) peak = c.fma_avx2_nt;
     const double ai = flops / modeled_bytes(k, double(n));
     const double best = *std::min_element(k.seconds.begin(), k.seconds.end());
     std::printf("%-30s %4d %10.2f %8.2f %9.1f %9.0f%% %6.0f%% %9.1f %6.3f\n", k.name.c_str(), k.threads,
@@ -321,13 +385,15 @@ int lesson(const Flags& f) {
     ok = ok && k.error_ratio <= 1.0;
   }
   std::printf("(GFLOP/s and %%: from the median; %% OpenBLAS: of OpenBLAS's sgemm on as many threads; %% peak: of the %s\n"
-              " FMA peak on as many threads, or of vdpbf16ps's; flop/byte: modeled from the loop structure (the roofline's x);\n"
-              " error: the worst |C - exact| over its rounding bound, which must stay <= 1: gamma_n sum|a||b| in float32,\n"
-              " ((1+2^-8)^2 (1+gamma_n) - 1) sum|a||b| in bfloat16)\n\n",
+              " FMA peak on as many threads, or of vdpbf16ps's, or of vpdpbusd's (int8 operations); flop/byte: modeled from\n"
+              " the loop structure (the roofline's x); step 8: GFLOP-equivalent/s, 2 n^3 over the time, with B in int8 (groups\n"
+              " of 32); error: the worst |C - exact| over its rounding bound, which must stay <= 1: gamma_n sum|a||b| in\n"
+              " float32, ((1+2^-8)^2 (1+gamma_n) - 1) sum|a||b| in bfloat16, tensor/gemm/step8_int8.cpp's in int8)\n\n",
               c.isa);
   std::printf("step 6 (its fastest width) against OpenBLAS's sgemm on %d threads: %.0f%% (the target: at least 85%%)\n", f.threads, 100 * best_ours / blas_nt);
   std::printf("bfloat16 against OpenBLAS's float32 sgemm:    %.2fx (the target on an AVX512_BF16 CPU: at least 1.7x)\n",
               bf16_best / blas_nt);
+  std::printf("int8 weights against OpenBLAS's float32 sgemm: %.2fx\n", int8_best / blas_nt);
   std::printf("float32 on this machine: %s is faster (%.1f against %.1f GFLOP/s, the medians); matmul uses %s%s\n",
               best_ours > blas_nt ? "ember's step 6" : "OpenBLAS", std::max(best_ours, blas_nt), std::min(best_ours, blas_nt),
               gemm::f32_matmul_uses_ember() ? "ember's (EMBER_GEMM=ember)" : "OpenBLAS",

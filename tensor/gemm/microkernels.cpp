@@ -173,6 +173,10 @@ double measured_peak_gflops(Isa isa, bool bf16, int threads, int repeats) {
     const simd::IsaKernels& k = isa == Isa::AVX512 ? simd::kAvx512 : simd::kAvx2;
     loop = k.peak_loop, flops = k.chains * k.lanes * 2;
   }
+  return best_loop_rate(loop, flops, threads, repeats);
+}
+
+double best_loop_rate(float (*loop)(int64_t), double flops, int threads, int repeats) {
   const int64_t iters = static_cast<int64_t>(2e-3 * 100e9 / flops);  // ~2 ms at 100 GFLOP/s per thread
   double best = 0;
   std::vector<float> sums(static_cast<size_t>(threads));  // each thread's result, kept so the loop is not dropped

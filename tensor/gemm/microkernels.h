@@ -59,5 +59,9 @@ void to_bf16_pair_panels_at(Isa isa, const float* src, int64_t ks, int64_t rows,
 /// needs; each run takes about 2 ms, and the best of `repeats` is kept (a
 /// run that shared a core with another program is only ever slower).
 double measured_peak_gflops(Isa isa, bool bf16, int threads, int repeats = 100);
+/// The timing of measured_peak_gflops for any loop: `loop(iters)` does
+/// `flops` operations per iteration; the best rate of `repeats` runs on
+/// `threads` threads at once, in G operations per second.
+double best_loop_rate(float (*loop)(int64_t), double flops, int threads, int repeats = 100);
 
 }  // namespace ember::gemm
