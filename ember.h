@@ -72,6 +72,8 @@
 #include "nn/layers.h"
 #include "nn/loss.h"
 #include "nn/module.h"
+#include "nn/quantize.h"
+#include "nn/quantize_model.h"
 #include "nn/recurrent.h"
 
 #include "train/bpe.h"

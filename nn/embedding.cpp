@@ -37,7 +37,18 @@ std::shared_ptr<Embedding> Embedding::from_pretrained(const Tensor& weights, boo
 
 Tensor Embedding::forward(const Tensor& ids) const {
   ModuleScope scope(*this);
+  if (quantized) quantized->dequantized();  // follows the buffers (a load)
   return embedding(weight, ids, padding_idx_, sparse_);
+}
+
+void Embedding::quantize(const QuantizeOptions& options) {
+  EMBER_CHECK(!quantized, "Embedding", "the table is quantized already (" << quantized->options().to_string() << ")");
+  auto q = std::make_shared<QuantizedWeight>(weight, options, "Embedding");
+  remove_parameter("weight");
+  register_buffer("weight", q->values);
+  if (q->scale.defined()) register_buffer("weight_scale", q->scale);
+  weight = q->dequantized();
+  quantized = std::move(q);
 }
 
 std::string Embedding::extra_repr() const {
@@ -143,8 +154,28 @@ LMHead::LMHead(int64_t D, int64_t V, const InitOptions& o) {
 }
 
 // hidden (*, D) @ weightᵀ (D, V) -> logits (*, V)
+void LMHead::quantize(const QuantizeOptions& options, Embedding* tied_to) {
+  EMBER_CHECK(!quantized, "LMHead", "the head is quantized already (" << quantized->options().to_string() << ")");
+  EMBER_CHECK(tied_ == (tied_to != nullptr), "LMHead",
+              (tied_ ? "the head is tied: quantize it with the embedding it shares" : "the head is not tied to an embedding"));
+  if (tied_to) {
+    EMBER_CHECK(tied_to->quantized, "LMHead", "quantize the tied embedding first");
+    quantized = tied_to->quantized;
+    remove_parameter("weight");
+    weight = tied_to->weight;
+    return;
+  }
+  auto q = std::make_shared<QuantizedWeight>(weight, options, "LMHead");
+  remove_parameter("weight");
+  register_buffer("weight", q->values);
+  if (q->scale.defined()) register_buffer("weight_scale", q->scale);
+  weight = q->dequantized();
+  quantized = std::move(q);
+}
+
 Tensor LMHead::forward(const Tensor& hidden) const {
   ModuleScope scope(*this);
+  if (quantized) return quantized->linear(hidden, Tensor(), "LMHead");
   EMBER_CHECK(hidden.dim() >= 1 && hidden.size(-1) == weight.size(1), "LMHead",
               "hidden has shape " << shape_str(hidden.shape()) << " but the head expects a last dim of "
                                   << weight.size(1) << " (weight " << shape_str(weight.shape()) << ")");

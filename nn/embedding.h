@@ -17,6 +17,7 @@
 #include "autograd/ops.h"
 #include "nn/init.h"
 #include "nn/module.h"
+#include "nn/quantize.h"
 #include "tensor/random.h"
 
 namespace ember::nn {
@@ -56,7 +57,13 @@ class Embedding : public Module {
   std::optional<int64_t> padding_idx() const { return padding_idx_; }
   bool sparse() const { return sparse_; }
 
+  /// The table in fewer bits (nn/quantize.h): the parameter "weight"
+  /// becomes the buffers "weight" (int8) and "weight_scale"; a lookup reads
+  /// the float32 rows they stand for.
+  void quantize(const QuantizeOptions& options = {});
+
   Tensor weight;  // (V, D)
+  std::shared_ptr<QuantizedWeight> quantized;  // set by quantize()
 
  private:
   Embedding(const Tensor& weights, bool freeze, std::optional<int64_t> padding_idx);
@@ -148,6 +155,11 @@ class LMHead : public Module {
   LMHead(int64_t embedding_dim, int64_t vocab_size, const InitOptions& options = {});
   Tensor forward(const Tensor& hidden) const;
   bool is_tied() const { return tied_; }
+  /// The head in fewer bits (nn/quantize.h): its own weight quantized into
+  /// buffers, or, tied, the embedding's quantized table shared (nothing
+  /// registered twice: the table is saved once, with the embedding).
+  void quantize(const QuantizeOptions& options, Embedding* tied_to);
+  std::shared_ptr<QuantizedWeight> quantized;
   std::string type_name() const override { return "LMHead"; }
   std::string extra_repr() const override;
 

@@ -34,12 +34,24 @@ Linear::Linear(int64_t in, int64_t out, const LinearOptions& o) {
 
 Tensor Linear::forward(const Tensor& x) {
   ModuleScope scope(*this);
+  if (quantized) return quantized->linear(x, bias, "Linear");
   return linear(x, weight, bias);
+}
+
+void Linear::quantize(const QuantizeOptions& options) {
+  EMBER_CHECK(!quantized, "Linear", "the weight is quantized already (" << quantized->options().to_string() << ")");
+  auto q = std::make_shared<QuantizedWeight>(weight, options, "Linear");
+  remove_parameter("weight");
+  register_buffer("weight", q->values);
+  if (q->scale.defined()) register_buffer("weight_scale", q->scale);
+  weight = q->dequantized();
+  quantized = std::move(q);
 }
 
 std::string Linear::extra_repr() const {
   std::ostringstream os;
   os << "in_features=" << weight.size(1) << ", out_features=" << weight.size(0) << ", bias=" << (bias.defined() ? "true" : "false");
+  if (quantized) os << ", " << quantized->options().to_string();
   return os.str();
 }
 

@@ -11,6 +11,7 @@
 
 #include "autograd/ops.h"
 #include "nn/module.h"
+#include "nn/quantize.h"
 #include "tensor/random.h"
 
 namespace ember::nn {
@@ -37,9 +38,14 @@ class Linear : public UnaryModule {
   Tensor forward(const Tensor& x) override;  // x:(*, I) -> (*, O)
   std::string type_name() const override { return "Linear"; }
   std::string extra_repr() const override;
+  /// Stores the weight in fewer bits for inference (nn/quantize.h): the
+  /// parameter "weight" becomes the buffers "weight" (int8) and
+  /// "weight_scale", and `weight` the float32 values they stand for.
+  void quantize(const QuantizeOptions& options = {});
 
   Tensor weight;  // (O, I)
   Tensor bias;    // (O) or undefined
+  std::shared_ptr<QuantizedWeight> quantized;  // set by quantize()
 };
 
 /// Functional forms.

@@ -80,6 +80,16 @@ void Module::replace_parameter(const std::string& name, const Tensor& t) {
   p = t;
 }
 
+void Module::remove_parameter(const std::string& name) {
+  Tensor& p = parameter(name);  // errors when absent
+  if (p.impl()->owner == this) p.impl()->owner = nullptr;
+  for (auto it = params_.begin(); it != params_.end(); ++it)
+    if (it->first == name) {
+      params_.erase(it);
+      return;
+    }
+}
+
 Tensor& Module::parameter(const std::string& name) {
   for (auto& [n, t] : params_)
     if (n == name) return t;

@@ -114,6 +114,9 @@ class Module : public TensorOwner {
   }
   /// Replaces a registered parameter's tensor (used by weight tying).
   void replace_parameter(const std::string& name, const Tensor& t);
+  /// Forgets a registered parameter (a weight quantized into buffers:
+  /// nn/quantize.h); error naming it if there is none.
+  void remove_parameter(const std::string& name);
 
  private:
   void check_new_name(const std::string& name) const;

@@ -270,11 +270,11 @@ TEST(TrainCheckpointFormat, AFormat1RunResumesAndIsSavedInFormat2) {
 TEST(TrainCheckpointFormat, AFormatNewerThanThisEmbersIsRefusedByName) {
   TempDir dir;
   train::SafetensorsContents f = train::read_safetensors(kFormat1 + "/model.safetensors");
-  f.metadata["ember.format"] = "3";
+  f.metadata["ember.format"] = "4";
   f.metadata.erase("ember.crc32");
   train::write_safetensors(dir.file("m.safetensors"), f.tensors, f.metadata);
   expect_error([&] { (void)train::load_gpt(dir.file("m.safetensors")); }, "load",
-               {"m.safetensors is of checkpoint format 3", "reads formats 1 to 2", "written by a newer ember"});
+               {"m.safetensors is of checkpoint format 4", "reads formats 1 to 3", "written by a newer ember"});
   f.metadata["ember.format"] = "0";
   train::write_safetensors(dir.file("m.safetensors"), f.tensors, f.metadata);
   expect_error([&] { (void)train::load_gpt(dir.file("m.safetensors")); }, "load", {"checkpoint format 0"});

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "autograd/grad_mode.h"
+#include "nn/quantize_model.h"
 #include "tensor/kernels.h"
 #include "train/train_state.h"
 
@@ -44,7 +45,10 @@ void save(const nn::Module& module, const std::string& path, const Metadata& met
   ModuleTensors mt = module_tensors(module);
   Metadata meta = metadata;
   meta["ember.tied"] = ties_str(mt.ties);
-  meta[kFormatKey] = std::to_string(kCheckpointFormat);
+  const std::string quantization = nn::quantization_of(module);
+  meta[kFormatKey] = std::to_string(quantization.empty() ? kCheckpointFormat : kQuantizedFormat);
+  if (!quantization.empty()) meta[kQuantizationKey] = quantization;
+  else meta.erase(kQuantizationKey);
   write_safetensors(path, mt.unique, meta);
 }
 
@@ -54,6 +58,13 @@ void LoadPlan::commit() const {
 }
 
 LoadPlan plan_load(const nn::Module& module, const SafetensorsContents& file, const std::string& path, bool strict) {
+  // weights in fewer bits (format 3) go only into a model quantized the same way
+  const auto q = file.metadata.find(kQuantizationKey);
+  const std::string in_file = q == file.metadata.end() ? "" : q->second, in_model = nn::quantization_of(module);
+  EMBER_CHECK(in_file == in_model, "load",
+              path << " holds " << (in_file.empty() ? std::string("float weights") : "weights quantized as " + in_file)
+                   << " but the model's are " << (in_model.empty() ? std::string("float") : "quantized as " + in_model)
+                   << (in_file.empty() ? "" : ": nn::quantize the model the same way first, or load it with train::load_gpt"));
   // A tied tensor is stored once; the file's "ember.tied" (alias=name;...)
   // says under which other names it is known, so a model that keeps those
   // tensors apart still finds a value for each. A file without the key
@@ -135,6 +146,16 @@ LoadedGPT load_gpt(const std::string& path) {
   upgrade_gpt_names(file, path);
   GPTInfo info = gpt_info(file.metadata, path);
   auto model = std::make_unique<nn::GPT>(info.config);
+  const auto q = file.metadata.find(kQuantizationKey);
+  if (q != file.metadata.end()) {
+    nn::QuantizeOptions options;
+    try {
+      options = nn::QuantizeOptions::from_string(q->second);
+    } catch (const Error& e) {
+      EMBER_FAIL("load", path << ": " << e.what());
+    }
+    nn::quantize(*model, options);  // the layers the file's buffers fill
+  }
   plan_load(*model, file, path).commit();
   return {std::move(model), std::move(info.tokenizer), std::move(file.metadata)};
 }

@@ -52,9 +52,9 @@ std::string fingerprint(const void* data, size_t bytes) {
 int64_t checkpoint_format(const Metadata& m, const std::string& file) {
   if (!m.count(kFormatKey)) return 1;
   const int64_t v = metadata_count(m, kFormatKey, file);
-  EMBER_CHECK(v >= 1 && v <= kCheckpointFormat, "load",
+  EMBER_CHECK(v >= 1 && v <= kQuantizedFormat, "load",
               file << " is of checkpoint format " << v << ", which this ember does not read (it reads formats 1 to "
-                   << kCheckpointFormat << (v > kCheckpointFormat ? "; the file was written by a newer ember)" : ")"));
+                   << kQuantizedFormat << (v > kQuantizedFormat ? "; the file was written by a newer ember)" : ")"));
   return v;
 }
 

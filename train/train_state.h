@@ -26,9 +26,15 @@ namespace ember::train {
 /// The checkpoint format this ember writes, in "ember.format" of both files:
 ///   1  (no ember.format) GPT blocks named block0., block1., ...
 ///   2  GPT blocks in a ModuleList: blocks.0., blocks.1., ...; the run's identity recorded
-/// load_gpt and Trainer::resume read both (train/checkpoint.h migrates 1);
-/// a higher one, written by a newer ember, is refused by name.
+///   3  format 2 with weights in fewer bits (nn/quantize.h): int8 "weight"
+///      buffers (I8) with "weight_scale" beside them, or bfloat16 ones, and
+///      "ember.quantization" saying which; written only for such a model
+/// load_gpt and Trainer::resume read all three (train/checkpoint.h migrates 1);
+/// a higher one, written by a newer ember, is refused by name, as an ember
+/// that reads only up to 2 refuses a quantized checkpoint.
 inline constexpr int64_t kCheckpointFormat = 2;
+inline constexpr int64_t kQuantizedFormat = 3;  // the highest format this ember reads
+inline constexpr const char* kQuantizationKey = "ember.quantization";
 inline constexpr const char* kFormatKey = "ember.format";
 
 /// 16 hex digits of a 64-bit FNV-1a hash of the bytes: the identities a

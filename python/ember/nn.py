@@ -26,7 +26,7 @@ from ._ember import Error, Tensor
 from ._ember.nn import (  # noqa: F401
     GELU, GPT, Dropout, Embedding, EmbeddingComposer, GPTConfig, LayerNorm, LearnedPositionalEmbedding, Linear,
     LMHead, MultiHeadAttention, PositionalEmbedding, ReLU, Sigmoid, SinusoidalPositionalEmbedding, Tanh,
-    TransformerBlock, UnaryModule, tie_weights)
+    TransformerBlock, UnaryModule, quantization_of, quantize, tie_weights)
 
 _CppModule = _ember.nn.Module
 

@@ -217,6 +217,19 @@ void bind_nn(py::module_& root) {
       .def_readonly("ln_f", &GPT::ln_f)
       .def_readonly("head", &GPT::head);
 
+  // Weights in fewer bits (nn/quantize.h): int8 with a scale per group, or bfloat16.
+  m.def("quantize", [](GPT& g, const std::string& dtype, int64_t group, const std::string& activations) {
+    QuantizeOptions o;
+    EMBER_CHECK(dtype == "int8" || dtype == "bfloat16", "quantize", "dtype '" << dtype << "' is not 'int8' or 'bfloat16'");
+    EMBER_CHECK(activations == "int8" || activations == "float32", "quantize",
+                "activations '" << activations << "' is not 'int8' or 'float32'");
+    o.format = dtype == "int8" ? gemm::WeightFormat::Int8 : gemm::WeightFormat::BFloat16;
+    o.group = group;
+    o.mode = activations == "int8" ? gemm::Int8Mode::Int8Activations : gemm::Int8Mode::FloatActivations;
+    quantize(g, o);
+  }, py::arg("model"), py::arg("dtype") = "int8", py::arg("group") = 32, py::arg("activations") = "int8");
+  m.def("quantization_of", [](const Module& mod) { return quantization_of(mod); }, py::arg("model"));
+
   m.def("mse_loss", [](const Tensor& a, const Tensor& b, const std::string& reduction) {
     EMBER_CHECK(reduction == "mean" || reduction == "sum" || reduction == "none", "mse_loss", "reduction '" << reduction << "'");
     return mse_loss(a, b, reduction == "mean" ? Reduction::Mean : reduction == "sum" ? Reduction::Sum : Reduction::None);

@@ -139,3 +139,25 @@ def test_the_tiny_gpt_trains_from_python_as_train_gpt_does(build_dir, source_dir
     ember.load(a, str(tmp_path / "cpp" / "model.safetensors"))
     ember.load(b, str(tmp_path / "py" / "model.safetensors"))
     assert all(ember.equal_bits(p, q) for p, q in zip(a.parameters(), b.parameters()))
+
+
+def test_a_quantized_gpt_keeps_int8_buffers_and_stays_near_its_float_logits():
+    cfg = nn.GPTConfig()
+    cfg.vocab_size, cfg.dim, cfg.layers, cfg.context_length = 65, 64, 1, 16
+    model = nn.GPT(cfg)
+    model.eval()
+    ids = ember.tensor([[1, 5, 9, 2]])
+    with ember.no_grad():
+        before = np.asarray(model(ids))
+        nn.quantize(model, group=32)
+        after = np.asarray(model(ids))
+    assert nn.quantization_of(model) == "int8 group=32"
+    buffers = dict(model.named_buffers())
+    assert buffers["blocks.0.fc1.weight"].dtype == ember.int8
+    assert buffers["blocks.0.fc1.weight_scale"].shape == (256, 2)
+    assert np.asarray(buffers["blocks.0.fc1.weight"]).dtype == np.int8
+    assert np.abs(after - before).max() < 0.02 * np.abs(before).max()
+    with pytest.raises(ember.Error, match="quantized already"):
+        nn.quantize(model)
+    with pytest.raises(ember.Error, match="'int4' is not 'int8' or 'bfloat16'"):
+        nn.quantize(nn.GPT(cfg), dtype="int4")
