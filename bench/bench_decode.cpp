@@ -7,6 +7,11 @@
 //   ./build/bench/bench_decode --model gpt2 --prompts 16,64,256,1024 --new 256
 //   ./build/bench/bench_decode --model tiny --plot out/decode_tiny.png
 //   ./build/bench/bench_decode --model gpt2 --prompts 256 --no-uncached --profile
+//   ./build/bench/bench_decode --model gpt2 --weights int8 --prompts 16 --no-uncached
+//
+// --weights: float32, or the layers' weights in fewer bits (nn/quantize.h):
+// int8 (groups of 32, int8 activations: vpdpbusd), int8-f32 (int8 weights,
+// float32 activations), bfloat16. The bound counts the bytes those read.
 //
 // Models (random weights: the speed does not depend on the values):
 //   gpt2  GPT-2's 124M shape: V 50257, L 1024, D 768, 12 heads, 12 layers, tanh GELU
@@ -24,6 +29,8 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
+#include <unistd.h>
 #include <cstdio>
 #include <iostream>
 #include <sstream>
@@ -77,12 +84,16 @@ int main(int argc, char** argv) {
   std::string model_name = "gpt2", prompts_text = "16,64,256,1024", plot_path;
   int64_t new_tokens = 256, uncached_every = 0;
   int reps = 3, threads = 2;
-  bool no_uncached = false, profile = false;
+  bool no_uncached = false, profile = false, checkpoint_sizes = false;
+  std::string weights = "float32";
   app.add_option("--model", model_name, "gpt2 (GPT-2's 124M shape) or tiny");
   app.add_option("--prompts", prompts_text, "prompt lengths, comma-separated");
   app.add_option("--new", new_tokens, "tokens decoded after each prompt (fewer where the context ends)");
   app.add_option("--reps", reps, "runs per measurement (the median is printed)");
   app.add_option("--threads", threads, "threads for ember and OpenBLAS");
+  app.add_option("--weights", weights, "float32, int8, int8-f32 (int8 weights, float32 activations) or bfloat16");
+  app.add_flag("--checkpoint-sizes", checkpoint_sizes,
+               "only save the model in each format to a temporary file and print its bytes (\"checkpoint WEIGHTS BYTES\")");
   app.add_option("--uncached-every", uncached_every, "time every n-th uncached step (default: 16 for gpt2, 1 for tiny)");
   app.add_flag("--no-uncached", no_uncached, "only prefill and cached decoding");
   app.add_flag("--profile", profile, "profile 32 cached decode steps after each prompt (inspect::Profiler) and print the table");
@@ -93,19 +104,43 @@ int main(int argc, char** argv) {
     set_num_threads(threads);
     NoGradGuard no_grad;
     const nn::GPTConfig c = model_config(model_name);
+    if (checkpoint_sizes) {
+      const std::string path = (std::filesystem::temp_directory_path() / ("bench_decode_" + std::to_string(::getpid()) + ".safetensors")).string();
+      for (const std::string w : {"float32", "bfloat16", "int8", "int8-f32"}) {
+        nn::GPT m(c);
+        if (w != "float32") nn::quantize(m, {.format = w == "bfloat16" ? gemm::WeightFormat::BFloat16 : gemm::WeightFormat::Int8});
+        train::save(m, path);
+        std::printf("checkpoint %s %lld\n", w.c_str(), static_cast<long long>(std::filesystem::file_size(path)));
+        std::filesystem::remove(path);
+      }
+      return 0;
+    }
     nn::GPT model(c);
     model.eval();
     if (uncached_every <= 0) uncached_every = model_name == "gpt2" ? 16 : 1;
     const int64_t params = model.num_parameters();
     // Bytes a decode step reads: every weight once (the tied head reads the
     // whole token table; of the positions, one row), and the cached keys and
-    // values of every layer.
-    const double weight_bytes = 4.0 * double(params - c.context_length * c.dim + c.dim);
+    // values of every layer. Quantized: each quantized matrix's packed bytes
+    // (values and scales) instead of its float32 ones.
+    double weight_bytes = 4.0 * double(params - c.context_length * c.dim + c.dim);
+    if (weights != "float32") {
+      nn::QuantizeOptions q;
+      if (weights == "bfloat16") q.format = gemm::WeightFormat::BFloat16;
+      else if (weights == "int8-f32") q.mode = gemm::Int8Mode::FloatActivations;
+      else EMBER_CHECK(weights == "int8", "bench_decode", "--weights must be float32, int8, int8-f32 or bfloat16, got " << weights);
+      nn::quantize(model, q);
+      for (const auto& [name, w] : nn::quantized_weights(model)) {
+        if (name == "embed.token") continue;  // a lookup reads one row; the tied head counts the table
+        weight_bytes += double(w->bytes()) - 4.0 * double(w->out_features() * w->in_features());
+      }
+    }
     const inspect::MachinePeaks peaks = inspect::machine_peaks();
     auto kv_bytes = [&](double position) { return 4.0 * 2.0 * double(c.layers) * position * double(c.dim); };
-    std::printf("model %s: V %lld, L %lld, D %lld, %lld heads, %lld layers, float32: %.1f M parameters\n",
+    std::printf("model %s: V %lld, L %lld, D %lld, %lld heads, %lld layers, %s: %.1f M parameters\n",
                 model_name.c_str(), (long long)c.vocab_size, (long long)c.context_length, (long long)c.dim,
-                (long long)c.heads, (long long)c.layers, double(params) / 1e6);
+                (long long)c.heads, (long long)c.layers,
+                weights == "float32" ? "float32" : ("weights " + weights).c_str(), double(params) / 1e6);
     std::printf("machine %s, %d threads: memory %.1f GB/s%s; a decode step reads %.1f MB of weights\n",
                 peaks.cpu.c_str(), threads, peaks.memory_gbps, peaks.from_cache ? " (measured before and cached)" : "",
                 weight_bytes / 1e6);
@@ -163,8 +198,8 @@ int main(int argc, char** argv) {
       const double pre = median(prefill), dec = median(cached), unc = median(uncached);
       const double mid = double(P) + 0.5 * double(N);  // the mean position decoded
       const double bound_ms = (weight_bytes + kv_bytes(mid)) / (peaks.memory_gbps * 1e9) * 1e3;
-      std::printf("decode model=%s P=%lld N=%lld prefill_ms=%.3f prefill_tok_s=%.1f cached_ms=%.4f cached_tok_s=%.2f",
-                  model_name.c_str(), (long long)P, (long long)N, pre, double(P) / pre * 1e3, dec,
+      std::printf("decode model=%s weights=%s P=%lld N=%lld prefill_ms=%.3f prefill_tok_s=%.1f cached_ms=%.4f cached_tok_s=%.2f",
+                  model_name.c_str(), weights.c_str(), (long long)P, (long long)N, pre, double(P) / pre * 1e3, dec,
                   dec > 0 ? 1e3 / dec : 0.0);
       if (!no_uncached && N > 0)
         std::printf(" uncached_ms=%.3f uncached_tok_s=%.2f speedup=%.2f", unc, 1e3 / unc, unc / dec);

@@ -41,8 +41,29 @@ class GPT(torch.nn.Module):
             self.blocks.append(b)
         self.lnf = (torch.ones(D), torch.zeros(D))
         self.mv = False
+        self.head = None
+
+    def quantize_int8(self):
+        """Every Linear and the head as PyTorch's dynamically quantized Linear (int8
+        weights, one scale per output row; the activations quantized per call)."""
+        qconfig = torch.ao.quantization.per_channel_dynamic_qconfig
+
+        def q(w, b):
+            lin = torch.nn.Linear(w.shape[1], w.shape[0], bias=b is not None)
+            with torch.no_grad():
+                lin.weight.copy_(w)
+                if b is not None:
+                    lin.bias.copy_(b)
+            return torch.ao.quantization.quantize_dynamic(torch.nn.Sequential(lin), {torch.nn.Linear: qconfig},
+                                                          dtype=torch.qint8)[0]
+        for blk in self.blocks:
+            for key in ("qkv", "proj", "fc", "out"):
+                blk[key] = q(*blk[key])
+        self.head = q(self.wte.detach(), None)
 
     def linear(self, x, wb):
+        if callable(wb):  # quantized
+            return wb(x)
         w, b = wb
         if self.mv and x.shape[0] == 1:  # one row: a matrix-vector product
             return (torch.mv(w, x[0]) + b).unsqueeze(0)
@@ -71,6 +92,8 @@ class GPT(torch.nn.Module):
             h = F.gelu(self.linear(h, b["fc"]), approximate=self.gelu)
             x = x + self.linear(h, b["out"])
         x = F.layer_norm(x, (D,), *self.lnf, 1e-5)
+        if self.head is not None:
+            return self.head(x)
         if self.mv and x.shape[0] == 1:
             return torch.mv(self.wte, x[0]).unsqueeze(0)
         return x @ self.wte.t()
@@ -90,6 +113,9 @@ def main():
     ap.add_argument("--uncached-every", type=int, default=0)
     ap.add_argument("--no-uncached", action="store_true")
     ap.add_argument("--mv", action="store_true", help="one-row products as torch.mv")
+    ap.add_argument("--int8", action="store_true",
+                    help="weights in int8: torch.ao.quantization.quantize_dynamic on every Linear and the head")
+    ap.add_argument("--qengine", default="", help="with --int8: torch.backends.quantized.engine (qnnpack, onednn)")
     ap.add_argument("--profile", action="store_true",
                     help="profile 32 cached decode steps after each prompt (torch.profiler) and print the table")
     args = ap.parse_args()
@@ -102,8 +128,13 @@ def main():
     L, V = shape["L"], shape["V"]
     params = sum(p.numel() for p in [model.wte, model.wpe]) + sum(
         t.numel() for b in model.blocks for pair in b.values() for t in pair) + 2 * shape["D"]
-    print("model %s (PyTorch %s%s): %.1f M parameters" % (args.model, torch.__version__, ", torch.mv" if args.mv else "",
-                                                           params / 1e6))
+    if args.int8:
+        if args.qengine:
+            torch.backends.quantized.engine = args.qengine
+        model.quantize_int8()
+    print("model %s (PyTorch %s%s%s): %.1f M parameters" % (
+        args.model, torch.__version__, ", torch.mv" if args.mv else "",
+        ", int8 dynamic (engine %s)" % torch.backends.quantized.engine if args.int8 else "", params / 1e6))
     g = torch.Generator().manual_seed(7)
     now = time.perf_counter
     with torch.inference_mode():

@@ -15,6 +15,10 @@
 #   gemm         gemm_lesson at 1024^2: every GEMM step, OpenBLAS, the peaks, the roofline (chapter 13);
 #                again under OpenBLAS's best kernels for this CPU when the environment sets others
 #   bits         fewer_bits: the tiny GPT in float32 and in bfloat16 autocast, its loss curves (chapter 13)
+#   int8         quantize_gpt: the tiny GPT trained, then its weights in int8 (each group size, both
+#                activations) and bfloat16: validation loss, greedy tokens, checkpoint bytes; decoding
+#                the tiny GPT and GPT-2's 124M shape with float32, bfloat16 and int8 weights beside
+#                PyTorch's float32 and dynamic int8 (bench/int8_decode.sh) (chapter 13; about 15 minutes)
 #   bf16bench    bench/compare.sh on the products and the GPT step, float32 then --bf16,
 #                and that step under both frameworks' profilers (chapter 13)
 #   forward      forward_vs_reverse: Jacobians by forward and by reverse mode, the crossover
@@ -419,6 +423,19 @@ step_decode() {
   fi
 }
 
+# Weights in fewer bits (chapter 13): what they cost a trained model, what they buy decoding.
+quantize_gpt() { "$(bin examples/quantize_gpt)" --out quantize; }
+int8_decode_tiny() { bash "$root/bench/int8_decode.sh" --build "$root/$build" --model tiny --reps 3; }
+int8_decode_gpt2() { bash "$root/bench/int8_decode.sh" --build "$root/$build" --model gpt2 --reps 3; }
+step_int8() {
+  need examples/quantize_gpt
+  need bench/bench_decode
+  need bench/bench_ember
+  record quantize_gpt "./build/examples/quantize_gpt" quantize_gpt
+  record int8_decode_tiny "bash bench/int8_decode.sh --model tiny --reps 3" int8_decode_tiny
+  record int8_decode_gpt2 "bash bench/int8_decode.sh --model gpt2 --reps 3" int8_decode_gpt2
+}
+
 decode_profile() { bash "$root/bench/decode_profile.sh" --build "$root/$build" --runs 8; }
 step_decodeprofile() {
   need bench/bench_decode
@@ -467,10 +484,10 @@ step_python() {
 }
 
 steps=("$@")
-((${#steps[@]})) || steps=(pictures race gpt inside watch distributed bench blas threads gemm bits bf16bench forward memory zero generation compile vmap python)
+((${#steps[@]})) || steps=(pictures race gpt inside watch distributed bench blas threads gemm bits int8 bf16bench forward memory zero generation compile vmap python)
 for s in "${steps[@]}"; do
   if ! declare -F "step_$s" > /dev/null; then
-    echo "measure_book.sh: no step '$s' (pictures race gpt inside watch distributed bench blas threads gemm bits bf16bench forward memory zero generation compile vmap python decode decodeprofile timelines zeropicture)" >&2
+    echo "measure_book.sh: no step '$s' (pictures race gpt inside watch distributed bench blas threads gemm bits int8 bf16bench forward memory zero generation compile vmap python decode decodeprofile timelines zeropicture)" >&2
     exit 2
   fi
   "step_$s"
