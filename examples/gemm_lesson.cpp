@@ -242,6 +242,7 @@ std::vector<Kernel> kernels(const std::vector<float>& a, const std::vector<float
   const gemm::PackedWeight *i8 = &w8.int8_acts, *f8 = &w8.float_acts;
   for (gemm::Isa isa : gemm::int8_isas_for_this_cpu()) {
     if (isa == gemm::Isa::Portable) continue;
+    if (isa == gemm::Isa::AVX512 && !gemm::has_avx512_vnni()) continue;  // AVX2's kernel: its own row
     Kernel k{std::string("8 int8 ") + gemm::int8_instructions(isa), threads, false, 0, 0,
              [=] { gemm::weight_product(ap, n, n, *i8, cp, n, isa); }};
     k.int8 = gemm::Int8Mode::Int8Activations, k.isa = isa;
@@ -386,9 +387,10 @@ int lesson(const Flags& f) {
   }
   std::printf("(GFLOP/s and %%: from the median; %% OpenBLAS: of OpenBLAS's sgemm on as many threads; %% peak: of the %s\n"
               " FMA peak on as many threads, or of vdpbf16ps's, or of vpdpbusd's (int8 operations); flop/byte: modeled from\n"
-              " the loop structure (the roofline's x); step 8: GFLOP-equivalent/s, 2 n^3 over the time, with B in int8 (groups\n"
-              " of 32); error: the worst |C - exact| over its rounding bound, which must stay <= 1: gamma_n sum|a||b| in\n"
-              " float32, ((1+2^-8)^2 (1+gamma_n) - 1) sum|a||b| in bfloat16, tensor/gemm/step8_int8.cpp's in int8)\n\n",
+              " the loop structure (the roofline's x; step 8's: the least traffic, as OpenBLAS's); step 8: GFLOP-equivalent/s,\n"
+              " 2 n^3 over the time, with B in int8 (groups of 32); error: the worst |C - exact| over its rounding bound,\n"
+              " which must stay <= 1: gamma_n sum|a||b| in float32, ((1+2^-8)^2 (1+gamma_n) - 1) sum|a||b| in bfloat16,\n"
+              " tensor/gemm/step8_int8.cpp's in int8)\n\n",
               c.isa);
   std::printf("step 6 (its fastest width) against OpenBLAS's sgemm on %d threads: %.0f%% (the target: at least 85%%)\n", f.threads, 100 * best_ours / blas_nt);
   std::printf("bfloat16 against OpenBLAS's float32 sgemm:    %.2fx (the target on an AVX512_BF16 CPU: at least 1.7x)\n",

@@ -100,7 +100,8 @@ struct Case {
 // bits at every width and thread count.
 void check_products(Int8Mode mode) {
   const std::vector<Case> cases = {{1, 1, 5, 32},    {1, 40, 100, 32}, {3, 17, 64, 64},  {7, 33, 257, 32},
-                                   {5, 64, 128, 128}, {1, 768, 768, 32}, {33, 50, 300, 256}, {2, 16, 32, 32}};
+                                   {5, 64, 128, 128}, {1, 768, 768, 32}, {33, 50, 300, 256}, {2, 16, 32, 32},
+                                   {33, 64, 512, 32}};  // the last two large enough for both threads
   for (const Case& t : cases) {
     SCOPED_TRACE(testing::Message() << "M " << t.M << " N " << t.N << " K " << t.K << " group " << t.group << ", "
                                     << gemm::mode_name(mode));
@@ -197,6 +198,45 @@ TEST(Int8Product, BFloat16WeightsAreWithinTheirRoundingBoundWithTheSameBitsEvery
           EXPECT_LE(std::fabs(c[i * N + j] - exact), ((1 + u) * (1 + gamma) - 1) * mags) << i << " " << j;
         }
     }
+}
+
+// A NaN (or an infinity) among the activations gives NaN, as float32 would,
+// not a finite number; the other rows are untouched.
+TEST(Int8Product, ANonFiniteActivationGivesNaNNotAFiniteNumber) {
+  const int64_t M = 3, N = 20, K = 64;
+  std::vector<float> a = randn(M * K, 5);
+  const std::vector<float> w = randn(N * K, 6);
+  a[1 * K + 40] = NAN;
+  a[2 * K + 3] = INFINITY;
+  const Quantized qw = quantize(w, N, K, 32);
+  for (Int8Mode mode : {Int8Mode::Int8Activations, Int8Mode::FloatActivations}) {
+    const gemm::PackedWeight packed = gemm::pack_int8(qw.q.data(), qw.s.data(), N, K, 32, mode);
+    for (Isa isa : gemm::int8_isas_for_this_cpu()) {
+      const std::vector<float> c = product(a, M, packed, isa, 1);
+      for (int64_t j = 0; j < N; ++j) {
+        EXPECT_TRUE(std::isfinite(c[j])) << gemm::isa_name(isa) << " row 0";
+        EXPECT_TRUE(std::isnan(c[N + j])) << gemm::isa_name(isa) << " " << gemm::mode_name(mode) << " row 1 col " << j;
+        EXPECT_FALSE(std::isfinite(c[2 * N + j])) << gemm::isa_name(isa) << " row 2 col " << j;
+      }
+    }
+  }
+}
+
+TEST(Int8Product, RefusesBadArgumentsByName) {
+  std::vector<int8_t> q(64, 1);
+  std::vector<float> s(2, 0.5f), x(64, 1.0f), c(1);
+  q[37] = -128;
+  test::expect_error([&] { gemm::pack_int8(q.data(), s.data(), 1, 64, 32, Int8Mode::Int8Activations); }, "pack_int8",
+                     {"the value -128 at element 37", "[-127, 127]"});
+  test::expect_error([&] { gemm::quantize_row(x.data(), 64, 0, q.data(), s.data()); }, "quantize_row", {"group 0"});
+  test::expect_error([&] { (void)gemm::int8_error_bound(x.data(), x.data(), 64, 0, Int8Mode::Int8Activations); },
+                     "int8_error_bound", {"group 0"});
+  q[37] = 3;
+  const gemm::PackedWeight w = gemm::pack_int8(q.data(), s.data(), 1, 64, 32, Int8Mode::Int8Activations);
+  test::expect_error([&] { gemm::weight_product(x.data(), 1, 10, w, c.data(), 1, gemm::Isa::Portable); }, "weight_product",
+                     {"lda >= 64"});
+  test::expect_error([&] { gemm::weight_product(x.data(), -1, 64, w, c.data(), 1, gemm::Isa::Portable); }, "weight_product",
+                     {"-1 rows"});
 }
 
 TEST(Int8Product, RefusesAGroupSizeItDoesNotTake) {

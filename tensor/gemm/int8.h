@@ -48,8 +48,11 @@ bool valid_int8_group(int64_t group);
 /// (values [gG, gG + G), the last one shorter) gets the scale
 /// s = max|x| / 127 and each value q = round(x / s) to nearest, ties to
 /// even, in [-127, 127] (s = 0 and q = 0 for a group of zeros). `q` gets
-/// n values, `scale` ceil(n / G). The same at every width: the weights are
-/// quantized with it once, the activations on every product.
+/// n values, `scale` ceil(n / G). A group holding a NaN or an infinity gets
+/// the scale NaN and q = 0, so a product with it is NaN, as float32's would
+/// be. The same at every width: the weights are quantized with it once, the
+/// activations on every product. Any group >= 1 (the products take
+/// valid_int8_group's); an error naming the values otherwise.
 void quantize_row(const float* x, int64_t n, int64_t group, int8_t* q, float* scale);
 
 enum class WeightFormat { Int8, BFloat16 };
@@ -76,7 +79,8 @@ struct PackedWeight {
   int64_t bytes() const;
 };
 
-/// W (rows x cols, row-major, int8) with its scales (rows x groups).
+/// W (rows x cols, row-major, int8, every value in [-127, 127]: -128 is an
+/// error naming its place) with its scales (rows x groups).
 PackedWeight pack_int8(const int8_t* q, const float* scale, int64_t rows, int64_t cols, int64_t group, Int8Mode mode);
 /// W (rows x cols, row-major) as bfloat16 bits.
 PackedWeight pack_bf16(const uint16_t* w, int64_t rows, int64_t cols);
@@ -89,7 +93,7 @@ void weight_product(const float* a, int64_t M, int64_t lda, const PackedWeight& 
 
 /// The widths step 8 runs on this CPU, widest first: AVX-512 (with VNNI:
 /// AVX512_VNNI and BW), AVX2, and SSE2 (plain C) always. An AVX-512 CPU
-/// without VNNI runs AVX2's int8 kernel at its AVX-512 width.
+/// without VNNI runs AVX2's (256-bit) int8 kernel when asked for AVX-512.
 std::vector<Isa> int8_isas_for_this_cpu();
 bool has_avx512_vnni();
 /// The instructions the int8 product uses at `isa` ("vpdpbusd", "vpmaddubsw", "plain C").

@@ -39,14 +39,15 @@
 // group's float32 sum (G FMAs in k order), then one FMA by its scale.
 //
 // Why G = 32 by default (nn/quantize.h): the scales cost 4 / G bytes per
-// weight (0.125 at 32: a checkpoint of 0.28 of float32's; 0.0625 at 64),
-// and the error grows with the largest value of a group: at 32, as
-// llama.cpp's Q8_0 chose, the tiny GPT's validation loss moves by
-// thousandths of a nat (examples/quantize_gpt measures 32, 64, 128 and 256).
+// weight (0.125 at 32: a checkpoint of about 0.29 of float32's; 0.0625 at
+// 64), and the error grows with the largest value of a group: at 32, as
+// llama.cpp's Q8_0 chose, the tiny GPT's validation loss moves by less than
+// a thousandth of a nat (examples/quantize_gpt measures 32, 64, 128 and 256).
 #include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 
 #include "base/error.h"
 #include "tensor/gemm/int8.h"
@@ -73,8 +74,13 @@ struct QuantizeRows {
     for (int64_t g0 = 0, gi = 0; g0 < n; g0 += group, ++gi) {
       const int64_t len = std::min(group, n - g0);
       float amax = 0;
-      for (int64_t k = 0; k < len; ++k) amax = std::max(amax, std::fabs(x[g0 + k]));
-      const float s = amax / 127.0f;
+      bool finite = true;  // a NaN or an infinity makes the group's scale NaN, so the products say so
+      for (int64_t k = 0; k < len; ++k) {
+        const float v = std::fabs(x[g0 + k]);
+        finite = finite && v <= 3.4028235e38f;
+        amax = std::max(amax, v);
+      }
+      const float s = finite ? amax / 127.0f : std::numeric_limits<float>::quiet_NaN();
       scale[gi] = s;
       for (int64_t k = 0; k < len; ++k) {
         float r = s > 0 ? x[g0 + k] / s : 0.0f;
@@ -177,6 +183,7 @@ const char* mode_name(Int8Mode mode) {
 }
 
 void quantize_row(const float* x, int64_t n, int64_t group, int8_t* q, float* scale) {
+  EMBER_CHECK(n >= 0 && group >= 1, "quantize_row", "needs n >= 0 values and a group of at least 1, got n " << n << ", group " << group);
   detail::AtEachWidth<QuantizeRows>::run<float>(x, n, group, q, scale);
 }
 
@@ -189,6 +196,12 @@ int64_t PackedWeight::bytes() const {
 
 PackedWeight pack_int8(const int8_t* q, const float* scale, int64_t rows, int64_t cols, int64_t group, Int8Mode mode) {
   EMBER_CHECK(valid_int8_group(group), "pack_int8", "the group size must be 32, 64, 128 or 256, got " << group);
+  EMBER_CHECK(rows >= 0 && cols >= 0, "pack_int8", "a weight of " << rows << " x " << cols);
+  // -128 has no opposite in int8: the AVX2 kernel's sign trick would get it wrong
+  for (int64_t i = 0; i < rows * cols; ++i)
+    EMBER_CHECK(q[i] != -128, "pack_int8",
+                "the value -128 at element " << i << " of the " << rows << " x " << cols
+                                             << " weight: symmetric int8 weights lie in [-127, 127]");
   PackedWeight w = layout(WeightFormat::Int8, mode, rows, cols, group);
   const int64_t pb = w.panel_bytes();
   int8_t* d = reinterpret_cast<int8_t*>(w.data.get());
@@ -211,6 +224,7 @@ PackedWeight pack_int8(const int8_t* q, const float* scale, int64_t rows, int64_
 }
 
 PackedWeight pack_bf16(const uint16_t* src, int64_t rows, int64_t cols) {
+  EMBER_CHECK(rows >= 0 && cols >= 0, "pack_bf16", "a weight of " << rows << " x " << cols);
   PackedWeight w = layout(WeightFormat::BFloat16, Int8Mode::FloatActivations, rows, cols, std::max<int64_t>(32, (cols + 31) / 32 * 32));
   const int64_t pb = w.panel_bytes();
   for (int64_t j = 0; j < rows; ++j) {
@@ -223,7 +237,7 @@ PackedWeight pack_bf16(const uint16_t* src, int64_t rows, int64_t cols) {
 bool has_avx512_vnni() {
   __builtin_cpu_init();
   return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-         __builtin_cpu_supports("avx512vnni");
+         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
 }
 
 std::vector<Isa> int8_isas_for_this_cpu() { return isas_for_this_cpu(); }
@@ -237,6 +251,9 @@ const char* int8_instructions(Isa isa) {
 void weight_product(const float* a, int64_t M, int64_t lda, const PackedWeight& w, float* c, int64_t ldc, Isa isa,
                     bool parallel) {
   const int64_t N = w.rows, K = w.cols;
+  EMBER_CHECK(M >= 0 && lda >= K && ldc >= N && (M == 0 || (a && c)), "weight_product",
+              "A of " << M << " rows " << lda << " apart and C of rows " << ldc << " apart do not fit a " << N << " x "
+                      << K << " weight (lda >= " << K << ", ldc >= " << N << ")");
   if (M == 0 || N == 0) return;
   const simd::Int8Kernels* kern = kernels_at(isa);
   const bool int8_acts = w.format == WeightFormat::Int8 && w.mode == Int8Mode::Int8Activations;
@@ -294,6 +311,7 @@ double measured_int8_peak(int threads, int repeats) {
 }
 
 double int8_error_bound(const float* a, const float* w, int64_t k, int64_t group, Int8Mode mode) {
+  EMBER_CHECK(k >= 0 && group >= 1, "int8_error_bound", "needs k >= 0 and a group of at least 1, got k " << k << ", group " << group);
   const int64_t groups = (k + group - 1) / group;
   std::vector<int8_t> q(static_cast<size_t>(k));
   std::vector<float> sa(static_cast<size_t>(groups)), sw(static_cast<size_t>(groups));
