@@ -43,10 +43,14 @@ Tensor Embedding::forward(const Tensor& ids) const {
 
 void Embedding::quantize(const QuantizeOptions& options) {
   EMBER_CHECK(!quantized, "Embedding", "the table is quantized already (" << quantized->options().to_string() << ")");
-  auto q = std::make_shared<QuantizedWeight>(weight, options, "Embedding");
-  remove_parameter("weight");
-  register_buffer("weight", q->values);
-  if (q->scale.defined()) register_buffer("weight_scale", q->scale);
+  use_quantized(std::make_shared<QuantizedWeight>(weight, options, "Embedding"));
+}
+
+void Embedding::use_quantized(std::shared_ptr<QuantizedWeight> q) {
+  EMBER_CHECK(!quantized, "Embedding", "the table is quantized already (" << quantized->options().to_string() << ")");
+  EMBER_CHECK(q && q->values.shape() == weight.shape(), "Embedding",
+              "a quantized table " << (q ? shape_str(q->values.shape()) : "(none)") << " for the table " << shape_str(weight.shape()));
+  parameter_to_buffers("weight", q->buffers());
   weight = q->dequantized();
   quantized = std::move(q);
 }
@@ -161,14 +165,18 @@ void LMHead::quantize(const QuantizeOptions& options, Embedding* tied_to) {
   if (tied_to) {
     EMBER_CHECK(tied_to->quantized, "LMHead", "quantize the tied embedding first");
     quantized = tied_to->quantized;
-    remove_parameter("weight");
+    parameter_to_buffers("weight", {});  // the table is registered (and saved) once, by the embedding
     weight = tied_to->weight;
     return;
   }
-  auto q = std::make_shared<QuantizedWeight>(weight, options, "LMHead");
-  remove_parameter("weight");
-  register_buffer("weight", q->values);
-  if (q->scale.defined()) register_buffer("weight_scale", q->scale);
+  use_quantized(std::make_shared<QuantizedWeight>(weight, options, "LMHead"));
+}
+
+void LMHead::use_quantized(std::shared_ptr<QuantizedWeight> q) {
+  EMBER_CHECK(!quantized && !tied_, "LMHead", (tied_ ? "the head is tied: quantize it with the embedding it shares" : "the head is quantized already"));
+  EMBER_CHECK(q && q->values.shape() == weight.shape(), "LMHead",
+              "a quantized weight " << (q ? shape_str(q->values.shape()) : "(none)") << " for the weight " << shape_str(weight.shape()));
+  parameter_to_buffers("weight", q->buffers());
   weight = q->dequantized();
   quantized = std::move(q);
 }

@@ -61,6 +61,8 @@ class Embedding : public Module {
   /// becomes the buffers "weight" (int8) and "weight_scale"; a lookup reads
   /// the float32 rows they stand for.
   void quantize(const QuantizeOptions& options = {});
+  /// The same with a table quantized already (see Linear::use_quantized).
+  void use_quantized(std::shared_ptr<QuantizedWeight> q);
 
   Tensor weight;  // (V, D)
   std::shared_ptr<QuantizedWeight> quantized;  // set by quantize()
@@ -159,6 +161,8 @@ class LMHead : public Module {
   /// buffers, or, tied, the embedding's quantized table shared (nothing
   /// registered twice: the table is saved once, with the embedding).
   void quantize(const QuantizeOptions& options, Embedding* tied_to);
+  /// An untied head's weight quantized already (see Linear::use_quantized).
+  void use_quantized(std::shared_ptr<QuantizedWeight> q);
   std::shared_ptr<QuantizedWeight> quantized;
   std::string type_name() const override { return "LMHead"; }
   std::string extra_repr() const override;

@@ -40,10 +40,14 @@ Tensor Linear::forward(const Tensor& x) {
 
 void Linear::quantize(const QuantizeOptions& options) {
   EMBER_CHECK(!quantized, "Linear", "the weight is quantized already (" << quantized->options().to_string() << ")");
-  auto q = std::make_shared<QuantizedWeight>(weight, options, "Linear");
-  remove_parameter("weight");
-  register_buffer("weight", q->values);
-  if (q->scale.defined()) register_buffer("weight_scale", q->scale);
+  use_quantized(std::make_shared<QuantizedWeight>(weight, options, "Linear"));
+}
+
+void Linear::use_quantized(std::shared_ptr<QuantizedWeight> q) {
+  EMBER_CHECK(!quantized, "Linear", "the weight is quantized already (" << quantized->options().to_string() << ")");
+  EMBER_CHECK(q && q->values.shape() == weight.shape(), "Linear",
+              "a quantized weight " << (q ? shape_str(q->values.shape()) : "(none)") << " for the weight " << shape_str(weight.shape()));
+  parameter_to_buffers("weight", q->buffers());
   weight = q->dequantized();
   quantized = std::move(q);
 }

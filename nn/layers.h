@@ -42,6 +42,9 @@ class Linear : public UnaryModule {
   /// parameter "weight" becomes the buffers "weight" (int8) and
   /// "weight_scale", and `weight` the float32 values they stand for.
   void quantize(const QuantizeOptions& options = {});
+  /// The same with a weight quantized already (nn::quantize makes every
+  /// layer's first, then swaps them in). Error if the shapes differ.
+  void use_quantized(std::shared_ptr<QuantizedWeight> q);
 
   Tensor weight;  // (O, I)
   Tensor bias;    // (O) or undefined

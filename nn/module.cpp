@@ -80,14 +80,15 @@ void Module::replace_parameter(const std::string& name, const Tensor& t) {
   p = t;
 }
 
-void Module::remove_parameter(const std::string& name) {
+void Module::parameter_to_buffers(const std::string& name, const std::vector<std::pair<std::string, Tensor>>& buffers) {
   Tensor& p = parameter(name);  // errors when absent
   if (p.impl()->owner == this) p.impl()->owner = nullptr;
   for (auto it = params_.begin(); it != params_.end(); ++it)
     if (it->first == name) {
       params_.erase(it);
-      return;
+      break;
     }
+  for (const auto& [n, t] : buffers) register_buffer(n, t);
 }
 
 Tensor& Module::parameter(const std::string& name) {

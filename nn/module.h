@@ -114,9 +114,9 @@ class Module : public TensorOwner {
   }
   /// Replaces a registered parameter's tensor (used by weight tying).
   void replace_parameter(const std::string& name, const Tensor& t);
-  /// Forgets a registered parameter (a weight quantized into buffers:
-  /// nn/quantize.h); error naming it if there is none.
-  void remove_parameter(const std::string& name);
+  /// Replaces a registered parameter by buffers (a weight quantized into
+  /// its values and scales: nn/quantize.h); error naming it if there is none.
+  void parameter_to_buffers(const std::string& name, const std::vector<std::pair<std::string, Tensor>>& buffers);
 
  private:
   void check_new_name(const std::string& name) const;

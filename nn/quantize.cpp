@@ -45,8 +45,8 @@ QuantizeOptions QuantizeOptions::from_string(const std::string& s) {
 
 QuantizedWeight::QuantizedWeight(const Tensor& weight, const QuantizeOptions& options, const char* op)
     : options_(options) {
-  EMBER_CHECK(weight.defined() && weight.dim() == 2 && is_floating(weight.dtype()), op,
-              "quantize takes a float32 or float64 weight (N, K), got "
+  EMBER_CHECK(weight.defined() && weight.dim() == 2 && weight.dtype() == kFloat32, op,
+              "quantize takes a float32 weight (N, K) (its products take float32 inputs), got "
                   << (weight.defined() ? shape_str(weight.shape()) + " " + dtype_name(weight.dtype()) : "none"));
   EMBER_CHECK(options.format == gemm::WeightFormat::BFloat16 || gemm::valid_int8_group(options.group), op,
               "the group size must be 32, 64, 128 or 256, got " << options.group);
@@ -67,11 +67,22 @@ QuantizedWeight::QuantizedWeight(const Tensor& weight, const QuantizeOptions& op
     float* s = scale.data_ptr<float>();
     for (int64_t j = 0; j < N; ++j) gemm::quantize_row(p + j * K, K, options.group, q + j * K, s + j * groups);
   }
+  values_shape_ = values.shape();
+  if (scale.defined()) scale_shape_ = scale.shape();
   refresh();
+}
+
+std::vector<std::pair<std::string, Tensor>> QuantizedWeight::buffers() const {
+  if (!scale.defined()) return {{"weight", values}};
+  return {{"weight", values}, {"weight_scale", scale}};
 }
 
 void QuantizedWeight::refresh() {
   const bool int8 = options_.format == gemm::WeightFormat::Int8;
+  EMBER_CHECK(values.defined() && values.shape() == values_shape_ && (!int8 || (scale.defined() && scale.shape() == scale_shape_)),
+              "quantize", "the weight's values " << (values.defined() ? shape_str(values.shape()) : "none")
+                                                 << " or scales were replaced by tensors of other shapes (made as "
+                                                 << shape_str(values_shape_) << ")");
   const uint64_t v = values.version(), s = int8 ? scale.version() : 0;
   if (v == seen_values_ && s == seen_scale_ && packed_mode_ == options_.mode && packed_.data) return;
   const int64_t N = values.size(0), K = values.size(1);
@@ -114,7 +125,10 @@ void QuantizedWeight::set_mode(gemm::Int8Mode mode) {
   options_.mode = mode;
 }
 
-int64_t QuantizedWeight::bytes() const { return packed_.bytes(); }
+int64_t QuantizedWeight::bytes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return packed_.bytes();
+}
 
 Tensor QuantizedWeight::linear(const Tensor& x, const Tensor& bias, const char* op) {
   const int64_t N = out_features(), K = in_features();

@@ -4,21 +4,39 @@
 
 namespace ember::nn {
 
+// Every weight is quantized first and the layers take them only after: a
+// weight refused (a NaN in the last block) leaves the whole model as it was.
 void quantize(GPT& model, const QuantizeOptions& options) {
   EMBER_CHECK(model.config().dtype == kFloat32, "quantize",
               "the model is " << dtype_name(model.config().dtype) << "; quantize a float32 model");
+  const std::string already = quantization_of(model);
+  EMBER_CHECK(already.empty(), "quantize", "the model is quantized already (" << already << ")");
+  std::vector<std::pair<Linear*, std::shared_ptr<QuantizedWeight>>> layers;
   for (auto& blk : *model.blocks)
     for (Linear* lin : {blk->attn->w_q.get(), blk->attn->w_k.get(), blk->attn->w_v.get(), blk->attn->w_o.get(),
                         blk->fc1.get(), blk->fc2.get()})
-      lin->quantize(options);
+      layers.emplace_back(lin, std::make_shared<QuantizedWeight>(lin->weight, options, "Linear"));
   Embedding& token = *model.embed->token;
-  token.quantize(options);
-  model.head->quantize(options, model.head->is_tied() ? &token : nullptr);
+  auto table = std::make_shared<QuantizedWeight>(token.weight, options, "Embedding");
+  std::shared_ptr<QuantizedWeight> head;
+  if (!model.head->is_tied()) head = std::make_shared<QuantizedWeight>(model.head->weight, options, "LMHead");
+  for (auto& [lin, q] : layers) lin->use_quantized(q);
+  token.use_quantized(table);
+  if (head) model.head->use_quantized(head);
+  else model.head->quantize(options, &token);
 }
 
 void quantize_linears(Module& model, const QuantizeOptions& options) {
+  const std::string already = quantization_of(model);
+  EMBER_CHECK(already.empty(), "quantize", "the model is quantized already (" << already << ")");
+  std::vector<std::pair<Linear*, std::shared_ptr<QuantizedWeight>>> layers;
   for (auto& [name, m] : model.named_modules())
-    if (auto* lin = dynamic_cast<Linear*>(m)) lin->quantize(options);
+    if (auto* lin = dynamic_cast<Linear*>(m)) layers.emplace_back(lin, std::make_shared<QuantizedWeight>(lin->weight, options, "Linear"));
+  for (auto& [lin, q] : layers) lin->use_quantized(q);
+}
+
+void refresh_quantized(const Module& model) {
+  for (auto& [_, q] : quantized_weights(model)) q->dequantized();
 }
 
 std::vector<std::pair<std::string, std::shared_ptr<QuantizedWeight>>> quantized_weights(const Module& model) {

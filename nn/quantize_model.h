@@ -23,6 +23,9 @@ void quantize(GPT& model, const QuantizeOptions& options = {});
 void quantize_linears(Module& model, const QuantizeOptions& options = {});
 /// The quantized weights of a model, by the name of their module.
 std::vector<std::pair<std::string, std::shared_ptr<QuantizedWeight>>> quantized_weights(const Module& model);
+/// Brings every quantized layer's float32 `weight` up to its buffers (after
+/// Module::load_state_dict; train::load does it itself).
+void refresh_quantized(const Module& model);
 /// Sets every int8 weight's product mode / reference flag.
 void set_int8_mode(const Module& model, gemm::Int8Mode mode);
 void set_reference(const Module& model, bool reference);

@@ -156,4 +156,74 @@ TEST(NnQuantize, TheCheckpointIsFormat3AtMostAThirdOfFloat32sBytesAndLoadsBackBi
   EXPECT_EQ(plain.forward(ids).to_vector<float>(), plain_before.to_vector<float>());
 }
 
+TEST(NnQuantize, AWeightRefusedLeavesTheWholeModelAsItWas) {
+  nn::GPTConfig c = gpt_config();
+  c.dim = 64, c.vocab_size = 65;
+  nn::GPT model(c);
+  {
+    NoGradGuard no_grad;
+    (*model.blocks)[1].fc2->weight.data_ptr<float>()[7] = NAN;  // the last layer quantize reaches
+  }
+  const size_t params = model.named_parameters().size();
+  expect_error([&] { nn::quantize(model); }, "Linear", {"nan", "element 7", "no quantized form"});
+  EXPECT_EQ(model.named_parameters().size(), params);
+  EXPECT_EQ(nn::quantization_of(model), "");
+  EXPECT_TRUE(nn::quantized_weights(model).empty());
+}
+
+TEST(NnQuantize, UntiedAndBFloat16ModelsSaveAndLoadBackBitForBit) {
+  test::TempDir dir;
+  std::string text;
+  for (int i = 32; i < 127; ++i) text += static_cast<char>(i);
+  const train::Tokenizer tok(train::CharTokenizer::from_text(text));
+  for (const char* form : {"untied int8 group=64", "bfloat16"}) {
+    SCOPED_TRACE(form);
+    nn::GPTConfig c = gpt_config();
+    c.vocab_size = 95, c.dim = 64, c.layers = 1;
+    const bool bf16 = std::string(form) == "bfloat16";
+    c.tie_weights = bf16;
+    nn::GPT model(c);
+    model.eval();
+    nn::QuantizeOptions o = bf16 ? nn::QuantizeOptions::from_string("bfloat16") : nn::QuantizeOptions::from_string("int8 group=64");
+    nn::quantize(model, o);
+    EXPECT_EQ(nn::quantized_weights(model).size(), 6u + 2);
+    const std::string path = dir.file(bf16 ? "bf16.safetensors" : "untied.safetensors");
+    train::save(model, path, train::gpt_metadata(c, tok));
+    EXPECT_EQ(train::read_safetensors_metadata(path).at("ember.quantization"), o.to_string());
+    NoGradGuard no_grad;
+    Tensor ids = tensor(std::vector<int64_t>{3, 1, 4, 1, 5}, {1, 5});
+    const Tensor before = model.forward(ids);
+    const train::LoadedGPT back = train::load_gpt(path);
+    back.model->eval();
+    EXPECT_EQ(before.to_vector<float>(), back.model->forward(ids).to_vector<float>());
+  }
+}
+
+TEST(NnQuantize, LoadingRefusesMinus128AndFollowsTheBuffersAfterwards) {
+  test::TempDir dir;
+  Generator gen(8);
+  nn::Linear a(64, 16, {.generator = &gen}), b(64, 16, {.generator = &gen});
+  a.quantize();
+  b.quantize();
+  train::save(a, dir.file("a.safetensors"));
+  // b takes a's values: its float32 weight follows at once
+  train::load(b, dir.file("a.safetensors"));
+  EXPECT_EQ(b.weight.to_vector<float>(), a.weight.to_vector<float>());
+  // a file holding -128 is refused by name and changes nothing
+  train::SafetensorsContents f = train::read_safetensors(dir.file("a.safetensors"));
+  for (auto& [name, t] : f.tensors)
+    if (name == "weight") t.data_ptr<int8_t>()[5] = -128;
+  f.metadata.erase("ember.crc32");
+  train::write_safetensors(dir.file("bad.safetensors"), f.tensors, f.metadata);
+  const std::vector<float> kept = b.weight.to_vector<float>();
+  expect_error([&] { (void)train::load(b, dir.file("bad.safetensors")); }, "load",
+               {"bad.safetensors: tensor \"weight\" holds -128 at element 5"});
+  EXPECT_EQ(b.weight.to_vector<float>(), kept);
+  // a quantized model refuses a float checkpoint and is left as it was
+  nn::Linear plain(64, 16, {.generator = &gen});
+  train::save(plain, dir.file("plain.safetensors"));
+  expect_error([&] { (void)train::load(b, dir.file("plain.safetensors")); }, "load", {"holds float weights"});
+  EXPECT_EQ(b.weight.to_vector<float>(), kept);
+}
+
 }  // namespace

@@ -60,7 +60,24 @@ void LoadPlan::commit() const {
 LoadPlan plan_load(const nn::Module& module, const SafetensorsContents& file, const std::string& path, bool strict) {
   // weights in fewer bits (format 3) go only into a model quantized the same way
   const auto q = file.metadata.find(kQuantizationKey);
-  const std::string in_file = q == file.metadata.end() ? "" : q->second, in_model = nn::quantization_of(module);
+  std::string in_file;
+  if (q != file.metadata.end()) {
+    try {
+      in_file = nn::QuantizeOptions::from_string(q->second).to_string();
+    } catch (const Error& e) {
+      EMBER_FAIL("load", path << ": " << e.what());
+    }
+    // symmetric int8 lies in [-127, 127]: -128 has no opposite (the products refuse it)
+    for (const auto& [name, t] : file.tensors) {
+      if (t.dtype() != kInt8) continue;
+      const Tensor c = t.contiguous();
+      const int8_t* v = c.data_ptr<int8_t>();
+      for (int64_t i = 0; i < c.numel(); ++i)
+        EMBER_CHECK(v[i] != -128, "load", path << ": tensor \"" << name << "\" holds -128 at element " << i
+                                               << ": quantized weights lie in [-127, 127]");
+    }
+  }
+  const std::string in_model = nn::quantization_of(module);
   EMBER_CHECK(in_file == in_model, "load",
               path << " holds " << (in_file.empty() ? std::string("float weights") : "weights quantized as " + in_file)
                    << " but the model's are " << (in_model.empty() ? std::string("float") : "quantized as " + in_model)
@@ -94,6 +111,7 @@ LoadPlan plan_load(const nn::Module& module, const SafetensorsContents& file, co
 Metadata load(nn::Module& module, const std::string& path, bool strict) {
   SafetensorsContents file = read_safetensors(path);  // fully validated
   plan_load(module, file, path, strict).commit();
+  nn::refresh_quantized(module);  // a quantized layer's float32 weight follows its buffers now
   return file.metadata;
 }
 
@@ -157,6 +175,7 @@ LoadedGPT load_gpt(const std::string& path) {
     nn::quantize(*model, options);  // the layers the file's buffers fill
   }
   plan_load(*model, file, path).commit();
+  nn::refresh_quantized(*model);
   return {std::move(model), std::move(info.tokenizer), std::move(file.metadata)};
 }
 
