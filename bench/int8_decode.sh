@@ -46,9 +46,10 @@ for policy in default passive; do
   env "${env[@]}" "$python" bench/torch_decode.py "${common[@]}" --no-uncached --mv |
     sed -n "s/^decode /torch $policy,mv weights=float32 /p" >> "$tmp/lines"
   env "${env[@]}" "$python" bench/torch_decode.py "${common[@]}" --no-uncached --int8 2> /dev/null |
-    sed -n "s/^decode /torch $policy,dynamic weights=int8 /p" >> "$tmp/lines"
+    tee -a "$tmp/torch_head" | sed -n "s/^decode /torch $policy,dynamic weights=int8 /p" >> "$tmp/lines"
 done
 grep -m1 -E '^machine ' "$tmp/head"
+grep -m1 -E '^model ' "$tmp/torch_head"  # PyTorch's version and its quantized engine
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 "$python" - "$tmp/lines" "$tmp/sizes" <<'PY'
 import sys
