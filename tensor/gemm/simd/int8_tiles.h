@@ -69,6 +69,20 @@ inline void store_lanes(float* c, typename V::F v, int64_t n) {
   std::memcpy(c, tmp, static_cast<size_t>(n) * sizeof(float));
 }
 
+// The MR x NV x 16 totals to C, rows ldc apart, the columns past `cols` left out.
+template <class V, int MR, int NV>
+inline void store_tile(const typename V::F (&f)[MR][NV][16 / V::L], float* c, int64_t ldc, int64_t cols) {
+#pragma GCC unroll 4
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v)
+#pragma GCC unroll 2
+      for (int p = 0; p < 16 / V::L; ++p) {
+        const int64_t col = v * 16 + p * V::L;
+        if (col < cols) store_lanes<V>(c + i * ldc + col, f[i][v][p], cols - col);
+      }
+}
+
 template <class V, int MR, int NV>
 void int8_tile(const Int8Tile& t) {
   constexpr int PV = 16 / V::L;  // vectors per panel
@@ -126,15 +140,7 @@ void int8_tile(const Int8Tile& t) {
         }
       }
   }
-#pragma GCC unroll 4
-  for (int i = 0; i < MR; ++i)
-#pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v)
-#pragma GCC unroll 2
-      for (int p = 0; p < PV; ++p) {
-        const int64_t col = v * 16 + p * V::L;
-        if (col < t.cols) store_lanes<V>(t.c + i * t.ldc + col, f[i][v][p], t.cols - col);
-      }
+  store_tile<V, MR, NV>(f, t.c, t.ldc, t.cols);
 }
 
 // Bf16: the panels hold bfloat16 (one group, no scale); else int8 and scales.
@@ -191,15 +197,7 @@ void float_tile(const FloatTile& t) {
         }
       }
   }
-#pragma GCC unroll 4
-  for (int i = 0; i < MR; ++i)
-#pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v)
-#pragma GCC unroll 2
-      for (int p = 0; p < PV; ++p) {
-        const int64_t col = v * 16 + p * V::L;
-        if (col < t.cols) store_lanes<V>(t.c + i * t.ldc + col, f[i][v][p], t.cols - col);
-      }
+  store_tile<V, MR, NV>(f, t.c, t.ldc, t.cols);
 }
 
 // The table of every (MR, NV) up to kMaxMr x kMaxNv.
